@@ -1,0 +1,153 @@
+// Index and Cell values, and the manual's `i![...]` index notation.
+#include "dsl/index.h"
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+#include "dsl/mapping.h"
+#include "dsl/mapping_parser.h"
+#include "dsl/status_macros.h"
+
+namespace visa {
+
+const char* PadKindOperator(PadKind kind) {
+  switch (kind) {
+    case PadKind::kTop: return "#";
+    case PadKind::kZero: return "#{0}";
+    case PadKind::kBottom: return "#{!}";
+  }
+  return "#";
+}
+
+const char* PadKindName(PadKind kind) {
+  switch (kind) {
+    case PadKind::kTop: return "top";
+    case PadKind::kZero: return "zero";
+    case PadKind::kBottom: return "bottom";
+  }
+  return "top";
+}
+
+void Index::Add(const std::string& axis, int64_t value) {
+  if (value == 0) return;
+  auto [it, inserted] = coords_.try_emplace(axis, value);
+  if (!inserted) {
+    it->second += value;
+    if (it->second == 0) coords_.erase(it);
+  }
+}
+
+void Index::AddAll(const Index& other) {
+  for (const auto& [axis, value] : other.coords_) Add(axis, value);
+}
+
+void Index::Set(const std::string& axis, int64_t value) {
+  if (value == 0) {
+    coords_.erase(axis);
+  } else {
+    coords_[axis] = value;
+  }
+}
+
+int64_t Index::operator[](absl::string_view axis) const {
+  auto it = coords_.find(axis);
+  return it == coords_.end() ? 0 : it->second;
+}
+
+std::string Index::ToString() const {
+  return absl::StrCat("{", absl::StrJoin(coords_, ", ", absl::PairFormatter("=")), "}");
+}
+
+bool Cell::operator==(const Cell& other) const {
+  if (kind != other.kind) return false;
+  if (kind == Kind::kPad) return pad == other.pad;
+  if (kind == Kind::kLive) return index == other.index;
+  return true;
+}
+
+bool Cell::operator<(const Cell& other) const {
+  if (kind != other.kind) return kind < other.kind;
+  if (kind == Kind::kPad) return pad < other.pad;
+  if (kind == Kind::kLive) return index < other.index;
+  return false;
+}
+
+std::string Cell::ToString() const {
+  switch (kind) {
+    case Kind::kLive: return index.ToString();
+    case Kind::kPad:
+      return pad == PadKind::kTop ? "pad" : absl::StrCat("pad", PadKindOperator(pad));
+    case Kind::kOutOfBounds: return "out of bounds";
+  }
+  return "";
+}
+
+namespace {
+
+// Splits at top-level commas (not inside (), [], {} or $( )).
+std::vector<absl::string_view> SplitTopLevel(absl::string_view text) {
+  std::vector<absl::string_view> parts;
+  int depth = 0;
+  size_t begin = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '(' || c == '[' || c == '{') ++depth;
+    if (c == ')' || c == ']' || c == '}') --depth;
+    if (c == ',' && depth == 0) {
+      parts.push_back(text.substr(begin, i - begin));
+      begin = i + 1;
+    }
+  }
+  parts.push_back(text.substr(begin));
+  return parts;
+}
+
+// Major-to-minor combination of two cells, as the manual's Pair: major padding wins.
+Cell Combine(const Cell& major, const Cell& minor) {
+  if (major.kind != Cell::Kind::kLive) return major;
+  if (minor.kind != Cell::Kind::kLive) return minor;
+  Cell out = major;
+  out.index.AddAll(minor.index);
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<Cell> ParseIndex(absl::string_view text, const Axes& axes) {
+  Cell cell = Cell::Live({});
+  std::vector<absl::string_view> parts = SplitTopLevel(text);
+  if (parts.size() > 1 && absl::StripAsciiWhitespace(parts.back()).empty()) parts.pop_back();
+  for (absl::string_view part : parts) {
+    part = absl::StripAsciiWhitespace(part);
+    if (part.empty()) {
+      if (parts.size() == 1) break;  // `i![]`
+      return absl::InvalidArgumentError(
+          absl::StrCat("index `", text, "`: empty term (expected MAPPING: VALUE)"));
+    }
+    size_t colon = part.rfind(':');
+    if (colon == absl::string_view::npos) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("index `", text, "`: term `", part, "` has no `: VALUE`"));
+    }
+    absl::string_view head = absl::StripAsciiWhitespace(part.substr(0, colon));
+    absl::string_view value_text = absl::StripAsciiWhitespace(part.substr(colon + 1));
+    int64_t value = 0;
+    if (!absl::SimpleAtoi(value_text, &value) || value < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "index `", text, "`: `", value_text, "` is not a non-negative integer"));
+    }
+    if (const Axis* axis = axes.Find(head); axis != nullptr && !axis->skew) {
+      // A bare symbol adds its value directly, without a bounds check (as the manual's `i!`).
+      Index term;
+      term.Add(axis->name, value);
+      cell = Combine(cell, Cell::Live(term));
+      continue;
+    }
+    ASSIGN_OR_RETURN(Mapping mapping, ParseMapping(head, axes));
+    cell = Combine(cell, mapping.map(value));
+  }
+  return cell;
+}
+
+}  // namespace visa

@@ -1,0 +1,547 @@
+// Mapping values: construction with the manual's rules, map(i), printing and structural equality.
+#include "dsl/mapping.h"
+
+#include <algorithm>
+#include <mutex>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "dsl/normal_form.h"
+#include "dsl/status_macros.h"
+
+namespace visa {
+
+struct Mapping::Node {
+  Kind kind = Kind::kBroadcast;
+  int64_t size = 1;
+  Axis axis;                      // kSymbol
+  Mapping first{nullptr}, second{nullptr};  // inner, or major and minor (unset: null)
+  int64_t argument = 0;           // the operator's number
+  PadKind pad = PadKind::kTop;    // kPadding
+  std::vector<LinearTerm> terms;  // kLinear
+  bool one_to_one = true;
+  int depth = 1;            // bounded so that recursive walks cannot exhaust the stack
+  std::vector<Axis> skews;  // skew axes named anywhere inside, resolved after evaluation
+
+  mutable std::once_flag normal_once;
+  mutable std::unique_ptr<NormalForm> normal;
+};
+
+namespace {
+
+absl::Status RuleError(absl::string_view rule, absl::string_view message) {
+  return absl::InvalidArgumentError(absl::StrCat(rule, ": ", message));
+}
+
+constexpr int kMaxDepth = 1000;
+
+absl::Status CheckDepth(int depth) {
+  if (depth <= kMaxDepth) return absl::OkStatus();
+  return RuleError("mapping", absl::StrCat("the expression nests deeper than ", kMaxDepth, " levels"));
+}
+
+void AddSkews(std::vector<Axis>& into, const std::vector<Axis>& from) {
+  for (const Axis& axis : from) {
+    if (std::find(into.begin(), into.end(), axis) == into.end()) into.push_back(axis);
+  }
+}
+
+Cell Combine(const Cell& major, const Cell& minor) {
+  if (major.kind != Cell::Kind::kLive) return major;
+  if (minor.kind != Cell::Kind::kLive) return minor;
+  Cell out = major;
+  out.index.AddAll(minor.index);
+  return out;
+}
+
+void SortUnique(std::vector<Cell>& cells) {
+  std::sort(cells.begin(), cells.end());
+  cells.erase(std::unique(cells.begin(), cells.end()), cells.end());
+}
+
+}  // namespace
+
+Mapping::Mapping() {
+  static const std::shared_ptr<const Node> identity = std::make_shared<Node>();
+  node_ = identity;
+}
+
+Mapping::Mapping(std::shared_ptr<const Node> node) : node_(std::move(node)) {}
+
+Mapping Mapping::Invalid(absl::Status status) {
+  VISA_CHECK(!status.ok(), "an invalid mapping needs an error");
+  Mapping m(nullptr);
+  m.status_ = std::move(status);
+  return m;
+}
+
+absl::StatusOr<Mapping> Mapping::Symbol(const Axis& axis) {
+  if (axis.size < 1 || axis.size > kMaxMappingSize) {
+    return RuleError("symbol", absl::StrCat("axis `", axis.name, "` has size ", axis.size));
+  }
+  auto node = std::make_shared<Node>();
+  node->kind = Kind::kSymbol;
+  node->size = axis.size;
+  node->axis = axis;
+  if (axis.skew) node->skews.push_back(axis);
+  return Mapping(std::move(node));
+}
+
+absl::StatusOr<Mapping> Mapping::Broadcast(int64_t size) {
+  if (size < 1 || size > kMaxMappingSize) {
+    return RuleError("broadcast", absl::StrCat("`", size, "` is not a size between 1 and ",
+                                               kMaxMappingSize));
+  }
+  if (size == 1) return Mapping();
+  auto node = std::make_shared<Node>();
+  node->size = size;
+  return Mapping(std::move(node));
+}
+
+absl::StatusOr<Mapping> Mapping::MakePair(const Mapping& major, const Mapping& minor) {
+  RETURN_IF_ERROR(major.status());
+  RETURN_IF_ERROR(minor.status());
+  if (major.size() > kMaxMappingSize / minor.size()) {
+    return RuleError("pair", absl::StrCat("`", major.ToString(), "` x `", minor.ToString(),
+                                          "` has more than ", kMaxMappingSize, " positions"));
+  }
+  auto node = std::make_shared<Node>();
+  node->kind = Kind::kPair;
+  node->depth = 1 + std::max(major.node_->depth, minor.node_->depth);
+  RETURN_IF_ERROR(CheckDepth(node->depth));
+  node->size = major.size() * minor.size();
+  node->first = major;
+  node->second = minor;
+  node->one_to_one = major.is_one_to_one() && minor.is_one_to_one();
+  AddSkews(node->skews, major.node_->skews);
+  AddSkews(node->skews, minor.node_->skews);
+  return Mapping(std::move(node));
+}
+
+namespace {
+
+std::string Operand(const Mapping& m) {
+  return m.kind() == Mapping::Kind::kPair ? absl::StrCat("[", m.ToString(), "]") : m.ToString();
+}
+
+}  // namespace
+
+absl::StatusOr<Mapping> Mapping::MakePadding(const Mapping& inner, int64_t size, PadKind kind) {
+  RETURN_IF_ERROR(inner.status());
+  if (size < inner.size() || size > kMaxMappingSize) {
+    return RuleError("padding", absl::StrCat(
+        "`", Operand(inner), " ", PadKindOperator(kind), " ", size, "` pads a mapping of size ",
+        inner.size(), " to ", size, " positions, but padding cannot be smaller than its operand",
+        size < inner.size() ? absl::StrCat(" (to keep ", size, " positions, resize with `= ", size, "`)") : ""));
+  }
+  auto node = std::make_shared<Node>();
+  node->kind = Kind::kPadding;
+  node->depth = 1 + inner.node_->depth;
+  RETURN_IF_ERROR(CheckDepth(node->depth));
+  node->size = size;
+  node->first = inner;
+  node->argument = size;
+  node->pad = kind;
+  node->one_to_one = inner.is_one_to_one();
+  node->skews = inner.node_->skews;
+  return Mapping(std::move(node));
+}
+
+absl::StatusOr<Mapping> Mapping::MakeResize(const Mapping& inner, int64_t size) {
+  RETURN_IF_ERROR(inner.status());
+  if (size < 1 || size > inner.size()) {
+    return RuleError("resize", absl::StrCat(
+        "`", Operand(inner), " = ", size, "` resizes a mapping of size ", inner.size(), " to ", size,
+        "; a resize must be between 1 and its operand's size",
+        size > inner.size() ? absl::StrCat(" (to grow it, pad with `# ", size, "`)") : ""));
+  }
+  auto node = std::make_shared<Node>();
+  node->kind = Kind::kResize;
+  node->depth = 1 + inner.node_->depth;
+  RETURN_IF_ERROR(CheckDepth(node->depth));
+  node->size = size;
+  node->first = inner;
+  node->argument = size;
+  node->one_to_one = inner.is_one_to_one();
+  node->skews = inner.node_->skews;
+  return Mapping(std::move(node));
+}
+
+absl::StatusOr<Mapping> Mapping::MakeStride(const Mapping& inner, int64_t stride) {
+  RETURN_IF_ERROR(inner.status());
+  if (stride < 1 || inner.size() % stride != 0) {
+    return RuleError("stride", absl::StrCat(
+        "`", Operand(inner), " / ", stride, "`: the stride must divide the size ", inner.size(),
+        " of its operand (Stride and Modulo)"));
+  }
+  auto node = std::make_shared<Node>();
+  node->kind = Kind::kStride;
+  node->depth = 1 + inner.node_->depth;
+  RETURN_IF_ERROR(CheckDepth(node->depth));
+  node->size = inner.size() / stride;
+  node->first = inner;
+  node->argument = stride;
+  node->one_to_one = inner.is_one_to_one();
+  node->skews = inner.node_->skews;
+  return Mapping(std::move(node));
+}
+
+absl::StatusOr<Mapping> Mapping::MakeModulo(const Mapping& inner, int64_t modulo) {
+  RETURN_IF_ERROR(inner.status());
+  if (modulo < 1 || inner.size() % modulo != 0) {
+    return RuleError("modulo", absl::StrCat(
+        "`", Operand(inner), " % ", modulo, "`: the modulo must divide the size ", inner.size(),
+        " of its operand (Stride and Modulo)"));
+  }
+  auto node = std::make_shared<Node>();
+  node->kind = Kind::kModulo;
+  node->depth = 1 + inner.node_->depth;
+  RETURN_IF_ERROR(CheckDepth(node->depth));
+  node->size = modulo;
+  node->first = inner;
+  node->argument = modulo;
+  node->one_to_one = inner.is_one_to_one();
+  node->skews = inner.node_->skews;
+  return Mapping(std::move(node));
+}
+
+absl::StatusOr<Mapping> Mapping::MakeLinear(std::vector<LinearTerm> terms) {
+  if (terms.empty()) return RuleError("linear combination", "`$()` needs at least one term");
+  int64_t size = 1;
+  auto node = std::make_shared<Node>();
+  for (const LinearTerm& term : terms) {
+    RETURN_IF_ERROR(term.mapping.status());
+    if (term.coefficient < 1 || term.coefficient > kMaxMappingSize) {
+      return RuleError("linear combination",
+                       absl::StrCat("coefficient ", term.coefficient, " of `",
+                                    term.mapping.ToString(), "` must be positive"));
+    }
+    int64_t reach = term.mapping.size() - 1;
+    if (reach > 0 && term.coefficient > (kMaxMappingSize - size) / reach) {
+      return RuleError("linear combination", "the combination has too many positions");
+    }
+    size += reach * term.coefficient;
+    node->depth = std::max(node->depth, 1 + term.mapping.node_->depth);
+    AddSkews(node->skews, term.mapping.node_->skews);
+  }
+  RETURN_IF_ERROR(CheckDepth(node->depth));
+  node->kind = Kind::kLinear;
+  node->size = size;
+  node->terms = std::move(terms);
+  node->one_to_one = node->terms.size() == 1 && node->terms[0].coefficient == 1 &&
+                     node->terms[0].mapping.is_one_to_one();
+  return Mapping(std::move(node));
+}
+
+namespace {
+
+Mapping OrInvalid(absl::StatusOr<Mapping> m) {
+  return m.ok() ? *std::move(m) : Mapping::Invalid(m.status());
+}
+
+}  // namespace
+
+Mapping Mapping::operator/(int64_t stride) const { return OrInvalid(MakeStride(*this, stride)); }
+Mapping Mapping::operator%(int64_t modulo) const { return OrInvalid(MakeModulo(*this, modulo)); }
+Mapping Mapping::resize(int64_t size) const { return OrInvalid(MakeResize(*this, size)); }
+Mapping Mapping::pad(int64_t size, PadKind kind) const {
+  return OrInvalid(MakePadding(*this, size, kind));
+}
+
+Mapping Pair(const std::vector<Mapping>& parts) {
+  if (parts.empty()) return Mapping();
+  Mapping result = parts.back();
+  for (size_t i = parts.size() - 1; i-- > 0;) {
+    result = OrInvalid(Mapping::MakePair(parts[i], result));
+  }
+  return result;
+}
+
+Mapping Pair(std::initializer_list<Mapping> parts) { return Pair(std::vector<Mapping>(parts)); }
+
+Mapping::Kind Mapping::kind() const {
+  VISA_CHECK(node_ != nullptr, "kind() of an invalid mapping");
+  return node_->kind;
+}
+int64_t Mapping::size() const { return node_ ? node_->size : 0; }
+const Axis& Mapping::axis() const {
+  VISA_CHECK(node_ && node_->kind == Kind::kSymbol, "axis() of a non-symbol");
+  return node_->axis;
+}
+const Mapping& Mapping::inner() const {
+  VISA_CHECK(node_ && node_->kind != Kind::kPair && node_->kind != Kind::kSymbol &&
+                 node_->kind != Kind::kBroadcast && node_->kind != Kind::kLinear,
+             "inner() of a mapping without an operand");
+  return node_->first;
+}
+const Mapping& Mapping::major() const {
+  VISA_CHECK(node_ && node_->kind == Kind::kPair, "major() of a non-pair");
+  return node_->first;
+}
+const Mapping& Mapping::minor() const {
+  VISA_CHECK(node_ && node_->kind == Kind::kPair, "minor() of a non-pair");
+  return node_->second;
+}
+int64_t Mapping::argument() const {
+  VISA_CHECK(node_ != nullptr, "argument() of an invalid mapping");
+  return node_->argument;
+}
+PadKind Mapping::pad_kind() const {
+  VISA_CHECK(node_ && node_->kind == Kind::kPadding, "pad_kind() of a non-padding");
+  return node_->pad;
+}
+const std::vector<Mapping::LinearTerm>& Mapping::linear_terms() const {
+  VISA_CHECK(node_ && node_->kind == Kind::kLinear, "linear_terms() of a non-combination");
+  return node_->terms;
+}
+bool Mapping::is_one_to_one() const { return node_ == nullptr || node_->one_to_one; }
+
+namespace {
+
+// Raw evaluation: skew axes still carry their own names here.
+void Evaluate(const Mapping& m, int64_t i, std::vector<Cell>& out);
+
+Cell EvaluateOne(const Mapping& m, int64_t i) {
+  if (i < 0 || i >= m.size()) return Cell::OutOfBounds();
+  switch (m.kind()) {
+    case Mapping::Kind::kSymbol: {
+      Index index;
+      index.Add(m.axis().name, i);
+      return Cell::Live(std::move(index));
+    }
+    case Mapping::Kind::kBroadcast:
+      return Cell::Live({});
+    case Mapping::Kind::kPair: {
+      int64_t minor_size = m.minor().size();
+      return Combine(EvaluateOne(m.major(), i / minor_size), EvaluateOne(m.minor(), i % minor_size));
+    }
+    case Mapping::Kind::kPadding:
+      if (i >= m.inner().size()) return Cell::Pad(m.pad_kind());
+      return EvaluateOne(m.inner(), i);
+    case Mapping::Kind::kResize:
+    case Mapping::Kind::kModulo:
+      return EvaluateOne(m.inner(), i);
+    case Mapping::Kind::kStride:
+      return EvaluateOne(m.inner(), i * m.argument());
+    case Mapping::Kind::kLinear: {
+      std::vector<Cell> cells;
+      Evaluate(m, i, cells);
+      return cells.empty() ? Cell::OutOfBounds() : cells.front();
+    }
+  }
+  return Cell::OutOfBounds();
+}
+
+// Every choice of per-term positions s_k with sum(s_k * n_k) == remaining, combined in order.
+void EvaluateLinear(const std::vector<Mapping::LinearTerm>& terms, size_t k, int64_t remaining,
+                    const Cell& so_far, std::vector<Cell>& out) {
+  if (k == terms.size()) {
+    if (remaining == 0) out.push_back(so_far);
+    return;
+  }
+  const Mapping::LinearTerm& term = terms[k];
+  for (int64_t s = 0; s < term.mapping.size() && s * term.coefficient <= remaining; ++s) {
+    std::vector<Cell> cells;
+    Evaluate(term.mapping, s, cells);
+    for (const Cell& cell : cells) {
+      EvaluateLinear(terms, k + 1, remaining - s * term.coefficient, Combine(so_far, cell), out);
+    }
+  }
+}
+
+void Evaluate(const Mapping& m, int64_t i, std::vector<Cell>& out) {
+  if (m.is_one_to_one()) {
+    out.push_back(EvaluateOne(m, i));
+    return;
+  }
+  if (i < 0 || i >= m.size()) {
+    out.push_back(Cell::OutOfBounds());
+    return;
+  }
+  switch (m.kind()) {
+    case Mapping::Kind::kPair: {
+      int64_t minor_size = m.minor().size();
+      std::vector<Cell> majors, minors;
+      Evaluate(m.major(), i / minor_size, majors);
+      Evaluate(m.minor(), i % minor_size, minors);
+      for (const Cell& a : majors) {
+        for (const Cell& b : minors) out.push_back(Combine(a, b));
+      }
+      break;
+    }
+    case Mapping::Kind::kPadding:
+      if (i >= m.inner().size()) {
+        out.push_back(Cell::Pad(m.pad_kind()));
+      } else {
+        Evaluate(m.inner(), i, out);
+      }
+      break;
+    case Mapping::Kind::kResize:
+    case Mapping::Kind::kModulo:
+      Evaluate(m.inner(), i, out);
+      break;
+    case Mapping::Kind::kStride:
+      Evaluate(m.inner(), i * m.argument(), out);
+      break;
+    case Mapping::Kind::kLinear:
+      EvaluateLinear(m.linear_terms(), 0, i, Cell::Live({}), out);
+      break;
+    default:
+      out.push_back(EvaluateOne(m, i));
+  }
+  SortUnique(out);
+}
+
+// B' = B - A: the skew coordinate b' stands for b = (b' + a) mod |B|.
+void ResolveSkews(const std::vector<Axis>& skews, Cell& cell) {
+  if (cell.kind != Cell::Kind::kLive) return;
+  for (const Axis& skew : skews) {
+    Index& index = cell.index;
+    int64_t base = index[skew.skew->base] + index[skew.name] + index[skew.skew->offset];
+    index.Set(skew.name, 0);
+    index.Set(skew.skew->base, base % skew.size);
+  }
+}
+
+}  // namespace
+
+Cell Mapping::map(int64_t i) const {
+  if (node_ == nullptr) return Cell::OutOfBounds();
+  Cell cell = EvaluateOne(*this, i);
+  ResolveSkews(node_->skews, cell);
+  return cell;
+}
+
+std::vector<Cell> Mapping::maps(int64_t i) const {
+  std::vector<Cell> cells;
+  if (node_ == nullptr) return {Cell::OutOfBounds()};
+  Evaluate(*this, i, cells);
+  for (Cell& cell : cells) ResolveSkews(node_->skews, cell);
+  SortUnique(cells);
+  return cells;
+}
+
+namespace {
+
+void CollectSymbols(const Mapping& m, std::vector<Axis>& out) {
+  switch (m.kind()) {
+    case Mapping::Kind::kSymbol:
+      if (std::find(out.begin(), out.end(), m.axis()) == out.end()) out.push_back(m.axis());
+      return;
+    case Mapping::Kind::kBroadcast:
+      return;
+    case Mapping::Kind::kPair:
+      CollectSymbols(m.major(), out);
+      CollectSymbols(m.minor(), out);
+      return;
+    case Mapping::Kind::kLinear:
+      for (const auto& term : m.linear_terms()) CollectSymbols(term.mapping, out);
+      return;
+    default:
+      CollectSymbols(m.inner(), out);
+  }
+}
+
+}  // namespace
+
+std::vector<Axis> Mapping::symbols() const {
+  std::vector<Axis> out;
+  if (node_ != nullptr) CollectSymbols(*this, out);
+  return out;
+}
+
+std::vector<std::string> Mapping::axis_names() const {
+  std::vector<std::string> names;
+  for (const Axis& axis : symbols()) {
+    if (axis.skew) {
+      names.push_back(axis.skew->base);
+      names.push_back(axis.skew->offset);
+    } else {
+      names.push_back(axis.name);
+    }
+  }
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
+}
+
+const NormalForm& Mapping::normal_form() const {
+  VISA_CHECK(node_ != nullptr, "normal_form() of an invalid mapping");
+  std::call_once(node_->normal_once,
+                 [this] { node_->normal = std::make_unique<NormalForm>(NormalForm::Of(*this)); });
+  return *node_->normal;
+}
+
+std::optional<int64_t> Mapping::inverse(const Index& index) const {
+  if (node_ == nullptr) return std::nullopt;
+  absl::StatusOr<std::optional<int64_t>> fast = normal_form().inverse(index);
+  if (fast.ok()) return *fast;
+  // The factors cannot answer (overlapping digits, composites): search position by position.
+  const Cell wanted = Cell::Live(index);
+  for (int64_t p = 0; p < size(); ++p) {
+    for (const Cell& cell : maps(p)) {
+      if (cell == wanted) return p;
+    }
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+std::string Print(const Mapping& m, bool top_level);
+
+// An operand of a postfix operator or of a pair's major side must not contain a bare comma.
+std::string PrintAtom(const Mapping& m) {
+  if (m.kind() == Mapping::Kind::kPair) return absl::StrCat("[", Print(m, true), "]");
+  return Print(m, false);
+}
+
+std::string Print(const Mapping& m, bool top_level) {
+  switch (m.kind()) {
+    case Mapping::Kind::kSymbol:
+      return m.axis().name;
+    case Mapping::Kind::kBroadcast:
+      return absl::StrCat(m.size());
+    case Mapping::Kind::kPair: {
+      std::string text = absl::StrCat(PrintAtom(m.major()), ", ", Print(m.minor(), true));
+      return top_level ? text : absl::StrCat("[", text, "]");
+    }
+    case Mapping::Kind::kPadding:
+      return absl::StrCat(PrintAtom(m.inner()), " ", PadKindOperator(m.pad_kind()), " ", m.argument());
+    case Mapping::Kind::kResize:
+      return absl::StrCat(PrintAtom(m.inner()), " = ", m.argument());
+    case Mapping::Kind::kStride:
+      return absl::StrCat(PrintAtom(m.inner()), " / ", m.argument());
+    case Mapping::Kind::kModulo:
+      return absl::StrCat(PrintAtom(m.inner()), " % ", m.argument());
+    case Mapping::Kind::kLinear: {
+      std::vector<std::string> terms;
+      for (const auto& term : m.linear_terms()) {
+        terms.push_back(absl::StrCat(PrintAtom(term.mapping), ": ", term.coefficient));
+      }
+      return absl::StrCat("$(", absl::StrJoin(terms, ", "), ")");
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string Mapping::ToString() const {
+  if (node_ == nullptr) return absl::StrCat("<invalid: ", status_.message(), ">");
+  return Print(*this, true);
+}
+
+bool Mapping::operator==(const Mapping& other) const {
+  if (node_ == other.node_) return status_ == other.status_;
+  if (node_ == nullptr || other.node_ == nullptr) return false;
+  const Node& a = *node_;
+  const Node& b = *other.node_;
+  return a.kind == b.kind && a.size == b.size && a.axis == b.axis && a.argument == b.argument &&
+         a.pad == b.pad && a.terms == b.terms &&
+         (a.kind == Kind::kSymbol || a.kind == Kind::kBroadcast || a.kind == Kind::kLinear ||
+          a.first == b.first) &&
+         (a.kind != Kind::kPair || a.second == b.second);
+}
+
+}  // namespace visa

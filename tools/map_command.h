@@ -1,0 +1,27 @@
+// `visa map`: size, normal form, enumeration and equivalence of mapping expressions.
+#pragma once
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+
+namespace visa::cli {
+
+struct MapOptions {
+  std::string expr;
+  std::string axes;
+  std::vector<std::string> defs;  // NAME=EXPR, in order (later ones may use earlier ones)
+  bool enumerate = false;
+  std::optional<std::string> equiv;
+};
+
+// Exit codes: 0 success (or equivalent), 1 not equivalent, 2 user error (printed as `error: ...`).
+int RunMap(const MapOptions& options, std::ostream& out, std::ostream& err);
+
+// Registers the subcommand; `exit_code` receives RunMap's result when it runs.
+void AddMapCommand(CLI::App& app, MapOptions& options, int& exit_code);
+
+}  // namespace visa::cli

@@ -1,0 +1,24 @@
+// The `visa` command line: subcommands for exploring mappings (and, later, running kernels).
+#include <iostream>
+
+#include "CLI/CLI.hpp"
+#include "tools/map_command.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"visa: the TCP Virtual ISA in C++ (mappings, kernels, interpreter and JIT)"};
+  app.require_subcommand(1);
+  int exit_code = 0;
+  visa::cli::MapOptions map_options;
+  visa::cli::AddMapCommand(app, map_options, exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 2;
+  }
+  return exit_code;
+}
