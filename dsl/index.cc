@@ -1,6 +1,8 @@
 // Index and Cell values, and the manual's `i![...]` index notation.
 #include "dsl/index.h"
 
+#include <cctype>
+
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -85,24 +87,6 @@ std::string Cell::ToString() const {
 
 namespace {
 
-// Splits at top-level commas (not inside (), [], {} or $( )).
-std::vector<absl::string_view> SplitTopLevel(absl::string_view text) {
-  std::vector<absl::string_view> parts;
-  int depth = 0;
-  size_t begin = 0;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (c == '(' || c == '[' || c == '{') ++depth;
-    if (c == ')' || c == ']' || c == '}') --depth;
-    if (c == ',' && depth == 0) {
-      parts.push_back(text.substr(begin, i - begin));
-      begin = i + 1;
-    }
-  }
-  parts.push_back(text.substr(begin));
-  return parts;
-}
-
 // Major-to-minor combination of two cells, as the manual's Pair: major padding wins.
 Cell Combine(const Cell& major, const Cell& minor) {
   if (major.kind != Cell::Kind::kLive) return major;
@@ -115,23 +99,31 @@ Cell Combine(const Cell& major, const Cell& minor) {
 }  // namespace
 
 absl::StatusOr<Cell> ParseIndex(absl::string_view text, const Axes& axes) {
+  // Terms are `MAPPING: VALUE` separated by top-level commas; the mapping itself may contain
+  // commas (`i![A, B: 5]` assigns 5 to the pair `A, B`), so a term ends at the comma after a value.
   Cell cell = Cell::Live({});
-  std::vector<absl::string_view> parts = SplitTopLevel(text);
-  if (parts.size() > 1 && absl::StripAsciiWhitespace(parts.back()).empty()) parts.pop_back();
-  for (absl::string_view part : parts) {
-    part = absl::StripAsciiWhitespace(part);
-    if (part.empty()) {
-      if (parts.size() == 1) break;  // `i![]`
-      return absl::InvalidArgumentError(
-          absl::StrCat("index `", text, "`: empty term (expected MAPPING: VALUE)"));
+  size_t pos = 0;
+  while (true) {
+    while (pos < text.size() && std::isspace(static_cast<unsigned char>(text[pos]))) ++pos;
+    if (pos >= text.size()) break;
+    int depth = 0;
+    size_t colon = pos;
+    for (; colon < text.size(); ++colon) {
+      char c = text[colon];
+      if (c == '(' || c == '[' || c == '{') ++depth;
+      if (c == ')' || c == ']' || c == '}') --depth;
+      if (c == ':' && depth == 0) break;
     }
-    size_t colon = part.rfind(':');
-    if (colon == absl::string_view::npos) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("index `", text, "`: term `", part, "` has no `: VALUE`"));
+    if (colon >= text.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "index `", text, "`: term `", absl::StripAsciiWhitespace(text.substr(pos)),
+          "` has no `: VALUE`"));
     }
-    absl::string_view head = absl::StripAsciiWhitespace(part.substr(0, colon));
-    absl::string_view value_text = absl::StripAsciiWhitespace(part.substr(colon + 1));
+    size_t end = text.find(',', colon);
+    if (end == absl::string_view::npos) end = text.size();
+    absl::string_view head = absl::StripAsciiWhitespace(text.substr(pos, colon - pos));
+    absl::string_view value_text = absl::StripAsciiWhitespace(text.substr(colon + 1, end - colon - 1));
+    pos = end + 1;
     int64_t value = 0;
     if (!absl::SimpleAtoi(value_text, &value) || value < 0) {
       return absl::InvalidArgumentError(absl::StrCat(

@@ -90,6 +90,11 @@ bool MergeDigits(Factor& inner, const Factor& outer) {
   bool same_content = inner.axis == outer.axis &&
                       (inner.axis.empty() || outer.coef == inner.coef * inner.count);
   if (!same_content) return false;
+  // Pairs can add coordinates past an axis's end (`[R # 16 / 4, R # 16 % 4]` holds R = 15);
+  // such digits stay apart, since one digit that far would read its tail as padding.
+  if (!inner.axis.empty() && inner.coef * (inner.count * outer.live - 1) >= inner.axis_size) {
+    return false;
+  }
   inner.live = inner.count * outer.live;
   inner.count *= outer.count;
   inner.pad = outer.pad;
@@ -301,23 +306,25 @@ Cell NormalForm::map(int64_t i) const {
     running = OuterSize(factors_[k], running);
   }
   Index index;
+  int64_t rest = i;  // position inside the current factor's extent
   for (size_t k = factors_.size(); k-- > 0;) {
     const Factor& f = factors_[k];
-    int64_t local = i % OuterSize(f, inner[k]);
     switch (f.kind) {
       case Factor::Kind::kBlockPad:
-        if (local >= inner[k]) return Cell::Pad(f.pad);
+        if (rest >= inner[k]) return Cell::Pad(f.pad);
         break;
       case Factor::Kind::kDigit: {
-        int64_t d = local / inner[k];
+        int64_t d = rest / inner[k];
         if (d >= f.live) return Cell::Pad(f.pad);
         if (!f.axis.empty()) index.Add(f.axis, d * f.coef);
+        rest %= inner[k];
         break;
       }
       case Factor::Kind::kComposite: {
-        Cell cell = f.composite->map(local / inner[k]);
+        Cell cell = f.composite->map(rest / inner[k]);
         if (!cell.live()) return cell;
         index.AddAll(cell.index);
+        rest %= inner[k];
         break;
       }
     }

@@ -3,6 +3,7 @@
 
 #include "CLI/CLI.hpp"
 #include "tools/map_command.h"
+#include "tools/seq_command.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"visa: the TCP Virtual ISA in C++ (mappings, kernels, interpreter and JIT)"};
@@ -10,6 +11,8 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   visa::cli::MapOptions map_options;
   visa::cli::AddMapCommand(app, map_options, exit_code);
+  visa::cli::SeqOptions seq_options;
+  visa::cli::AddSeqCommand(app, seq_options, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,94 @@
+// `visa seq`: prints sequencer configurations, access sizes and cycle counts.
+#include "tools/seq_command.h"
+
+#include <iostream>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "dsl/mapping_parser.h"
+#include "dsl/sequencer.h"
+#include "dsl/status_macros.h"
+#include "runtime/dtype.h"
+
+namespace visa::cli {
+namespace {
+
+absl::StatusOr<MemoryTier> ParseTier(const std::string& name) {
+  std::string lower = absl::AsciiStrToLower(name);
+  if (lower == "hbm") return MemoryTier::kHbm;
+  if (lower == "dm") return MemoryTier::kDm;
+  if (lower == "spm") return MemoryTier::kSpm;
+  return absl::InvalidArgumentError(absl::StrCat("unknown memory tier `", name, "` (hbm, dm, spm)"));
+}
+
+std::string Config(const SequencerConfig& config, bool labels) {
+  return labels ? config.ToLabeledString() : config.ToString();
+}
+
+absl::Status Run(const SeqOptions& options, std::ostream& out) {
+  ASSIGN_OR_RETURN(Axes axes, Axes::Parse(options.axes));
+  ASSIGN_OR_RETURN(DType dtype, ParseDType(options.dtype));
+  ElementBits element{Bits(dtype)};
+  ASSIGN_OR_RETURN(Mapping time, ParseMapping(options.time, axes));
+  ASSIGN_OR_RETURN(Mapping packet, ParseMapping(options.packet, axes));
+  if (options.dma) {
+    if (options.src.empty() || options.dst.empty()) {
+      return absl::InvalidArgumentError("--dma needs --src and --dst mappings");
+    }
+    ASSIGN_OR_RETURN(Mapping src, ParseMapping(options.src, axes));
+    ASSIGN_OR_RETURN(Mapping dst, ParseMapping(options.dst, axes));
+    ASSIGN_OR_RETURN(MemoryTier src_tier, ParseTier(options.src_tier));
+    ASSIGN_OR_RETURN(MemoryTier dst_tier, ParseTier(options.dst_tier));
+    ASSIGN_OR_RETURN(DmaConfig dma, DeriveDma(src, src_tier, dst, dst_tier, time, packet, element));
+    out << "read: " << Config(dma.read, options.labels) << "\n";
+    out << "write: " << Config(dma.write, options.labels) << "\n";
+    out << "packet_bytes: " << dma.packet_bytes << "\n";
+    return absl::OkStatus();
+  }
+  if (options.buf.empty()) return absl::InvalidArgumentError("--buf is required (or use --dma)");
+  if (options.context != "main" && options.context != "sub") {
+    return absl::InvalidArgumentError(absl::StrCat("unknown context `", options.context, "` (main, sub)"));
+  }
+  TensorUnitContext context = options.context == "sub" ? TensorUnitContext::kSub : TensorUnitContext::kMain;
+  ASSIGN_OR_RETURN(Mapping buf, ParseMapping(options.buf, axes));
+  SequencerMode mode = options.write ? SequencerMode::kCommit : SequencerMode::kRead;
+  ASSIGN_OR_RETURN(SequencerConfig config, DeriveSequencer(buf, time, packet, mode));
+  ASSIGN_OR_RETURN(AccessPlan plan, options.write ? PlanCommit(config, element, context)
+                                                  : PlanFetch(config, element, context));
+  out << "config: " << Config(config, options.labels) << "\n";
+  out << "contiguous_bytes: " << plan.contiguous_bytes << "\n";
+  out << "access_bytes: " << plan.access_bytes << "\n";
+  out << "cycles: " << plan.cycles << "\n";
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+int RunSeq(const SeqOptions& options, std::ostream& out, std::ostream& err) {
+  absl::Status status = Run(options, out);
+  if (!status.ok()) {
+    err << "error: " << status.message() << "\n";
+    return 2;
+  }
+  return 0;
+}
+
+void AddSeqCommand(CLI::App& app, SeqOptions& options, int& exit_code) {
+  CLI::App* seq = app.add_subcommand("seq", "Sequencer configuration of a buffer and a stream");
+  seq->add_option("--axes", options.axes, "Axis sizes, e.g. A=8,B=8,C=8")->required();
+  seq->add_option("--buf", options.buf, "Buffer (memory) mapping, e.g. \"A, B, C # 32\"");
+  seq->add_option("--time", options.time, "Stream Time mapping (default 1)");
+  seq->add_option("--packet", options.packet, "Stream Packet mapping (default 1)");
+  seq->add_option("--dtype", options.dtype, "Element type: i4 i8 i16 i32 f8e4m3 f8e5m2 bf16 f16 f32");
+  seq->add_option("--context", options.context, "Tensor Unit context: main or sub");
+  seq->add_flag("--write", options.write, "Commit (stream to buffer) instead of fetch");
+  seq->add_flag("--dma", options.dma, "A DMA: paired read and write sequencers");
+  seq->add_option("--src", options.src, "DMA source mapping");
+  seq->add_option("--dst", options.dst, "DMA destination mapping");
+  seq->add_option("--src-tier", options.src_tier, "DMA source tier: hbm, dm or spm");
+  seq->add_option("--dst-tier", options.dst_tier, "DMA destination tier: hbm, dm or spm");
+  seq->add_flag("--labels", options.labels, "Name the stream digit of every entry");
+  seq->callback([&options, &exit_code] { exit_code = RunSeq(options, std::cout, std::cerr); });
+}
+
+}  // namespace visa::cli
