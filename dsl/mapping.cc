@@ -467,8 +467,23 @@ std::vector<std::string> Mapping::axis_names() const {
 
 const NormalForm& Mapping::normal_form() const {
   VISA_CHECK(node_ != nullptr, "normal_form() of an invalid mapping");
-  std::call_once(node_->normal_once,
-                 [this] { node_->normal = std::make_unique<NormalForm>(NormalForm::Of(*this)); });
+  // The form may keep the mapping itself as a composite factor; normalizing a copy of the root
+  // keeps the cache from owning its own node (a reference cycle).
+  std::call_once(node_->normal_once, [this] {
+    auto root = std::make_shared<Node>();
+    root->kind = node_->kind;
+    root->size = node_->size;
+    root->axis = node_->axis;
+    root->first = node_->first;
+    root->second = node_->second;
+    root->argument = node_->argument;
+    root->pad = node_->pad;
+    root->terms = node_->terms;
+    root->one_to_one = node_->one_to_one;
+    root->depth = node_->depth;
+    root->skews = node_->skews;
+    node_->normal = std::make_unique<NormalForm>(NormalForm::Of(Mapping(std::move(root))));
+  });
   return *node_->normal;
 }
 

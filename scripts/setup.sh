@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what the project needs from Debian (only what is missing) and builds it.
-# Usage: scripts/setup.sh [BUILD_DIR] [extra cmake args...]
+# Usage: scripts/setup.sh [BUILD_DIR] [extra cmake args...]   (VISA_TARGET=name builds one target)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,4 +22,4 @@ fi
 build_dir="${1:-build}"
 shift || true
 cmake -S . -B "$build_dir" -G Ninja "$@" >/dev/null
-cmake --build "$build_dir" -j "$(nproc)"
+cmake --build "$build_dir" -j "$(nproc)" ${VISA_TARGET:+--target $VISA_TARGET}

@@ -1,5 +1,5 @@
 // Element types of the TCP Virtual ISA: names, widths, host storage size, classification.
-#include "runtime/dtype.h"
+#include "dsl/dtype.h"
 
 #include <string>
 #include <vector>

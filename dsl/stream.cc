@@ -1,0 +1,32 @@
+// Stream shapes: printing and the full position mapping.
+#include "dsl/stream.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace visa {
+
+const char* TuContextName(TuContextKind kind) { return kind == TuContextKind::kMain ? "main" : "sub"; }
+
+const char* StreamPositionName(StreamPosition position) {
+  switch (position) {
+    case StreamPosition::kBegin: return "Begin";
+    case StreamPosition::kFetch: return "Fetch";
+    case StreamPosition::kSwitch: return "Switch";
+    case StreamPosition::kCollect: return "Collect";
+    case StreamPosition::kContraction: return "Contraction";
+    case StreamPosition::kReduce: return "Reduce";
+    case StreamPosition::kCast: return "Cast";
+    case StreamPosition::kTranspose: return "Transpose";
+  }
+  return "?";
+}
+
+Mapping StreamShape::Full() const { return Pair({chip, cluster, slice, time, packet}); }
+
+std::string StreamShape::ToString() const {
+  return absl::StrCat(std::string(Name(dtype)), " chip [", chip.ToString(), "] cluster [", cluster.ToString(),
+                      "] slice [", slice.ToString(), "] time [", time.ToString(), "] packet [",
+                      packet.ToString(), "]");
+}
+
+}  // namespace visa

@@ -1,0 +1,41 @@
+// Stream shapes: what a Tensor Unit stream looks like between two engines.
+//
+// A stream tensor is (dtype, Chip, Cluster, Slice, Time, Packet): every slice delivers, at each
+// time step, one packet. Position (chip, cluster, slice, time, packet) of the pair of the five
+// mappings holds the union of their indices (manual, "Memory and Stream"). Engines check their
+// rules on the shape they receive and produce the next shape; the interpreter moves data between
+// two shapes by tensor index, so every engine that only rearranges (switch, collect, transpose)
+// needs no evaluation code of its own.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "dsl/dtype.h"
+#include "dsl/mapping.h"
+
+namespace visa {
+
+enum class TuContextKind { kMain, kSub };
+const char* TuContextName(TuContextKind kind);  // "main", "sub"
+
+// Where a stream is in the pipeline (the manual's `Position`).
+enum class StreamPosition { kBegin, kFetch, kSwitch, kCollect, kContraction, kReduce, kCast, kTranspose };
+const char* StreamPositionName(StreamPosition position);  // "Begin", "Fetch", ...
+
+inline constexpr int64_t kFlitBytes = 32;
+inline constexpr int64_t kSlicesPerCluster = 256;
+inline constexpr int64_t kClustersPerChip = 2;
+
+struct StreamShape {
+  DType dtype = DType::kI8;
+  Mapping chip, cluster, slice, time, packet;
+
+  int64_t packet_bits() const { return packet.size() * Bits(dtype); }
+  // Pair(chip, cluster, slice, time, packet): the stream's positions.
+  Mapping Full() const;
+  // "i8 [1] [1 # 2] [A / 8 # 256] time [1] packet [A % 8]"
+  std::string ToString() const;
+};
+
+}  // namespace visa
