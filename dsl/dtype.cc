@@ -15,7 +15,7 @@ namespace {
 // One row per type, in enum order, so every per-type query is a table read.
 struct DTypeInfo {
   DType type;
-  std::string_view name;
+  const char* name;
   int bits;
   int wire_bits;
   int storage_bits;
@@ -49,11 +49,11 @@ const DTypeInfo& Info(DType type) { return kInfo[static_cast<size_t>(type)]; }
 
 }  // namespace
 
-std::string_view Name(DType type) { return Info(type).name; }
+const char* Name(DType type) { return Info(type).name; }
 
 absl::StatusOr<DType> ParseDType(std::string_view name) {
   for (const DTypeInfo& info : kInfo) {
-    if (info.name == name) return info.type;
+    if (name == info.name) return info.type;
   }
   if (name == "fp16") return DType::kF16;
   std::vector<std::string> names;

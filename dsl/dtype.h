@@ -22,7 +22,7 @@ inline constexpr std::array<DType, 11> kAllDTypes = {
 
 // The manual's spelling: "i4", "i5", "i8", "i9", "i16", "i32", "f8e4m3", "f8e5m2", "bf16", "f16",
 // "f32".
-std::string_view Name(DType type);
+const char* Name(DType type);
 
 // Inverse of Name. Also accepts "fp16", the manual's spelling of f16 in the DMA command grammar.
 // An unknown name is an InvalidArgument error that names it and lists the valid names.

@@ -42,8 +42,9 @@ struct BufferDigits {
   const Factor* Containing(const std::string& axis, int64_t coef, int64_t* stride) const {
     for (size_t k = 0; k < factors.size(); ++k) {
       const Factor& f = factors[k];
+      // Only the live values hold coordinates; a padded digit's tail belongs to no coordinate.
       if (f.kind == Factor::Kind::kDigit && f.axis == axis && f.coef <= coef &&
-          coef < f.coef * f.count) {
+          coef < f.coef * f.live) {
         *stride = strides[k];
         return &f;
       }
@@ -108,9 +109,9 @@ absl::StatusOr<std::vector<SequencerEntry>> MatchDigit(const Factor& digit, cons
       entries.push_back({(b->live + step - 1) / step, stride, label});
       return entries;
     }
-    // The digit runs past this buffer digit: split it where the buffer digit ends.
-    int64_t values = b->count / step;
-    if (b->count % step != 0 || count % values != 0 || b->live != b->count) {
+    // The digit runs past this buffer digit: split it where the buffer digit's live values end.
+    int64_t values = b->live / step;
+    if (b->live % step != 0 || count % values != 0) {
       return SequencerError("Incompatible Shapes", absl::StrCat(
           "the stream's `", label, "` crosses a digit boundary of the buffer `", buf.text,
           "` that it cannot be split at"));

@@ -1,0 +1,66 @@
+// Commit Engine rules: one-flit input, truncation widths, non-broadcast in-bounds writes.
+#include "dsl/commit_engine.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "dsl/engine_errors.h"
+#include "dsl/status_macros.h"
+
+namespace visa {
+
+std::string CommitStage::Describe() const {
+  return absl::StrCat("commit element [", element.ToString(), "]\n    sequencer ",
+                      sequencer.ToLabeledString(), "\n    commit_in_size ", commit_in_bytes,
+                      " B, contiguous ", access.contiguous_bytes, " B, commit_size ",
+                      access.access_bytes, " B, writes_per_step ", access.accesses_per_packet,
+                      ", cycles ", access.cycles);
+}
+
+absl::StatusOr<CommitStage> PlanCommitStage(const StreamShape& in, StreamPosition position,
+                                            TuContextKind context, const Mapping& element) {
+  RETURN_IF_ERROR(element.status());
+  if (context == TuContextKind::kSub && position != StreamPosition::kCollect) {
+    return EngineError("Commit", "Sub-context commits can only follow fetch (fetch, [switch,] collect, "
+                       "commit); this stream is after ", StreamPositionName(position));
+  }
+  int64_t packet_bits = in.packet.size() * WireBits(in.dtype);
+  if (packet_bits != kFlitBytes * 8) {
+    return EngineError("Commit", "The input packet size must be 32 bytes, got ", packet_bits / 8.0,
+                       " bytes (packet `", in.packet.ToString(), "`; collect it first)");
+  }
+  absl::StatusOr<SequencerConfig> sequencer =
+      DeriveSequencer(element, in.time, in.packet, SequencerMode::kCommit);
+  if (!sequencer.ok()) {
+    return EngineError("Commit", "cannot write Time `", in.time.ToString(), "`, Packet `",
+                       in.packet.ToString(), "` into the DM Element `", element.ToString(), "`: ",
+                       sequencer.status().message());
+  }
+  for (const SequencerEntry& e : sequencer->entries) {
+    if (e.stride == 0) {
+      return EngineError("Commit", "write sequencer entries need a non-zero stride (no broadcast "
+                         "during commit), but `", e.label, " -> ", e.size, " : 0` writes `",
+                         e.label, "` to one address; the Element `", element.ToString(),
+                         "` must hold every stream axis");
+    }
+  }
+  int64_t reach = 0;
+  for (const SequencerEntry& e : sequencer->entries) reach += (e.size - 1) * e.stride;
+  if (reach >= element.size()) {
+    return EngineError("Commit", "the write sequencer ", sequencer->ToString(), " reaches position ",
+                       reach, " but the Element `", element.ToString(), "` has ", element.size(),
+                       " positions; writes must never exceed the tensor boundary (pad the Element)");
+  }
+  CommitStage stage;
+  stage.element = element;
+  stage.commit_in_bytes = sequencer->packet_size * WireBits(in.dtype) / 8;
+  stage.sequencer = *std::move(sequencer);
+  TensorUnitContext unit = context == TuContextKind::kMain ? TensorUnitContext::kMain
+                                                           : TensorUnitContext::kSub;
+  absl::StatusOr<AccessPlan> access = PlanCommit(stage.sequencer, ElementBits{WireBits(in.dtype)}, unit);
+  if (!access.ok()) return EngineError("Commit", access.status().message());
+  stage.access = *access;
+  return stage;
+}
+
+}  // namespace visa

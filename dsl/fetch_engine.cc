@@ -1,0 +1,148 @@
+// Fetch Engine rules: slice geometry, packet alignment, casts, adapter stages and fetch_size.
+#include "dsl/fetch_engine.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "dsl/engine_errors.h"
+#include "dsl/status_macros.h"
+#include "runtime/scalar_convert.h"
+
+namespace visa {
+namespace {
+
+constexpr int64_t kFetchAlignBytes = 8;
+constexpr int64_t kMaxFetchOutputBytes = 32;
+
+absl::Status CheckGeometry(const StreamShape& begin) {
+  if (begin.cluster.size() != kClustersPerChip) {
+    return EngineError("Fetch", "Cluster size must be 2, got ", begin.cluster.size(), " (`",
+                       begin.cluster.ToString(), "`; pad a single cluster with `1 # 2`)");
+  }
+  if (begin.slice.size() != kSlicesPerCluster) {
+    return EngineError("Fetch", "Slice size must be 256, got ", begin.slice.size(), " (`",
+                       begin.slice.ToString(), "`; pad with `# 256`)");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckAdapter(TuContextKind context, DType in, DType out, const FetchAdapter& adapter,
+                          const Mapping* interleave) {
+  if (!adapter.table.empty()) {
+    if (context != TuContextKind::kMain) {
+      return EngineError("Fetch", "table lookup is a main-context adapter stage (Fetch Adapter)");
+    }
+    if (static_cast<int64_t>(adapter.table.size()) != (int64_t{1} << Bits(in))) {
+      return EngineError("Fetch", "a lookup table for ", Name(in), " needs ", int64_t{1} << Bits(in),
+                         " entries, got ", adapter.table.size());
+    }
+  }
+  if (!adapter.zero_points.empty()) {
+    size_t expected = interleave != nullptr ? 2 : 1;
+    if (adapter.zero_points.size() != expected) {
+      return EngineError("Fetch", "zero-point subtraction needs ", expected,
+                         " zero point(s) (one per interleaved tensor), got ", adapter.zero_points.size());
+    }
+    for (int32_t zp : adapter.zero_points) {
+      absl::StatusOr<int32_t> checked = ZeroPointSubtract(in, 0, zp);
+      if (!checked.ok()) return EngineError("Fetch", "Zero-Point Subtraction: ", checked.status().message());
+    }
+    if (out != DType::kI32 && out != DType::kI5 && out != DType::kI9) {
+      return EngineError("Fetch", "zero-point subtraction produces i5, i9 or i32, not ", Name(out));
+    }
+    return absl::OkStatus();
+  }
+  if (in != out) {
+    absl::Status cast = CheckConversion(ConversionStage::kFetchCast, in, out);
+    if (!cast.ok()) return EngineError("Fetch", "Type Casting: ", cast.message());
+  }
+  return absl::OkStatus();
+}
+
+// fetch_size after the cast limit: one fetch may produce at most 32 bytes of output.
+absl::StatusOr<AccessPlan> PlanAccess(const SequencerConfig& config, DType in, DType out,
+                                      TuContextKind context) {
+  TensorUnitContext unit = context == TuContextKind::kMain ? TensorUnitContext::kMain
+                                                           : TensorUnitContext::kSub;
+  ASSIGN_OR_RETURN(AccessPlan plan, PlanFetch(config, ElementBits{Bits(in)}, unit));
+  int64_t growth_num = Bits(out), growth_den = Bits(in);
+  if (context == TuContextKind::kSub && in == DType::kI4 && out == DType::kI32) plan.access_bytes = 4;
+  while (plan.access_bytes * growth_num / growth_den > kMaxFetchOutputBytes) {
+    if (context == TuContextKind::kSub || plan.access_bytes == 1) {
+      return EngineError("Fetch", "Type Casting: a fetch of ", plan.access_bytes, " bytes of ",
+                         Name(in), " produces ", plan.access_bytes * growth_num / growth_den,
+                         " bytes of ", Name(out), ", over the 32-byte limit");
+    }
+    plan.access_bytes /= 2;
+  }
+  plan.accesses_per_packet = (plan.packet_bytes + plan.access_bytes - 1) / plan.access_bytes;
+  plan.cycles = config.time_size() * plan.accesses_per_packet;
+  return plan;
+}
+
+}  // namespace
+
+std::string FetchStage::Describe() const {
+  std::string text = absl::StrCat("fetch ", Name(in_dtype), " -> ", Name(out.dtype), " time [",
+                                  out.time.ToString(), "] packet [", out.packet.ToString(), "]");
+  absl::StrAppend(&text, "\n    sequencer ", sequencer.ToLabeledString());
+  absl::StrAppend(&text, "\n    contiguous ", access.contiguous_bytes, " B, fetch_size ",
+                  access.access_bytes, " B, fetches_per_packet ", access.accesses_per_packet,
+                  ", cycles ", access.cycles);
+  if (!adapter.zero_points.empty()) {
+    absl::StrAppend(&text, "\n    zero points ", absl::StrJoin(adapter.zero_points, ", "));
+  }
+  if (!adapter.table.empty()) absl::StrAppend(&text, "\n    table lookup (", adapter.table.size(), " entries)");
+  if (adapter.pad_value) absl::StrAppend(&text, "\n    masking, pad value ", *adapter.pad_value);
+  return text;
+}
+
+absl::StatusOr<FetchStage> PlanFetchStage(const StreamShape& begin, const Mapping* interleave,
+                                          TuContextKind context, DType out_dtype,
+                                          const Mapping& time, const Mapping& packet,
+                                          FetchAdapter adapter) {
+  RETURN_IF_ERROR(time.status());
+  RETURN_IF_ERROR(packet.status());
+  RETURN_IF_ERROR(CheckGeometry(begin));
+  RETURN_IF_ERROR(CheckAdapter(context, begin.dtype, out_dtype, adapter, interleave));
+  int64_t packet_bits = packet.size() * Bits(out_dtype);
+  if (packet_bits % (kFetchAlignBytes * 8) != 0) {
+    return EngineError("Fetch", "Fetch output packet must be 8-byte aligned, got ", packet_bits / 8.0,
+                       " bytes (packet `", packet.ToString(), "` of ", Name(out_dtype),
+                       "; pad it, e.g. `", packet.ToString(), " # ",
+                       (packet_bits / 64 + 1) * 64 / Bits(out_dtype), "`)");
+  }
+  // The sequencer walks one tensor's Element; an interleave axis alternates tensors, not addresses.
+  Mapping seq_time = time;
+  if (interleave != nullptr) {
+    std::vector<Mapping> kept;
+    // Remove the interleave axis from the time terms: it selects the tensor.
+    Mapping rest = time;
+    while (rest.kind() == Mapping::Kind::kPair) {
+      if (!(rest.major() == *interleave)) kept.push_back(rest.major());
+      rest = rest.minor();
+    }
+    if (!(rest == *interleave)) kept.push_back(rest);
+    if (static_cast<int64_t>(kept.size()) == 0) kept.push_back(Mapping());
+    seq_time = Pair(kept);
+    if (seq_time.size() * interleave->size() != time.size()) {
+      return EngineError("Fetch", "begin_interleaved: the interleave axis `", interleave->ToString(),
+                         "` must be one term of Time `", time.ToString(), "`");
+    }
+  }
+  absl::StatusOr<SequencerConfig> sequencer =
+      DeriveSequencer(begin.packet, seq_time, packet, SequencerMode::kRead);
+  if (!sequencer.ok()) {
+    return EngineError("Fetch", "cannot read Time `", time.ToString(), "`, Packet `", packet.ToString(),
+                       "` from the DM Element `", begin.packet.ToString(), "`: ",
+                       sequencer.status().message());
+  }
+  FetchStage stage;
+  stage.in_dtype = begin.dtype;
+  stage.out = StreamShape{out_dtype, begin.chip, begin.cluster, begin.slice, time, packet};
+  stage.adapter = std::move(adapter);
+  stage.sequencer = *std::move(sequencer);
+  ASSIGN_OR_RETURN(stage.access, PlanAccess(stage.sequencer, begin.dtype, out_dtype, context));
+  return stage;
+}
+
+}  // namespace visa

@@ -1,0 +1,41 @@
+// The Fetch Engine: its rules, the sequencer it derives, and the adapter's settings.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "dsl/dtype.h"
+#include "dsl/mapping.h"
+#include "dsl/sequencer.h"
+#include "dsl/stream.h"
+
+namespace visa {
+
+// The Fetch Adapter's element-wise stages (manual, "Fetch Adapter").
+struct FetchAdapter {
+  std::vector<int32_t> zero_points;   // one, or one per interleaved tensor
+  std::vector<uint32_t> table;        // table lookup: output bits indexed by input bits
+  std::optional<double> pad_value;    // masking: the value padded packet positions read as
+};
+
+struct FetchStage {
+  DType in_dtype = DType::kI8;
+  StreamShape out;
+  FetchAdapter adapter;
+  SequencerConfig sequencer;  // per slice, over the DM Element
+  AccessPlan access;          // fetch_size, fetches per packet (batching), cycles
+  std::string Describe() const;
+};
+
+// Checks `fetch` on `begin` (time [1] or the interleave axis, packet = the DM Element) for the
+// context and derives the sequencer and access plan. `interleave` is the `I` axis of a
+// `begin_interleaved` (nullptr otherwise).
+absl::StatusOr<FetchStage> PlanFetchStage(const StreamShape& begin, const Mapping* interleave,
+                                          TuContextKind context, DType out_dtype,
+                                          const Mapping& time, const Mapping& packet,
+                                          FetchAdapter adapter);
+
+}  // namespace visa

@@ -1,0 +1,39 @@
+// Loading the register files from a stream: `to_trf` (TRF rows) and `to_vrf` (the VRF).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "dsl/stream.h"
+
+namespace visa {
+
+// TRF halves (manual, "TRF Sequencer"): a tensor may use the whole TRF or one half of it.
+enum class TrfHalf { kFull, kFirstHalf, kSecondHalf };
+const char* TrfHalfName(TrfHalf half);
+
+inline constexpr int64_t kTrfRows = 8;
+inline constexpr int64_t kTrfRowBytes = 8 * 1024;
+inline constexpr int64_t kVrfBytes = 8 * 1024;
+
+struct RegisterLoadStage {
+  bool to_trf = true;
+  Mapping row;      // TRF rows (the outer part of Time); the identity for the VRF
+  Mapping element;  // per row (TRF) or per slice (VRF)
+  TrfHalf half = TrfHalf::kFull;
+  int64_t vrf_address = 0;
+  std::string Describe() const;
+};
+
+// `to_trf`: Time splits as [Row (outer), time_inner] and Element must be [time_inner, Packet].
+absl::StatusOr<RegisterLoadStage> PlanToTrf(const StreamShape& in, StreamPosition position,
+                                            TuContextKind context, const Mapping& row,
+                                            const Mapping& element, TrfHalf half);
+
+// `to_vrf`: Element must hold [Time, Packet] and fit the 8 KB VRF.
+absl::StatusOr<RegisterLoadStage> PlanToVrf(const StreamShape& in, StreamPosition position,
+                                            TuContextKind context, const Mapping& element,
+                                            int64_t address);
+
+}  // namespace visa
