@@ -5,7 +5,7 @@
 #include "absl/strings/str_join.h"
 #include "dsl/engine_errors.h"
 #include "dsl/status_macros.h"
-#include "runtime/scalar_convert.h"
+#include "dsl/scalar_convert.h"
 
 namespace visa {
 namespace {

@@ -21,7 +21,7 @@ struct Mapping::Node {
   std::vector<LinearTerm> terms;  // kLinear
   bool one_to_one = true;
   int depth = 1;            // bounded so that recursive walks cannot exhaust the stack
-  std::vector<Axis> skews;  // skew axes named anywhere inside, resolved after evaluation
+  std::vector<Axis> axes;  // axes named anywhere inside (skews resolved, ranges checked)
 
   mutable std::once_flag normal_once;
   mutable std::unique_ptr<NormalForm> normal;
@@ -40,7 +40,7 @@ absl::Status CheckDepth(int depth) {
   return RuleError("mapping", absl::StrCat("the expression nests deeper than ", kMaxDepth, " levels"));
 }
 
-void AddSkews(std::vector<Axis>& into, const std::vector<Axis>& from) {
+void AddAxes(std::vector<Axis>& into, const std::vector<Axis>& from) {
   for (const Axis& axis : from) {
     if (std::find(into.begin(), into.end(), axis) == into.end()) into.push_back(axis);
   }
@@ -83,7 +83,7 @@ absl::StatusOr<Mapping> Mapping::Symbol(const Axis& axis) {
   node->kind = Kind::kSymbol;
   node->size = axis.size;
   node->axis = axis;
-  if (axis.skew) node->skews.push_back(axis);
+  node->axes.push_back(axis);
   return Mapping(std::move(node));
 }
 
@@ -113,8 +113,8 @@ absl::StatusOr<Mapping> Mapping::MakePair(const Mapping& major, const Mapping& m
   node->first = major;
   node->second = minor;
   node->one_to_one = major.is_one_to_one() && minor.is_one_to_one();
-  AddSkews(node->skews, major.node_->skews);
-  AddSkews(node->skews, minor.node_->skews);
+  AddAxes(node->axes, major.node_->axes);
+  AddAxes(node->axes, minor.node_->axes);
   return Mapping(std::move(node));
 }
 
@@ -143,7 +143,7 @@ absl::StatusOr<Mapping> Mapping::MakePadding(const Mapping& inner, int64_t size,
   node->argument = size;
   node->pad = kind;
   node->one_to_one = inner.is_one_to_one();
-  node->skews = inner.node_->skews;
+  node->axes = inner.node_->axes;
   return Mapping(std::move(node));
 }
 
@@ -163,7 +163,7 @@ absl::StatusOr<Mapping> Mapping::MakeResize(const Mapping& inner, int64_t size) 
   node->first = inner;
   node->argument = size;
   node->one_to_one = inner.is_one_to_one();
-  node->skews = inner.node_->skews;
+  node->axes = inner.node_->axes;
   return Mapping(std::move(node));
 }
 
@@ -182,7 +182,7 @@ absl::StatusOr<Mapping> Mapping::MakeStride(const Mapping& inner, int64_t stride
   node->first = inner;
   node->argument = stride;
   node->one_to_one = inner.is_one_to_one();
-  node->skews = inner.node_->skews;
+  node->axes = inner.node_->axes;
   return Mapping(std::move(node));
 }
 
@@ -201,7 +201,7 @@ absl::StatusOr<Mapping> Mapping::MakeModulo(const Mapping& inner, int64_t modulo
   node->first = inner;
   node->argument = modulo;
   node->one_to_one = inner.is_one_to_one();
-  node->skews = inner.node_->skews;
+  node->axes = inner.node_->axes;
   return Mapping(std::move(node));
 }
 
@@ -222,7 +222,7 @@ absl::StatusOr<Mapping> Mapping::MakeLinear(std::vector<LinearTerm> terms) {
     }
     size += reach * term.coefficient;
     node->depth = std::max(node->depth, 1 + term.mapping.node_->depth);
-    AddSkews(node->skews, term.mapping.node_->skews);
+    AddAxes(node->axes, term.mapping.node_->axes);
   }
   RETURN_IF_ERROR(CheckDepth(node->depth));
   node->kind = Kind::kLinear;
@@ -300,6 +300,8 @@ namespace {
 
 // Raw evaluation: skew axes still carry their own names here.
 void Evaluate(const Mapping& m, int64_t i, std::vector<Cell>& out);
+void EvaluateLinear(const std::vector<Mapping::LinearTerm>& terms, size_t k, int64_t remaining,
+                    const Cell& so_far, std::vector<Cell>& out);
 
 Cell EvaluateOne(const Mapping& m, int64_t i) {
   if (i < 0 || i >= m.size()) return Cell::OutOfBounds();
@@ -325,8 +327,10 @@ Cell EvaluateOne(const Mapping& m, int64_t i) {
       return EvaluateOne(m.inner(), i * m.argument());
     case Mapping::Kind::kLinear: {
       std::vector<Cell> cells;
-      Evaluate(m, i, cells);
-      return cells.empty() ? Cell::OutOfBounds() : cells.front();
+      EvaluateLinear(m.linear_terms(), 0, i, Cell::Live({}), cells);
+      SortUnique(cells);
+      // A position no combination reaches holds nothing: it reads as padding.
+      return cells.empty() ? Cell::Pad(PadKind::kTop) : cells.front();
     }
   }
   return Cell::OutOfBounds();
@@ -340,7 +344,18 @@ void EvaluateLinear(const std::vector<Mapping::LinearTerm>& terms, size_t k, int
     return;
   }
   const Mapping::LinearTerm& term = terms[k];
-  for (int64_t s = 0; s < term.mapping.size() && s * term.coefficient <= remaining; ++s) {
+  if (k + 1 == terms.size()) {  // the last term's position is determined: solve, don't search
+    if (remaining % term.coefficient != 0 || remaining / term.coefficient >= term.mapping.size()) return;
+    std::vector<Cell> cells;
+    Evaluate(term.mapping, remaining / term.coefficient, cells);
+    for (const Cell& cell : cells) out.push_back(Combine(so_far, cell));
+    return;
+  }
+  // Later terms reach at most `later`, so smaller choices here cannot sum to `remaining`.
+  int64_t later = 0;
+  for (size_t j = k + 1; j < terms.size(); ++j) later += (terms[j].mapping.size() - 1) * terms[j].coefficient;
+  int64_t first = remaining > later ? (remaining - later + term.coefficient - 1) / term.coefficient : 0;
+  for (int64_t s = first; s < term.mapping.size() && s * term.coefficient <= remaining; ++s) {
     std::vector<Cell> cells;
     Evaluate(term.mapping, s, cells);
     for (const Cell& cell : cells) {
@@ -383,9 +398,12 @@ void Evaluate(const Mapping& m, int64_t i, std::vector<Cell>& out) {
     case Mapping::Kind::kStride:
       Evaluate(m.inner(), i * m.argument(), out);
       break;
-    case Mapping::Kind::kLinear:
+    case Mapping::Kind::kLinear: {
+      size_t before = out.size();
       EvaluateLinear(m.linear_terms(), 0, i, Cell::Live({}), out);
+      if (out.size() == before) out.push_back(Cell::Pad(PadKind::kTop));  // an unreachable hole
       break;
+    }
     default:
       out.push_back(EvaluateOne(m, i));
   }
@@ -393,13 +411,35 @@ void Evaluate(const Mapping& m, int64_t i, std::vector<Cell>& out) {
 }
 
 // B' = B - A: the skew coordinate b' stands for b = (b' + a) mod |B|.
-void ResolveSkews(const std::vector<Axis>& skews, Cell& cell) {
-  if (cell.kind != Cell::Kind::kLive) return;
-  for (const Axis& skew : skews) {
+void ResolveSkews(const std::vector<Axis>& axes, Cell& cell) {
+  for (const Axis& skew : axes) {
+    if (!skew.skew) continue;
     Index& index = cell.index;
     int64_t base = index[skew.skew->base] + index[skew.name] + index[skew.skew->offset];
     index.Set(skew.name, 0);
     index.Set(skew.skew->base, base % skew.size);
+  }
+}
+
+int64_t AxisSize(const std::vector<Axis>& axes, const std::string& name) {
+  for (const Axis& axis : axes) {
+    if (axis.name == name) return axis.size;
+    if (axis.skew && axis.skew->base == name) return axis.size;
+  }
+  return kMaxMappingSize;
+}
+
+// Turns raw coordinates into the tensor index. Pairs add coordinates, so digits of one axis can
+// sum past its end (`[R # 16 / 4, R # 16 % 4]` at 15 with R = 14): such a position holds no
+// element of the tensor, so it is padding, as the reference implementation's normal forms treat it.
+void Finalize(const std::vector<Axis>& axes, Cell& cell) {
+  if (cell.kind != Cell::Kind::kLive) return;
+  ResolveSkews(axes, cell);
+  for (const auto& [name, value] : cell.index.coords()) {
+    if (value >= AxisSize(axes, name)) {
+      cell = Cell::Pad(PadKind::kTop);
+      return;
+    }
   }
 }
 
@@ -408,7 +448,14 @@ void ResolveSkews(const std::vector<Axis>& skews, Cell& cell) {
 Cell Mapping::map(int64_t i) const {
   if (node_ == nullptr) return Cell::OutOfBounds();
   Cell cell = EvaluateOne(*this, i);
-  ResolveSkews(node_->skews, cell);
+  Finalize(node_->axes, cell);
+  return cell;
+}
+
+Cell Mapping::map_raw(int64_t i) const {
+  if (node_ == nullptr) return Cell::OutOfBounds();
+  Cell cell = EvaluateOne(*this, i);
+  if (cell.kind == Cell::Kind::kLive) ResolveSkews(node_->axes, cell);
   return cell;
 }
 
@@ -416,7 +463,7 @@ std::vector<Cell> Mapping::maps(int64_t i) const {
   std::vector<Cell> cells;
   if (node_ == nullptr) return {Cell::OutOfBounds()};
   Evaluate(*this, i, cells);
-  for (Cell& cell : cells) ResolveSkews(node_->skews, cell);
+  for (Cell& cell : cells) Finalize(node_->axes, cell);
   SortUnique(cells);
   return cells;
 }
@@ -481,7 +528,7 @@ const NormalForm& Mapping::normal_form() const {
     root->terms = node_->terms;
     root->one_to_one = node_->one_to_one;
     root->depth = node_->depth;
-    root->skews = node_->skews;
+    root->axes = node_->axes;
     node_->normal = std::make_unique<NormalForm>(NormalForm::Of(Mapping(std::move(root))));
   });
   return *node_->normal;
@@ -489,6 +536,9 @@ const NormalForm& Mapping::normal_form() const {
 
 std::optional<int64_t> Mapping::inverse(const Index& index) const {
   if (node_ == nullptr) return std::nullopt;
+  for (const auto& [name, value] : index.coords()) {
+    if (value < 0 || value >= AxisSize(node_->axes, name)) return std::nullopt;
+  }
   absl::StatusOr<std::optional<int64_t>> fast = normal_form().inverse(index);
   if (fast.ok()) return *fast;
   // The factors cannot answer (overlapping digits, composites): search position by position.

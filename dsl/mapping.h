@@ -71,6 +71,9 @@ class Mapping {
   Cell map(int64_t i) const;
   // Every cell position `i` holds, sorted (one element unless a linear combination is involved).
   std::vector<Cell> maps(int64_t i) const;
+  // `map` before the range rule: coordinates as the pairs add them, possibly past an axis's end
+  // (for evaluating a sub-mapping inside a larger one; see Finalize in mapping.cc).
+  Cell map_raw(int64_t i) const;
   bool is_one_to_one() const;
 
   // The axes the mapping names, sorted; skew axes are reported as their base and offset axes.

@@ -68,8 +68,10 @@ int64_t SizeOf(const Factors& factors) {
   return size;
 }
 
-// Canonical content of a single digit: a digit with one live value names no axis.
+// Canonical content of a single digit: values past the axis's end are padding (coordinates
+// only grow), and a digit with one live value names no axis.
 void CanonicalizeDigit(Factor& f) {
+  if (!f.axis.empty()) f.live = std::min(f.live, (f.axis_size + f.coef - 1) / f.coef);
   if (f.live == 1 || f.axis.empty()) {
     f.axis.clear();
     f.axis_size = 0;
@@ -90,11 +92,6 @@ bool MergeDigits(Factor& inner, const Factor& outer) {
   bool same_content = inner.axis == outer.axis &&
                       (inner.axis.empty() || outer.coef == inner.coef * inner.count);
   if (!same_content) return false;
-  // Pairs can add coordinates past an axis's end (`[R # 16 / 4, R # 16 % 4]` holds R = 15);
-  // such digits stay apart, since one digit that far would read its tail as padding.
-  if (!inner.axis.empty() && inner.coef * (inner.count * outer.live - 1) >= inner.axis_size) {
-    return false;
-  }
   inner.live = inner.count * outer.live;
   inner.count *= outer.count;
   inner.pad = outer.pad;
@@ -278,7 +275,32 @@ Factors Normalize(const Mapping& m) {
 
 }  // namespace
 
-NormalForm::NormalForm(std::vector<Factor> innermost_first) : factors_(std::move(innermost_first)) {}
+NormalForm::NormalForm(std::vector<Factor> innermost_first) : factors_(std::move(innermost_first)) {
+  auto note = [this](const std::string& name, int64_t size) {
+    for (const auto& [known, unused] : axis_sizes_) {
+      if (known == name) return;
+    }
+    axis_sizes_.emplace_back(name, size);
+  };
+  for (const Factor& f : factors_) {
+    if (f.kind == Factor::Kind::kDigit && !f.axis.empty()) note(f.axis, f.axis_size);
+    if (f.kind != Factor::Kind::kComposite) continue;
+    for (const Axis& axis : f.composite->symbols()) {
+      note(axis.skew ? axis.skew->base : axis.name, axis.size);
+    }
+  }
+}
+
+namespace {
+
+bool InRange(const Index& index, const std::vector<std::pair<std::string, int64_t>>& sizes) {
+  for (const auto& [name, size] : sizes) {
+    if (index[name] >= size) return false;
+  }
+  return true;
+}
+
+}  // namespace
 
 NormalForm NormalForm::Of(const Mapping& m) {
   VISA_CHECK(m.ok(), "NormalForm::Of needs a valid mapping");
@@ -321,7 +343,7 @@ Cell NormalForm::map(int64_t i) const {
         break;
       }
       case Factor::Kind::kComposite: {
-        Cell cell = f.composite->map(rest / inner[k]);
+        Cell cell = f.composite->map_raw(rest / inner[k]);
         if (!cell.live()) return cell;
         index.AddAll(cell.index);
         rest %= inner[k];
@@ -329,11 +351,14 @@ Cell NormalForm::map(int64_t i) const {
       }
     }
   }
+  // Digits of one axis can sum past its end: no tensor element is there (see Mapping::map).
+  if (!InRange(index, axis_sizes_)) return Cell::Pad(PadKind::kTop);
   return Cell::Live(std::move(index));
 }
 
 absl::StatusOr<std::optional<int64_t>> NormalForm::inverse(const Index& index) const {
   if (!is_canonical()) return absl::UnimplementedError("inverse of a composite factor");
+  if (!InRange(index, axis_sizes_)) return std::nullopt;
   std::vector<int64_t> inner(factors_.size());
   int64_t running = 1;
   for (size_t k = 0; k < factors_.size(); ++k) {

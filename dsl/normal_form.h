@@ -73,6 +73,7 @@ class NormalForm {
 
  private:
   std::vector<Factor> factors_;
+  std::vector<std::pair<std::string, int64_t>> axis_sizes_;  // every axis the factors name
 };
 
 }  // namespace visa

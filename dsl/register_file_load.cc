@@ -26,18 +26,9 @@ int64_t Bytes(int64_t elements, DType dtype) { return (elements * WireBits(dtype
 
 }  // namespace
 
-const char* TrfHalfName(TrfHalf half) {
-  switch (half) {
-    case TrfHalf::kFull: return "Full";
-    case TrfHalf::kFirstHalf: return "FirstHalf";
-    case TrfHalf::kSecondHalf: return "SecondHalf";
-  }
-  return "?";
-}
-
 std::string RegisterLoadStage::Describe() const {
   if (to_trf) {
-    return absl::StrCat("to_trf ", TrfHalfName(half), " row [", row.ToString(), "] element [",
+    return absl::StrCat("to_trf ", trf_mode, " row [", row.ToString(), "] element [",
                         element.ToString(), "]");
   }
   return absl::StrCat("to_vrf @ ", vrf_address, " element [", element.ToString(), "]");
@@ -45,7 +36,8 @@ std::string RegisterLoadStage::Describe() const {
 
 absl::StatusOr<RegisterLoadStage> PlanToTrf(const StreamShape& in, StreamPosition position,
                                             TuContextKind context, const Mapping& row,
-                                            const Mapping& element, TrfHalf half) {
+                                            const Mapping& element, absl::string_view trf_mode,
+                                            int64_t row_capacity) {
   RETURN_IF_ERROR(row.status());
   RETURN_IF_ERROR(element.status());
   RETURN_IF_ERROR(CheckSource("to_trf", position, context));
@@ -53,11 +45,11 @@ absl::StatusOr<RegisterLoadStage> PlanToTrf(const StreamShape& in, StreamPositio
   if (rows != 1 && rows != 2 && rows != 4 && rows != 8) {
     return EngineError("to_trf", "Row::SIZE must be 1, 2, 4, or 8, got ", rows, " (`", row.ToString(), "`)");
   }
-  int64_t capacity = half == TrfHalf::kFull ? kTrfRowBytes : kTrfRowBytes / 2;
+  int64_t capacity = row_capacity;
   if (Bytes(element.size(), in.dtype) > capacity) {
     return EngineError("to_trf", "TRF data (", Bytes(element.size(), in.dtype), " bytes per row, `",
                        element.ToString(), "` of ", Name(in.dtype), ") exceeds the tensor register "
-                       "file capacity (", capacity, " bytes per row for TrfAddress::", TrfHalfName(half), ")");
+                       "file capacity (", capacity, " bytes per row for TrfAddress::", trf_mode, ")");
   }
   if (in.time.size() % rows != 0) {
     return EngineError("to_trf", "Row::SIZE (", rows, ") does not divide Time::SIZE (", in.time.size(), ")");
@@ -77,7 +69,7 @@ absl::StatusOr<RegisterLoadStage> PlanToTrf(const StreamShape& in, StreamPositio
     return EngineError("to_trf", "`to_trf` element mismatch: [time_inner, Packet] is `",
                        expected.normal_form().ToString(), "`, not Element `", element.ToString(), "`");
   }
-  return RegisterLoadStage{true, row, element, half, 0};
+  return RegisterLoadStage{true, row, element, std::string(trf_mode), 0};
 }
 
 absl::StatusOr<RegisterLoadStage> PlanToVrf(const StreamShape& in, StreamPosition position,
@@ -96,7 +88,7 @@ absl::StatusOr<RegisterLoadStage> PlanToVrf(const StreamShape& in, StreamPositio
     return EngineError("to_vrf", "`to_vrf` element mismatch: [Time, Packet] is `",
                        expected.normal_form().ToString(), "`, not Element `", element.ToString(), "`");
   }
-  return RegisterLoadStage{false, Mapping(), element, TrfHalf::kFull, address};
+  return RegisterLoadStage{false, Mapping(), element, "", address};
 }
 
 }  // namespace visa

@@ -24,8 +24,8 @@ enum class StreamPosition { kBegin, kFetch, kSwitch, kCollect, kContraction, kRe
 const char* StreamPositionName(StreamPosition position);  // "Begin", "Fetch", ...
 
 inline constexpr int64_t kFlitBytes = 32;
-inline constexpr int64_t kSlicesPerCluster = 256;
-inline constexpr int64_t kClustersPerChip = 2;
+inline constexpr int kSlicesPerCluster = 256;
+inline constexpr int kClustersPerChip = 2;
 
 struct StreamShape {
   DType dtype = DType::kI8;

@@ -140,7 +140,7 @@ NodeP StrideN(NodeP a, int64_t s) {
 NodeP ModN(NodeP a, int64_t m) { return std::make_shared<Node>(Node{Node::kMod, "", m, PadKind::kTop, std::move(a), nullptr, m}); }
 
 // The normative table (notes 2.2).
-MCell Eval(const Node& n, int64_t i) {
+MCell EvalRaw(const Node& n, int64_t i) {
   if (i < 0 || i >= n.size) return MOob();
   switch (n.op) {
     case Node::kSym:
@@ -148,17 +148,36 @@ MCell Eval(const Node& n, int64_t i) {
     case Node::kBcast:
       return MLive({});
     case Node::kStride:
-      return Eval(*n.a, i * n.n);
+      return EvalRaw(*n.a, i * n.n);
     case Node::kMod:
-      return Eval(*n.a, i % n.a->size);
+      return EvalRaw(*n.a, i % n.a->size);
     case Node::kResize:
-      return Eval(*n.a, i);
+      return EvalRaw(*n.a, i);
     case Node::kPad:
-      return i >= n.a->size ? MPad(n.kind) : Eval(*n.a, i);
+      return i >= n.a->size ? MPad(n.kind) : EvalRaw(*n.a, i);
     case Node::kPair:
-      return Combine(Eval(*n.a, i / n.b->size), Eval(*n.b, i % n.b->size));
+      return Combine(EvalRaw(*n.a, i / n.b->size), EvalRaw(*n.b, i % n.b->size));
   }
   return MOob();
+}
+
+void AxisSizes(const Node& n, std::map<std::string, int64_t>& sizes) {
+  if (n.op == Node::kSym) sizes[n.axis] = n.n;
+  if (n.a) AxisSizes(*n.a, sizes);
+  if (n.b) AxisSizes(*n.b, sizes);
+}
+
+// Project decision (design.md, mapping semantics): digits of one axis can add up past the axis's
+// end; such a position holds no tensor element and reads as (top) padding.
+MCell Eval(const Node& n, int64_t i) {
+  MCell cell = EvalRaw(n, i);
+  if (cell.kind != Cell::Kind::kLive) return cell;
+  std::map<std::string, int64_t> sizes;
+  AxisSizes(n, sizes);
+  for (const auto& [axis, v] : cell.coords) {
+    if (v >= sizes[axis]) return MPad(PadKind::kTop);
+  }
+  return cell;
 }
 
 std::vector<MCell> Enumerate(const Node& n) {

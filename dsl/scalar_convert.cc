@@ -1,5 +1,5 @@
 // Bit-exact scalar conversions the hardware performs (fetch casts, Cast Engine, contraction).
-#include "runtime/scalar_convert.h"
+#include "dsl/scalar_convert.h"
 
 #include <Eigen/Core>
 #include <algorithm>

@@ -1,0 +1,75 @@
+// Interpreter stages: fetch (read, cast, adapter), rearrangements, and stores.
+#include "interp/interpreter.h"
+
+#include "absl/strings/str_cat.h"
+#include "dsl/status_macros.h"
+#include "interp/index_move.h"
+#include "runtime/scalar_convert.h"
+#include "runtime/transfer.h"
+
+namespace visa::interp {
+namespace {
+
+// The source of a fetch as one host image: a tensor's own layout, or two stacked along the
+// interleave axis (tensor 0 is I = 0).
+absl::StatusOr<HostTensor> SourceImage(const std::vector<DmTensor>& inputs, const BeginStage& begin) {
+  ASSIGN_OR_RETURN(HostTensor first, ReadAs(inputs[0], inputs[0].full_mapping()));
+  if (!begin.interleave) return first;
+  ASSIGN_OR_RETURN(HostTensor second, ReadAs(inputs[1], inputs[1].full_mapping()));
+  Mapping stacked = Pair({*begin.interleave, first.mapping()});
+  std::vector<uint32_t> bits = first.ToBits();
+  std::vector<uint32_t> more = second.ToBits();
+  bits.insert(bits.end(), more.begin(), more.end());
+  return HostTensor::FromBits(first.dtype(), stacked, bits);
+}
+
+// The Fetch Adapter on one element: table lookup, zero-point subtraction or type cast.
+absl::StatusOr<uint32_t> Adapt(const FetchStage& stage, uint32_t bits, int64_t tensor) {
+  const FetchAdapter& adapter = stage.adapter;
+  if (!adapter.table.empty()) return adapter.table[bits];
+  if (!adapter.zero_points.empty()) {
+    int32_t value = SignExtend(bits, Bits(stage.in_dtype));
+    ASSIGN_OR_RETURN(int32_t out, ZeroPointSubtract(stage.in_dtype, value, adapter.zero_points[tensor]));
+    return TruncateToBits(out, Bits(stage.out.dtype));
+  }
+  if (stage.in_dtype == stage.out.dtype) return bits;
+  return Convert(ConversionStage::kFetchCast, stage.in_dtype, stage.out.dtype, bits);
+}
+
+}  // namespace
+
+absl::StatusOr<HostTensor> Interpreter::Fetch(const std::vector<DmTensor>& inputs,
+                                              const BeginStage& begin, const FetchStage& stage) {
+  ASSIGN_OR_RETURN(HostTensor source, SourceImage(inputs, begin));
+  ASSIGN_OR_RETURN(HostTensor raw, MoveByIndex(source, stage.out.Full(), {.allow_drop = true}));
+  ASSIGN_OR_RETURN(HostTensor out, HostTensor::Zeros(stage.out.dtype, stage.out.Full()));
+  uint32_t pad_bits = 0;
+  if (stage.adapter.pad_value) {
+    ASSIGN_OR_RETURN(pad_bits, DoubleToBits(stage.out.dtype, *stage.adapter.pad_value));
+  }
+  const Mapping& layout = stage.out.Full();
+  for (int64_t p = 0; p < layout.size(); ++p) {
+    Cell cell = layout.map(p);
+    if (!cell.live()) {
+      RETURN_IF_ERROR(out.SetBits(p, pad_bits));
+      continue;
+    }
+    int64_t tensor = begin.interleave ? cell.index[begin.interleave->axis_names().front()] : 0;
+    ASSIGN_OR_RETURN(uint32_t bits, raw.GetBits(p));
+    ASSIGN_OR_RETURN(uint32_t adapted, Adapt(stage, bits, tensor));
+    RETURN_IF_ERROR(out.SetBits(p, adapted));
+  }
+  return out;
+}
+
+absl::StatusOr<HostTensor> Interpreter::Rearrange(const HostTensor& stream, const StreamShape& out) {
+  return MoveByIndex(stream, out.Full());
+}
+
+absl::StatusOr<DeviceTensor> Interpreter::Store(const HostTensor& stream, Device& device,
+                                                Placement placement) {
+  ASSIGN_OR_RETURN(HostTensor image, MoveByIndex(stream, Pair(placement.levels), {.allow_drop = true}));
+  return WriteAs(image, device, std::move(placement));
+}
+
+}  // namespace visa::interp

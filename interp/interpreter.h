@@ -1,0 +1,18 @@
+// The reference backend: Tensor Unit stages evaluated element by element by tensor index.
+#pragma once
+
+#include "runtime/backend.h"
+
+namespace visa::interp {
+
+class Interpreter : public Backend {
+ public:
+  const char* name() const override { return "interp"; }
+  absl::StatusOr<HostTensor> Fetch(const std::vector<DmTensor>& inputs, const BeginStage& begin,
+                                   const FetchStage& stage) override;
+  absl::StatusOr<HostTensor> Rearrange(const HostTensor& stream, const StreamShape& out) override;
+  absl::StatusOr<DeviceTensor> Store(const HostTensor& stream, Device& device,
+                                     Placement placement) override;
+};
+
+}  // namespace visa::interp

@@ -1,0 +1,184 @@
+// AddressBook: ownership maps per unit, clobber records, collision errors, free-range search.
+#include "runtime/address_book.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "dsl/status_macros.h"
+
+namespace visa {
+
+Tier SpaceOf(Tier tier) { return tier == Tier::kSpm ? Tier::kDm : tier; }
+
+int64_t SpaceOffset(Tier tier) { return tier == Tier::kSpm ? kSpmOffsetInDm : 0; }
+
+std::string UnitName(Tier space, int64_t unit) {
+  switch (space) {
+    case Tier::kHbm:
+      return absl::StrCat("chip ", unit);
+    case Tier::kTrf: {
+      int64_t slice_unit = unit / kTrfRows;
+      return absl::StrCat("chip ", slice_unit / kSlicesPerChip, " cluster ",
+                          slice_unit % kSlicesPerChip / kSlicesPerCluster, " slice ",
+                          slice_unit % kSlicesPerCluster, " row ", unit % kTrfRows);
+    }
+    default:
+      return absl::StrCat("chip ", unit / kSlicesPerChip, " cluster ",
+                          unit % kSlicesPerChip / kSlicesPerCluster, " slice ",
+                          unit % kSlicesPerCluster);
+  }
+}
+
+int64_t AddressBook::Add(std::string name, Tier tier) {
+  int64_t id = next_id_++;
+  Record& record = tensors_[id];
+  record.name = std::move(name);
+  record.tier = tier;
+  return id;
+}
+
+void AddressBook::SetName(int64_t id, std::string name) {
+  auto it = tensors_.find(id);
+  VISA_CHECK(it != tensors_.end(), "naming an unknown tensor");
+  it->second.name = std::move(name);
+}
+
+const std::string& AddressBook::Name(int64_t id) const {
+  auto it = tensors_.find(id);
+  VISA_CHECK(it != tensors_.end(), "an unknown tensor id");
+  return it->second.name;
+}
+
+template <typename Fn>
+void AddressBook::Cut(UnitMap& map, ByteRange range, Fn&& on_piece) {
+  auto it = map.upper_bound(range.begin);
+  if (it != map.begin()) --it;
+  while (it != map.end() && it->first < range.end) {
+    ByteRange piece{it->first, it->second.end};
+    if (!piece.Overlaps(range)) {
+      ++it;
+      continue;
+    }
+    Owned owned = it->second;
+    on_piece(owned.id, piece);
+    it = map.erase(it);
+    // Keep the parts of the piece outside `range` for their owner.
+    if (piece.begin < range.begin) map[piece.begin] = Owned{range.begin, owned.id};
+    if (piece.end > range.end) it = map.emplace(range.end, Owned{piece.end, owned.id}).first;
+  }
+}
+
+void AddressBook::Claim(int64_t id, absl::Span<const int64_t> units, ByteRange range) {
+  auto it = tensors_.find(id);
+  VISA_CHECK(it != tensors_.end(), "claiming for an unknown tensor");
+  Record& record = it->second;
+  const Tier space = SpaceOf(record.tier);
+  const int64_t shift = SpaceOffset(record.tier);
+  ByteRange space_range{range.begin + shift, range.end + shift};
+  record.claim = space_range;
+  record.units.assign(units.begin(), units.end());
+  auto& unit_maps = spaces_[space];
+  for (int64_t unit : units) {
+    UnitMap& map = unit_maps[unit];
+    Cut(map, space_range, [&](int64_t owner, ByteRange) {
+      if (owner == id) return;
+      Record& victim = tensors_.at(owner);
+      victim.clobbers.push_back(Clobber{id, unit, victim.claim, space_range});
+    });
+    map[space_range.begin] = Owned{space_range.end, id};
+  }
+}
+
+std::string AddressBook::Describe(int64_t id, int64_t unit, ByteRange space_range) const {
+  const Record& record = tensors_.at(id);
+  const int64_t shift = SpaceOffset(record.tier);
+  return absl::StrFormat("tensor `%s` (%s %s, bytes [0x%x, 0x%x))", record.name,
+                         TierName(record.tier), UnitName(SpaceOf(record.tier), unit),
+                         space_range.begin - shift, space_range.end - shift);
+}
+
+absl::Status AddressBook::CheckReadable(int64_t id, absl::Span<const int64_t> units,
+                                        ByteRange range) const {
+  auto it = tensors_.find(id);
+  VISA_CHECK(it != tensors_.end(), "reading an unknown tensor");
+  const Record& record = it->second;
+  if (record.released) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "Released tensor: tensor `", record.name, "` was released; its bytes may hold other data"));
+  }
+  const int64_t shift = SpaceOffset(record.tier);
+  ByteRange space_range{range.begin + shift, range.end + shift};
+  std::vector<int64_t> sorted(units.begin(), units.end());
+  std::sort(sorted.begin(), sorted.end());
+  for (const Clobber& c : record.clobbers) {
+    if (!c.writer_range.Overlaps(space_range)) continue;
+    if (!std::binary_search(sorted.begin(), sorted.end(), c.unit)) continue;
+    return absl::FailedPreconditionError(absl::StrCat(
+        "Address Collision: addresses must not collide (manual, \"Execution Contexts\"): ",
+        Describe(id, c.unit, c.victim), " was overwritten by ", Describe(c.writer, c.unit, c.writer_range),
+        ", so it can no longer be read; place the two tensors at non-overlapping addresses (or "
+        "use Address::Any())"));
+  }
+  return absl::OkStatus();
+}
+
+void AddressBook::Release(int64_t id) {
+  auto it = tensors_.find(id);
+  VISA_CHECK(it != tensors_.end(), "releasing an unknown tensor");
+  Record& record = it->second;
+  if (record.released) return;
+  record.released = true;
+  auto space_it = spaces_.find(SpaceOf(record.tier));
+  if (space_it == spaces_.end()) return;
+  for (int64_t unit : record.units) {
+    auto map_it = space_it->second.find(unit);
+    if (map_it == space_it->second.end()) continue;
+    UnitMap& map = map_it->second;
+    std::vector<std::pair<int64_t, Owned>> others;
+    Cut(map, record.claim, [&](int64_t owner, ByteRange piece) {
+      if (owner != id) others.push_back({piece.begin, Owned{piece.end, owner}});
+    });
+    for (auto& [begin, owned] : others) {
+      ByteRange piece{begin, owned.end};
+      ByteRange kept{std::max(piece.begin, record.claim.begin), std::min(piece.end, record.claim.end)};
+      map[kept.begin] = Owned{kept.end, owned.id};
+    }
+  }
+  // Keep only the name: long-running programs release many tensors.
+  record.units = {};
+  record.clobbers = {};
+}
+
+std::optional<int64_t> AddressBook::FindFree(Tier tier, absl::Span<const int64_t> units,
+                                             int64_t bytes, int64_t alignment,
+                                             int64_t limit) const {
+  VISA_CHECK(alignment > 0, "alignment must be positive");
+  const int64_t shift = SpaceOffset(tier);
+  auto space_it = spaces_.find(SpaceOf(tier));
+  auto align_up = [&](int64_t a) { return (a + alignment - 1) / alignment * alignment; };
+  int64_t candidate = 0;
+  while (candidate + bytes <= limit) {
+    ByteRange want{candidate + shift, candidate + bytes + shift};
+    int64_t next = -1;  // the end of the furthest overlapping owned range
+    if (space_it != spaces_.end()) {
+      for (int64_t unit : units) {
+        auto map_it = space_it->second.find(unit);
+        if (map_it == space_it->second.end()) continue;
+        const UnitMap& map = map_it->second;
+        auto it = map.upper_bound(want.begin);
+        if (it != map.begin()) --it;
+        for (; it != map.end() && it->first < want.end; ++it) {
+          if (ByteRange{it->first, it->second.end}.Overlaps(want)) {
+            next = std::max(next, it->second.end - shift);
+          }
+        }
+      }
+    }
+    if (next < 0) return candidate;
+    candidate = align_up(next);
+  }
+  return std::nullopt;
+}
+
+}  // namespace visa

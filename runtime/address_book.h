@@ -1,0 +1,95 @@
+// AddressBook: which device tensor owns which bytes, collisions (clobbering) and free-range search.
+//
+// The manual leaves placement to the programmer ("Addresses must not collide, but they can be
+// non-contiguous", Overview, "Execution Contexts"). Writing over another tensor is not an error by
+// itself (the manual's own examples reuse addresses of tensors that are dead); reading a tensor
+// whose bytes were overwritten by another one is. So every write claims its byte ranges: the
+// previous owners of overlapping bytes are marked clobbered (by whom, where), and a later read of
+// a clobbered range fails with a message naming both tensors and both ranges.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+#include "runtime/tier.h"
+
+namespace visa {
+
+// A half-open byte range [begin, end).
+struct ByteRange {
+  int64_t begin = 0;
+  int64_t end = 0;
+  bool Overlaps(const ByteRange& other) const { return begin < other.end && other.begin < end; }
+  bool operator==(const ByteRange&) const = default;
+};
+
+// The address space of a tier: SPM lives inside DM, so both share DM's byte space.
+Tier SpaceOf(Tier tier);
+// Where address 0 of `tier` lies in its space (kSpmOffsetInDm for SPM, else 0).
+int64_t SpaceOffset(Tier tier);
+
+// "chip 0", "chip 0 cluster 1 slice 7", "chip 0 cluster 1 slice 7 row 3" for a unit of `space`.
+std::string UnitName(Tier space, int64_t unit);
+
+class AddressBook {
+ public:
+  // Registers a tensor (owning nothing yet); returns its id.
+  int64_t Add(std::string name, Tier tier);
+  void SetName(int64_t id, std::string name);
+  const std::string& Name(int64_t id) const;
+  bool Contains(int64_t id) const { return tensors_.contains(id); }
+
+  // Makes `id` the owner of `range` (in its tier's own addresses) in every unit of `units`,
+  // marking the previous owners of overlapping bytes clobbered.
+  void Claim(int64_t id, absl::Span<const int64_t> units, ByteRange range);
+
+  // OK unless `id` was released, or another tensor overwrote part of `range` (own addresses) in
+  // one of `units`; the error names both tensors and both ranges.
+  absl::Status CheckReadable(int64_t id, absl::Span<const int64_t> units, ByteRange range) const;
+
+  // Forgets the tensor's ranges: they become free for Address::Any() and no longer clobber-track.
+  void Release(int64_t id);
+
+  // The lowest multiple of `alignment` a with [a, a + bytes) free in every unit of `units` and
+  // a + bytes <= limit (own addresses of `tier`), or nullopt.
+  std::optional<int64_t> FindFree(Tier tier, absl::Span<const int64_t> units, int64_t bytes,
+                                  int64_t alignment, int64_t limit) const;
+
+ private:
+  struct Clobber {
+    int64_t writer = 0;
+    int64_t unit = 0;
+    ByteRange victim;  // the victim's claimed range (space addresses)
+    ByteRange writer_range;
+  };
+  struct Record {
+    std::string name;
+    Tier tier = Tier::kHbm;
+    ByteRange claim;  // space addresses
+    std::vector<int64_t> units;
+    bool released = false;
+    std::vector<Clobber> clobbers;
+  };
+  struct Owned {
+    int64_t end = 0;
+    int64_t id = 0;
+  };
+  using UnitMap = std::map<int64_t, Owned>;  // begin -> (end, owner), non-overlapping
+
+  // Removes [range] from the unit's ownership map, reporting each removed piece's owner.
+  template <typename Fn>
+  static void Cut(UnitMap& map, ByteRange range, Fn&& on_piece);
+  std::string Describe(int64_t id, int64_t unit, ByteRange space_range) const;
+
+  int64_t next_id_ = 1;
+  absl::flat_hash_map<int64_t, Record> tensors_;
+  absl::flat_hash_map<Tier, absl::flat_hash_map<int64_t, UnitMap>> spaces_;
+};
+
+}  // namespace visa

@@ -1,0 +1,31 @@
+// Backend: how a Context executes the Tensor Unit stages it records (the interpreter implements
+// it; it is the seam where a program-at-a-time JIT plugs in later).
+#pragma once
+
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "runtime/host_tensor.h"
+#include "runtime/program.h"
+#include "runtime/tensor.h"
+
+namespace visa {
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual const char* name() const = 0;
+
+  // The fetched stream (laid out by `stage.out.Full()`, in the output dtype) of the DM tensors:
+  // one, or two alternating along the begin stage's interleave axis.
+  virtual absl::StatusOr<HostTensor> Fetch(const std::vector<DmTensor>& inputs,
+                                           const BeginStage& begin, const FetchStage& stage) = 0;
+  // An engine that only changes which position holds which index (switch, collect, transpose).
+  virtual absl::StatusOr<HostTensor> Rearrange(const HostTensor& stream, const StreamShape& out) = 0;
+  // Writes the stream into a new tensor at `placement` (commit, to_trf, to_vrf); indices the
+  // placement does not hold are dropped (the commit adapter's truncation).
+  virtual absl::StatusOr<DeviceTensor> Store(const HostTensor& stream, Device& device,
+                                             Placement placement) = 0;
+};
+
+}  // namespace visa

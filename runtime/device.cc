@@ -1,0 +1,166 @@
+// Device: sparse per-chip memories, unit addressing and bounds checks.
+#include "runtime/device.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "dsl/status_macros.h"
+
+namespace visa {
+namespace {
+
+constexpr int64_t kHbmPageBytes = 64 * kKiB;   // large pages: HBM tensors are large
+constexpr int64_t kSramPageBytes = 4 * kKiB;   // DM / TRF / VRF pages
+
+int64_t UnitsPerChip(Tier tier) {
+  switch (tier) {
+    case Tier::kHbm: return 1;
+    case Tier::kTrf: return int64_t{kSlicesPerChip} * kTrfRows;
+    default: return kSlicesPerChip;
+  }
+}
+
+}  // namespace
+
+Device::Device(int chips) : chips_(chips) {
+  VISA_CHECK(chips >= 1 && chips <= kMaxChips, "Device needs 1 to kMaxChips chips");
+  for (int c = 0; c < chips; ++c) {
+    hbm_.push_back(std::make_unique<SparseMemory>(kHbmBytesPerChip, kHbmPageBytes));
+    dm_.push_back(std::make_unique<SparseMemory>(kSlicesPerChip * kDmBytesPerSlice, kSramPageBytes));
+    trf_.push_back(std::make_unique<SparseMemory>(
+        int64_t{kSlicesPerChip} * kTrfRows * kTrfRowBytes, kSramPageBytes));
+    vrf_.push_back(std::make_unique<SparseMemory>(kSlicesPerChip * kVrfBytesPerSlice, kSramPageBytes));
+  }
+}
+
+absl::StatusOr<std::unique_ptr<Device>> Device::Create(int chips) {
+  if (chips < 1 || chips > kMaxChips) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Device: a device has 1 to ", kMaxChips, " chips, got ", chips));
+  }
+  return std::make_unique<Device>(chips);
+}
+
+int64_t Device::Units(Tier tier) const {
+  if (tier == Tier::kHost) return 0;
+  return chips_ * UnitsPerChip(tier);
+}
+
+absl::StatusOr<std::pair<SparseMemory*, int64_t>> Device::Locate(Tier tier, int64_t unit,
+                                                                 int64_t address,
+                                                                 int64_t size) const {
+  if (tier == Tier::kHost) {
+    return absl::InvalidArgumentError("Device: host memory is not device memory");
+  }
+  if (unit < 0 || unit >= Units(tier)) {
+    return absl::OutOfRangeError(absl::StrCat("Device: ", TierName(tier), " unit ", unit,
+                                              " does not exist on a ", chips_, "-chip device"));
+  }
+  const int64_t capacity = TierUnitBytes(tier);
+  if (address < 0 || size < 0 || address > capacity || size > capacity - address) {
+    return absl::OutOfRangeError(absl::StrFormat(
+        "Capacity: %s access [0x%x, 0x%x) at %s leaves the %d bytes of the unit",
+        TierName(tier), address, address + size, UnitName(SpaceOf(tier), unit),
+        capacity));
+  }
+  const int64_t chip = unit / UnitsPerChip(tier);
+  const int64_t local = unit % UnitsPerChip(tier);
+  switch (tier) {
+    case Tier::kHbm:
+      return std::make_pair(hbm_[chip].get(), address);
+    case Tier::kDm:
+      return std::make_pair(dm_[chip].get(), local * kDmBytesPerSlice + address);
+    case Tier::kSpm:
+      return std::make_pair(dm_[chip].get(), local * kDmBytesPerSlice + kSpmOffsetInDm + address);
+    case Tier::kTrf:
+      return std::make_pair(trf_[chip].get(), local * kTrfRowBytes + address);
+    case Tier::kVrf:
+      return std::make_pair(vrf_[chip].get(), local * kVrfBytesPerSlice + address);
+    case Tier::kHost:
+      break;
+  }
+  return absl::InternalError("unreachable tier");
+}
+
+absl::Status Device::Read(Tier tier, int64_t unit, int64_t address, absl::Span<uint8_t> out) const {
+  ASSIGN_OR_RETURN(auto located, Locate(tier, unit, address, static_cast<int64_t>(out.size())));
+  return located.first->Read(located.second, out);
+}
+
+absl::Status Device::Write(Tier tier, int64_t unit, int64_t address,
+                           absl::Span<const uint8_t> data) {
+  ASSIGN_OR_RETURN(auto located, Locate(tier, unit, address, static_cast<int64_t>(data.size())));
+  return located.first->Write(located.second, data);
+}
+
+namespace {
+
+absl::Status CheckSlice(SliceId s, int chips) {
+  if (s.chip < 0 || s.chip >= chips || s.cluster < 0 || s.cluster >= kClustersPerChip ||
+      s.slice < 0 || s.slice >= kSlicesPerCluster) {
+    return absl::OutOfRangeError(absl::StrCat("Device: no slice (chip ", s.chip, ", cluster ",
+                                              s.cluster, ", slice ", s.slice, ") on a ", chips,
+                                              "-chip device"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckRow(int row) {
+  if (row < 0 || row >= kTrfRows) {
+    return absl::OutOfRangeError(absl::StrCat("Device: TRF row ", row, " is not in [0, 8)"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status Device::ReadHbm(int chip, int64_t address, absl::Span<uint8_t> out) const {
+  return Read(Tier::kHbm, chip, address, out);
+}
+absl::Status Device::WriteHbm(int chip, int64_t address, absl::Span<const uint8_t> data) {
+  return Write(Tier::kHbm, chip, address, data);
+}
+absl::Status Device::ReadDm(SliceId slice, int64_t address, absl::Span<uint8_t> out) const {
+  RETURN_IF_ERROR(CheckSlice(slice, chips_));
+  return Read(Tier::kDm, slice.unit(), address, out);
+}
+absl::Status Device::WriteDm(SliceId slice, int64_t address, absl::Span<const uint8_t> data) {
+  RETURN_IF_ERROR(CheckSlice(slice, chips_));
+  return Write(Tier::kDm, slice.unit(), address, data);
+}
+absl::Status Device::ReadSpm(SliceId slice, int64_t address, absl::Span<uint8_t> out) const {
+  RETURN_IF_ERROR(CheckSlice(slice, chips_));
+  return Read(Tier::kSpm, slice.unit(), address, out);
+}
+absl::Status Device::WriteSpm(SliceId slice, int64_t address, absl::Span<const uint8_t> data) {
+  RETURN_IF_ERROR(CheckSlice(slice, chips_));
+  return Write(Tier::kSpm, slice.unit(), address, data);
+}
+absl::Status Device::ReadTrf(SliceId slice, int row, int64_t address, absl::Span<uint8_t> out) const {
+  RETURN_IF_ERROR(CheckSlice(slice, chips_));
+  RETURN_IF_ERROR(CheckRow(row));
+  return Read(Tier::kTrf, slice.unit() * kTrfRows + row, address, out);
+}
+absl::Status Device::WriteTrf(SliceId slice, int row, int64_t address,
+                              absl::Span<const uint8_t> data) {
+  RETURN_IF_ERROR(CheckSlice(slice, chips_));
+  RETURN_IF_ERROR(CheckRow(row));
+  return Write(Tier::kTrf, slice.unit() * kTrfRows + row, address, data);
+}
+absl::Status Device::ReadVrf(SliceId slice, int64_t address, absl::Span<uint8_t> out) const {
+  RETURN_IF_ERROR(CheckSlice(slice, chips_));
+  return Read(Tier::kVrf, slice.unit(), address, out);
+}
+absl::Status Device::WriteVrf(SliceId slice, int64_t address, absl::Span<const uint8_t> data) {
+  RETURN_IF_ERROR(CheckSlice(slice, chips_));
+  return Write(Tier::kVrf, slice.unit(), address, data);
+}
+
+int64_t Device::resident_bytes() const {
+  int64_t total = 0;
+  for (const auto* memories : {&hbm_, &dm_, &trf_, &vrf_}) {
+    for (const auto& memory : *memories) total += memory->resident_bytes();
+  }
+  return total;
+}
+
+}  // namespace visa

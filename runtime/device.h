@@ -1,0 +1,85 @@
+// Device: the memories of an N-chip TCP system (HBM, DM with SPM, TRF, VRF) and who owns them.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "runtime/address_book.h"
+#include "runtime/sparse_memory.h"
+#include "runtime/tier.h"
+
+namespace visa {
+
+// One slice of one chip: cluster in [0, 2), slice in [0, 256).
+struct SliceId {
+  int chip = 0;
+  int cluster = 0;
+  int slice = 0;
+  // The slice's unit number: chip * 512 + cluster * 256 + slice.
+  int64_t unit() const {
+    return int64_t{chip} * kSlicesPerChip + int64_t{cluster} * kSlicesPerCluster + slice;
+  }
+};
+
+// Per chip: 48 GB of HBM; 2 clusters x 256 slices, each slice with 512 KB of DM (whose top
+// 64 KB is the SPM), a TRF of 8 rows x 8 KB and an 8 KB VRF. All memories are sparse: unwritten
+// bytes read as zero and only written pages take host memory.
+//
+// Memory is addressed per unit: a chip for HBM, a slice for DM / SPM / VRF, a slice's row for TRF
+// (unit = slice unit * 8 + row). Every access is bounds-checked and returns OutOfRange when it
+// leaves the unit.
+class Device {
+ public:
+  // `chips` must be in [1, kMaxChips] (use Create for unchecked input).
+  explicit Device(int chips);
+  static absl::StatusOr<std::unique_ptr<Device>> Create(int chips);
+
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+
+  int chips() const { return chips_; }
+
+  // Units of `tier` on the whole device (HBM: chips; DM/SPM/VRF: chips * 512; TRF: chips * 4096).
+  int64_t Units(Tier tier) const;
+
+  // Generic byte access: `address` is in the tier's own addresses (SPM address 0 is the first SPM
+  // byte), `unit` as above.
+  absl::Status Read(Tier tier, int64_t unit, int64_t address, absl::Span<uint8_t> out) const;
+  absl::Status Write(Tier tier, int64_t unit, int64_t address, absl::Span<const uint8_t> data);
+
+  // Named forms of the same accesses.
+  absl::Status ReadHbm(int chip, int64_t address, absl::Span<uint8_t> out) const;
+  absl::Status WriteHbm(int chip, int64_t address, absl::Span<const uint8_t> data);
+  absl::Status ReadDm(SliceId slice, int64_t address, absl::Span<uint8_t> out) const;
+  absl::Status WriteDm(SliceId slice, int64_t address, absl::Span<const uint8_t> data);
+  absl::Status ReadSpm(SliceId slice, int64_t address, absl::Span<uint8_t> out) const;
+  absl::Status WriteSpm(SliceId slice, int64_t address, absl::Span<const uint8_t> data);
+  absl::Status ReadTrf(SliceId slice, int row, int64_t address, absl::Span<uint8_t> out) const;
+  absl::Status WriteTrf(SliceId slice, int row, int64_t address, absl::Span<const uint8_t> data);
+  absl::Status ReadVrf(SliceId slice, int64_t address, absl::Span<uint8_t> out) const;
+  absl::Status WriteVrf(SliceId slice, int64_t address, absl::Span<const uint8_t> data);
+
+  // Host bytes the written pages of all memories take.
+  int64_t resident_bytes() const;
+
+  // Ownership of device bytes by tensors (collisions, Address::Any placement).
+  AddressBook& book() { return book_; }
+  const AddressBook& book() const { return book_; }
+
+ private:
+  // Checks tier, unit and the range against the unit's capacity; returns the backing memory and
+  // the linear address inside it.
+  absl::StatusOr<std::pair<SparseMemory*, int64_t>> Locate(Tier tier, int64_t unit, int64_t address,
+                                                            int64_t size) const;
+
+  int chips_;
+  // One memory per chip and space; units are laid out back to back inside it.
+  std::vector<std::unique_ptr<SparseMemory>> hbm_, dm_, trf_, vrf_;
+  AddressBook book_;
+};
+
+}  // namespace visa

@@ -1,0 +1,199 @@
+// DMA moves: context rules, DMA alignment, the SPM same-chip rule, and the member-function forms.
+#include "runtime/dma.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "dsl/status_macros.h"
+#include "runtime/device.h"
+#include "runtime/tensor_rules.h"
+
+namespace visa {
+
+// Records the outcome of a move in its context.
+class DmaAccess {
+ public:
+  static void Record(Dma& dma, const TransferReport& report) {
+    dma.last_ = report;
+    ++dma.moves_;
+  }
+};
+
+namespace {
+
+bool IsSram(Tier tier) { return tier == Tier::kDm || tier == Tier::kSpm; }
+
+std::string MoveName(Tier from, Tier to) { return absl::StrCat(TierName(from), " -> ", TierName(to)); }
+
+// The context table of dma.h.
+absl::Status CheckContext(const Dma& dma, Tier from, Tier to) {
+  if (from == Tier::kTrf || from == Tier::kVrf || to == Tier::kTrf || to == Tier::kVrf) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "DMA Context: ", MoveName(from, to), " is not a DMA move; TRF and VRF are loaded through "
+        "the Tensor Unit (`to_trf`, `to_vrf`), and DMA moves between HBM, DM and SPM (manual, "
+        "\"Moving Tensors\")"));
+  }
+  const bool host = from == Tier::kHost || to == Tier::kHost;
+  if (host && dma.kind() != Dma::Kind::kPcie) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "DMA Context: ", MoveName(from, to), " crosses PCIe between host and device and needs the "
+        "PCIe DMA context (`ctx.pdma`), got `", dma.name(), "`"));
+  }
+  if (host && (IsSram(from) || IsSram(to))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "DMA Context: ", MoveName(from, to), " is not a move; the host reaches DM only through HBM"));
+  }
+  if ((IsSram(from) || IsSram(to)) && dma.kind() != Dma::Kind::kTensor) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "DMA Context: ", MoveName(from, to), " reads or writes on-chip SRAM and needs the Tensor "
+        "DMA context (`ctx.tdma`), got `", dma.name(), "`"));
+  }
+  return absl::OkStatus();
+}
+
+// DMA Engine alignment: DM / SPM writes 8 bytes, HBM -> DM also the read address.
+absl::Status CheckDmaAlignment(Tier from, int64_t read_address, Tier to, int64_t write_address) {
+  constexpr int64_t kAlign = 8;
+  if (IsSram(to) && write_address % kAlign != 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "DMA Alignment: the %s write address must be a multiple of 8 bytes (SRAM banks write "
+        "8-byte units; manual, \"DMA Engine\" > Alignment Constraints), got 0x%x",
+        TierName(to), write_address));
+  }
+  if (from == Tier::kHbm && IsSram(to) && read_address % kAlign != 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "DMA Alignment: HBM-to-%s transfers need an 8-byte aligned read address (manual, \"DMA "
+        "Engine\" > Alignment Constraints), got 0x%x",
+        TierName(to), read_address));
+  }
+  return absl::OkStatus();
+}
+
+// Where a handle's first element starts (a view starts inside its tensor); -1 when it does not
+// start on a byte.
+int64_t ReadAddress(const DeviceTensor& t) {
+  const int64_t bits = StorageBits(t.dtype()) * t.window_offset();
+  return bits % 8 == 0 ? t.address() + bits / 8 : -1;
+}
+
+absl::Status CheckSpmChip(Tier from, Tier to, const TransferReport& report) {
+  if (!report.crosses_chips || (from != Tier::kSpm && to != Tier::kSpm)) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "SPM: ", MoveName(from, to), " moves elements to another chip, but SPM transfers are "
+      "restricted to the same chip (manual, \"DMA Engine\" > Performance); keep the Chip mapping "
+      "or go through HBM"));
+}
+
+}  // namespace
+
+absl::StatusOr<DeviceTensor> Move(Dma& dma, const DeviceTensor& src, const Destination& dst) {
+  RETURN_IF_ERROR(CheckContext(dma, src.tier(), dst.tier));
+  ASSIGN_OR_RETURN(Placement placement,
+                   Place(dma.device(), src.dtype(), dst.tier, dst.levels, dst.address));
+  const int64_t read = ReadAddress(src);
+  RETURN_IF_ERROR(CheckDmaAlignment(src.tier(), read < 0 ? 1 : read, dst.tier, placement.address));
+  TransferReport report;
+  auto check = [&](const TransferReport& r) { return CheckSpmChip(src.tier(), dst.tier, r); };
+  ASSIGN_OR_RETURN(DeviceTensor out,
+                   TransferToDevice(src, dma.device(), std::move(placement), check, &report));
+  DmaAccess::Record(dma, report);
+  return out;
+}
+
+absl::StatusOr<DeviceTensor> Move(Dma& dma, const HostTensor& src, const Destination& dst) {
+  RETURN_IF_ERROR(CheckContext(dma, Tier::kHost, dst.tier));
+  ASSIGN_OR_RETURN(Placement placement,
+                   Place(dma.device(), src.dtype(), dst.tier, dst.levels, dst.address));
+  TransferReport report;
+  auto check = [](const TransferReport&) { return absl::OkStatus(); };
+  ASSIGN_OR_RETURN(DeviceTensor out,
+                   TransferToDevice(src, dma.device(), std::move(placement), check, &report));
+  DmaAccess::Record(dma, report);
+  return out;
+}
+
+absl::StatusOr<HostTensor> MoveToHost(Dma& dma, const DeviceTensor& src, const Mapping& element) {
+  RETURN_IF_ERROR(CheckContext(dma, src.tier(), Tier::kHost));
+  if (&dma.device() != &src.device()) {
+    return absl::InvalidArgumentError("DMA Context: the context is bound to another device");
+  }
+  RETURN_IF_ERROR(element.status());
+  TransferReport report;
+  auto check = [](const TransferReport&) { return absl::OkStatus(); };
+  ASSIGN_OR_RETURN(HostTensor out, TransferToHost(src, element, check, &report));
+  DmaAccess::Record(dma, report);
+  return out;
+}
+
+// ---- Member forms --------------------------------------------------------------------------
+
+absl::StatusOr<HbmTensor> HostTensor::to_hbm(Dma& pdma, Address address, const Mapping& chip,
+                                             const Mapping& element) const {
+  ASSIGN_OR_RETURN(DeviceTensor t, Move(pdma, *this, Destination{Tier::kHbm, address, {chip, element}}));
+  return HbmTensor(std::move(t));
+}
+
+absl::StatusOr<HostTensor> HbmTensor::to_host(Dma& pdma, const Mapping& element) const {
+  return MoveToHost(pdma, *this, element);
+}
+
+absl::StatusOr<HbmTensor> HbmTensor::to_hbm(Dma& dma, Address address, const Mapping& element) const {
+  return to_hbm(dma, address, chip(), element);
+}
+
+absl::StatusOr<HbmTensor> HbmTensor::to_hbm(Dma& dma, Address address, const Mapping& chip,
+                                            const Mapping& element) const {
+  ASSIGN_OR_RETURN(DeviceTensor t, Move(dma, *this, Destination{Tier::kHbm, address, {chip, element}}));
+  return HbmTensor(std::move(t));
+}
+
+absl::StatusOr<DmTensor> HbmTensor::to_dm(Dma& tdma, Address address, const Mapping& cluster,
+                                          const Mapping& slice, const Mapping& element) const {
+  return to_dm(tdma, address, chip(), cluster, slice, element);
+}
+
+absl::StatusOr<DmTensor> HbmTensor::to_dm(Dma& tdma, Address address, const Mapping& chip,
+                                          const Mapping& cluster, const Mapping& slice,
+                                          const Mapping& element) const {
+  ASSIGN_OR_RETURN(DeviceTensor t, Move(tdma, *this, Destination{Tier::kDm, address,
+                                                                 {chip, cluster, slice, element}}));
+  return DmTensor(std::move(t));
+}
+
+absl::StatusOr<DmTensor> HbmTensor::to_spm(Dma& tdma, Address address, const Mapping& cluster,
+                                           const Mapping& slice, const Mapping& element) const {
+  ASSIGN_OR_RETURN(DeviceTensor t, Move(tdma, *this, Destination{Tier::kSpm, address,
+                                                                 {chip(), cluster, slice, element}}));
+  return DmTensor(std::move(t));
+}
+
+absl::StatusOr<HbmTensor> DmTensor::to_hbm(Dma& tdma, Address address, const Mapping& element) const {
+  return to_hbm(tdma, address, chip(), element);
+}
+
+absl::StatusOr<HbmTensor> DmTensor::to_hbm(Dma& tdma, Address address, const Mapping& chip,
+                                           const Mapping& element) const {
+  ASSIGN_OR_RETURN(DeviceTensor t, Move(tdma, *this, Destination{Tier::kHbm, address, {chip, element}}));
+  return HbmTensor(std::move(t));
+}
+
+absl::StatusOr<DmTensor> DmTensor::to_dm(Dma& tdma, Address address, const Mapping& cluster,
+                                         const Mapping& slice, const Mapping& element) const {
+  return to_dm(tdma, address, chip(), cluster, slice, element);
+}
+
+absl::StatusOr<DmTensor> DmTensor::to_dm(Dma& tdma, Address address, const Mapping& chip,
+                                         const Mapping& cluster, const Mapping& slice,
+                                         const Mapping& element) const {
+  ASSIGN_OR_RETURN(DeviceTensor t, Move(tdma, *this, Destination{Tier::kDm, address,
+                                                                 {chip, cluster, slice, element}}));
+  return DmTensor(std::move(t));
+}
+
+absl::StatusOr<DmTensor> DmTensor::to_spm(Dma& tdma, Address address, const Mapping& cluster,
+                                          const Mapping& slice, const Mapping& element) const {
+  ASSIGN_OR_RETURN(DeviceTensor t, Move(tdma, *this, Destination{Tier::kSpm, address,
+                                                                 {chip(), cluster, slice, element}}));
+  return DmTensor(std::move(t));
+}
+
+}  // namespace visa

@@ -1,0 +1,69 @@
+// DMA contexts and the explicit-address moves between host, HBM, DM and SPM.
+//
+// Each move is the identity on the mathematical tensor while changing its layout (manual, "Tensor
+// Functions", "DMA Engine"); the data path is transfer.h. Which context may run which move:
+//
+//   move                                   tdma (Tensor DMA)   pdma (PCIe DMA)
+//   host -> HBM, HBM -> host               no                  yes
+//   HBM -> HBM (same chip or across)       yes                 yes
+//   any move reading or writing DM / SPM   yes                 no
+//   TRF, VRF                               no (the Tensor Unit writes them: to_trf / to_vrf)
+//
+// SPM transfers stay on their chip (manual, "DMA Engine" > Performance: "Restricted to same-chip
+// transfers"). Moves that write DM / SPM need an 8-byte aligned destination address, and HBM -> DM
+// also an 8-byte aligned source address (manual, "DMA Engine" > Alignment Constraints); the packet
+// size part of those rules depends on the sequencer configuration and is checked there.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "dsl/mapping.h"
+#include "runtime/address.h"
+#include "runtime/host_tensor.h"
+#include "runtime/tensor.h"
+#include "runtime/transfer.h"
+
+namespace visa {
+
+class Device;
+
+// A DMA context of the manual's `Context` (`ctx.tdma`, `ctx.pdma`), bound to a device.
+class Dma {
+ public:
+  enum class Kind { kTensor, kPcie };
+
+  Dma(Device& device, Kind kind) : device_(&device), kind_(kind) {}
+  static Dma Tensor(Device& device) { return Dma(device, Kind::kTensor); }
+  static Dma Pcie(Device& device) { return Dma(device, Kind::kPcie); }
+
+  Kind kind() const { return kind_; }
+  Device& device() const { return *device_; }
+  const char* name() const { return kind_ == Kind::kTensor ? "tdma" : "pdma"; }
+
+  // What the last successful move did (elements, bytes, whether it crossed chips).
+  const TransferReport& last() const { return last_; }
+  int64_t moves() const { return moves_; }
+
+ private:
+  friend class DmaAccess;
+  Device* device_;
+  Kind kind_;
+  TransferReport last_;
+  int64_t moves_ = 0;
+};
+
+// The destination of a move: its tier, address and level mappings (see tensor_rules.h).
+struct Destination {
+  Tier tier = Tier::kHbm;
+  Address address = Address::Any();
+  std::vector<Mapping> levels;
+};
+
+// The general forms behind the member functions of HostTensor, HbmTensor and DmTensor.
+absl::StatusOr<DeviceTensor> Move(Dma& dma, const DeviceTensor& src, const Destination& dst);
+absl::StatusOr<DeviceTensor> Move(Dma& dma, const HostTensor& src, const Destination& dst);
+absl::StatusOr<HostTensor> MoveToHost(Dma& dma, const DeviceTensor& src, const Mapping& element);
+
+}  // namespace visa

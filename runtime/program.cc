@@ -1,0 +1,50 @@
+// Program text form and hash.
+#include "runtime/program.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace visa {
+
+std::string DescribeStage(const Stage& stage) {
+  struct Describer {
+    std::string operator()(const BeginStage& s) const {
+      std::string text = absl::StrCat("begin ", s.shape.ToString());
+      if (s.interleave) absl::StrAppend(&text, " interleaved over [", s.interleave->ToString(), "]");
+      return text;
+    }
+    std::string operator()(const FetchStage& s) const { return s.Describe(); }
+    std::string operator()(const CollectStage& s) const { return s.Describe(); }
+    std::string operator()(const CommitStage& s) const { return s.Describe(); }
+    std::string operator()(const RegisterLoadStage& s) const { return s.Describe(); }
+  };
+  return std::visit(Describer{}, stage);
+}
+
+std::string Program::ToText() const {
+  std::string text;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (const auto* dma = std::get_if<DmaOp>(&ops[i].body)) {
+      absl::StrAppend(&text, "op ", i, ": dma ", dma->context, " ", dma->src.text, " -> ",
+                      dma->dst.text, "\n");
+      continue;
+    }
+    const auto& pipe = std::get<PipelineOp>(ops[i].body);
+    absl::StrAppend(&text, "op ", i, ": pipeline ", TuContextName(pipe.context), "\n");
+    for (const TensorRef& in : pipe.inputs) absl::StrAppend(&text, "  input ", in.text, "\n");
+    for (const Stage& stage : pipe.stages) absl::StrAppend(&text, "  ", DescribeStage(stage), "\n");
+    absl::StrAppend(&text, "  output ", pipe.output.text, "\n");
+  }
+  return text;
+}
+
+uint64_t Program::Hash() const {
+  uint64_t hash = 1469598103934665603ull;
+  for (unsigned char c : ToText()) {
+    hash ^= c;
+    hash *= 1099511628211ull;
+  }
+  return hash;
+}
+
+}  // namespace visa

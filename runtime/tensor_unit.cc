@@ -1,0 +1,192 @@
+// The Tensor Unit pipeline builder: position rules, engine planning, recording and execution.
+#include "runtime/tensor_unit.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "dsl/status_macros.h"
+
+namespace visa {
+namespace {
+
+// Which calls may follow each position (manual, "Tensor Unit Stream" and each engine's page).
+std::vector<std::string> AllowedAfter(StreamPosition position) {
+  switch (position) {
+    case StreamPosition::kBegin:
+      return {"fetch", "fetch_with_zero_point", "fetch_with_zero_points", "fetch_with_table", "fetch_masked"};
+    case StreamPosition::kFetch:
+      return {"switch", "collect"};
+    case StreamPosition::kSwitch:
+      return {"collect"};
+    case StreamPosition::kCollect:
+      return {"cast", "transpose", "commit", "to_trf", "to_vrf"};
+    case StreamPosition::kCast:
+      return {"transpose", "commit"};
+    case StreamPosition::kTranspose:
+      return {"commit"};
+    default:
+      return {"commit"};
+  }
+}
+
+TensorRef RefOf(const DeviceTensor& tensor) { return TensorRef{tensor.ToString(), tensor.id()}; }
+
+}  // namespace
+
+Context::Context(Device& device, Backend& backend)
+    : main(this, TuContextKind::kMain),
+      sub(this, TuContextKind::kSub),
+      tdma(Dma::Tensor(device)),
+      pdma(Dma::Pcie(device)),
+      device_(&device),
+      backend_(&backend) {}
+
+Stream TensorUnit::begin(const DmTensor& input) {
+  Stream stream(ctx_, kind_);
+  stream.op_.context = kind_;
+  absl::Status readable = input.CheckReadable();
+  if (!readable.ok()) return std::move(stream).Fail(readable);
+  std::vector<Mapping> levels = input.levels();
+  stream.shape_ = StreamShape{input.dtype(), levels[0], levels[1], levels[2], Mapping(), input.element()};
+  stream.inputs_ = {input};
+  stream.op_.inputs = {RefOf(input)};
+  stream.op_.stages.push_back(BeginStage{stream.shape_, std::nullopt});
+  return stream;
+}
+
+Stream TensorUnit::begin_interleaved(const Mapping& axis, const DmTensor& lhs, const DmTensor& rhs) {
+  Stream stream = begin(lhs);
+  if (!stream.status_.ok()) return stream;
+  if (!axis.ok() || axis.size() != 2 || axis.kind() != Mapping::Kind::kSymbol) {
+    return std::move(stream).Fail(absl::InvalidArgumentError(absl::StrCat(
+        "begin_interleaved: the interleave axis must be one axis of size 2 (`I = 2`), got `",
+        axis.ToString(), "`")));
+  }
+  if (!(lhs.full_mapping() == rhs.full_mapping()) || lhs.dtype() != rhs.dtype()) {
+    return std::move(stream).Fail(absl::InvalidArgumentError(absl::StrCat(
+        "begin_interleaved: both tensors need identical mappings and dtype: ", lhs.ToString(), " vs ",
+        rhs.ToString())));
+  }
+  absl::Status readable = rhs.CheckReadable();
+  if (!readable.ok()) return std::move(stream).Fail(readable);
+  stream.shape_.time = axis;
+  stream.inputs_.push_back(rhs);
+  stream.op_.inputs.push_back(RefOf(rhs));
+  stream.op_.stages[0] = BeginStage{stream.shape_, axis};
+  return stream;
+}
+
+bool Stream::Allow(absl::string_view call) {
+  if (!status_.ok()) return false;
+  std::vector<std::string> allowed = AllowedAfter(position_);
+  if (std::find(allowed.begin(), allowed.end(), call) != allowed.end()) return true;
+  status_ = absl::FailedPreconditionError(absl::StrCat(
+      "`", call, "` is not allowed after ", StreamPositionName(position_), " (", TuContextName(kind_),
+      " context); allowed here: ", absl::StrJoin(allowed, ", ")));
+  return false;
+}
+
+Stream Stream::Fail(absl::Status status) && {
+  status_ = std::move(status);
+  return std::move(*this);
+}
+
+Stream Stream::FetchWith(DType out, const Mapping& time, const Mapping& packet, FetchAdapter adapter) && {
+  const BeginStage& begin = std::get<BeginStage>(op_.stages.front());
+  const Mapping* interleave = begin.interleave ? &*begin.interleave : nullptr;
+  absl::StatusOr<FetchStage> stage =
+      PlanFetchStage(shape_, interleave, kind_, out, time, packet, std::move(adapter));
+  if (!stage.ok()) return std::move(*this).Fail(stage.status());
+  absl::StatusOr<HostTensor> data = ctx_->backend().Fetch(inputs_, begin, *stage);
+  if (!data.ok()) return std::move(*this).Fail(data.status());
+  data_ = *std::move(data);
+  shape_ = stage->out;
+  position_ = StreamPosition::kFetch;
+  op_.stages.push_back(*std::move(stage));
+  return std::move(*this);
+}
+
+Stream Stream::fetch(DType out, const Mapping& time, const Mapping& packet) && {
+  if (!Allow("fetch")) return std::move(*this);
+  return std::move(*this).FetchWith(out, time, packet, {});
+}
+
+Stream Stream::fetch_with_zero_point(DType out, int32_t zero_point, const Mapping& time,
+                                     const Mapping& packet) && {
+  if (!Allow("fetch_with_zero_point")) return std::move(*this);
+  return std::move(*this).FetchWith(out, time, packet, FetchAdapter{{zero_point}, {}, std::nullopt});
+}
+
+Stream Stream::fetch_with_zero_points(DType out, int32_t lhs, int32_t rhs, const Mapping& time,
+                                      const Mapping& packet) && {
+  if (!Allow("fetch_with_zero_points")) return std::move(*this);
+  return std::move(*this).FetchWith(out, time, packet, FetchAdapter{{lhs, rhs}, {}, std::nullopt});
+}
+
+Stream Stream::fetch_with_table(DType out, std::vector<uint32_t> table, const Mapping& time,
+                                const Mapping& packet) && {
+  if (!Allow("fetch_with_table")) return std::move(*this);
+  return std::move(*this).FetchWith(out, time, packet, FetchAdapter{{}, std::move(table), std::nullopt});
+}
+
+Stream Stream::fetch_masked(DType out, double pad_value, const Mapping& time, const Mapping& packet) && {
+  if (!Allow("fetch_masked")) return std::move(*this);
+  return std::move(*this).FetchWith(out, time, packet, FetchAdapter{{}, {}, pad_value});
+}
+
+Stream Stream::collect(const Mapping& time, const Mapping& packet) && {
+  if (!Allow("collect")) return std::move(*this);
+  absl::StatusOr<CollectStage> stage = PlanCollect(shape_, time, packet);
+  if (!stage.ok()) return std::move(*this).Fail(stage.status());
+  absl::StatusOr<HostTensor> data = ctx_->backend().Rearrange(*data_, stage->out);
+  if (!data.ok()) return std::move(*this).Fail(data.status());
+  data_ = *std::move(data);
+  shape_ = stage->out;
+  position_ = StreamPosition::kCollect;
+  op_.stages.push_back(*std::move(stage));
+  return std::move(*this);
+}
+
+absl::StatusOr<DeviceTensor> Stream::Finish(Stage stage, Placement placement) {
+  ASSIGN_OR_RETURN(DeviceTensor out, ctx_->backend().Store(*data_, ctx_->device(), std::move(placement)));
+  op_.stages.push_back(std::move(stage));
+  op_.output = RefOf(out);
+  ctx_->Record(Op{std::move(op_)});
+  return out;
+}
+
+absl::StatusOr<DmTensor> Stream::commit(const Mapping& element, Address address) && {
+  if (!Allow("commit")) return status_;
+  ASSIGN_OR_RETURN(CommitStage stage, PlanCommitStage(shape_, position_, kind_, element));
+  ASSIGN_OR_RETURN(Placement placement,
+                   Place(ctx_->device(), shape_.dtype, Tier::kDm,
+                         {shape_.chip, shape_.cluster, shape_.slice, element}, address));
+  ASSIGN_OR_RETURN(DeviceTensor out, Finish(std::move(stage), std::move(placement)));
+  return DmTensor(std::move(out));
+}
+
+absl::StatusOr<TrfTensor> Stream::to_trf(const Mapping& row, const Mapping& element, TrfAddress address) && {
+  if (!Allow("to_trf")) return status_;
+  ASSIGN_OR_RETURN(RegisterLoadStage stage,
+                   PlanToTrf(shape_, position_, kind_, row, element, TrfAddressName(address),
+                             TrfAddressCapacity(address)));
+  ASSIGN_OR_RETURN(Placement placement,
+                   Place(ctx_->device(), shape_.dtype, Tier::kTrf,
+                         {shape_.chip, shape_.cluster, shape_.slice, row, element},
+                         Address::At(TrfAddressBase(address)), address));
+  ASSIGN_OR_RETURN(DeviceTensor out, Finish(std::move(stage), std::move(placement)));
+  return TrfTensor(std::move(out));
+}
+
+absl::StatusOr<VrfTensor> Stream::to_vrf(const Mapping& element, int64_t address) && {
+  if (!Allow("to_vrf")) return status_;
+  ASSIGN_OR_RETURN(RegisterLoadStage stage, PlanToVrf(shape_, position_, kind_, element, address));
+  ASSIGN_OR_RETURN(Placement placement,
+                   Place(ctx_->device(), shape_.dtype, Tier::kVrf,
+                         {shape_.chip, shape_.cluster, shape_.slice, element}, Address::At(address)));
+  ASSIGN_OR_RETURN(DeviceTensor out, Finish(std::move(stage), std::move(placement)));
+  return VrfTensor(std::move(out));
+}
+
+}  // namespace visa

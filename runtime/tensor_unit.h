@@ -1,0 +1,114 @@
+// The kernel-facing API of the Tensor Unit: a Context with `main`, `sub`, `tdma` and `pdma`, and
+// engine chains that read like the manual:
+//
+//   ctx.main.begin(dm.view()).fetch(DType::kI32, T, P).collect(T, P).commit(E, 1024)
+//
+// Every call checks the engine's rules on the stream it receives, derives the hardware
+// configuration, records it in the context's Program, and runs it on the context's backend. A
+// call that breaks a rule (or comes at a position where the pipeline does not allow it) makes the
+// stream invalid; later calls pass the error along and the chain's final call (commit, to_trf,
+// to_vrf) returns it, so the error names the call that broke the rule.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "dsl/stream.h"
+#include "runtime/address.h"
+#include "runtime/backend.h"
+#include "runtime/device.h"
+#include "runtime/dma.h"
+#include "runtime/program.h"
+#include "runtime/tensor.h"
+
+namespace visa {
+
+class Context;
+
+// A stream between two engines, as a value: its shape, position, the op being recorded and the
+// data (the backend's image of the stream).
+class Stream {
+ public:
+  // Fetch Engine (with the adapter's stages as options).
+  Stream fetch(DType out, const Mapping& time, const Mapping& packet) &&;
+  Stream fetch_with_zero_point(DType out, int32_t zero_point, const Mapping& time,
+                               const Mapping& packet) &&;
+  Stream fetch_with_zero_points(DType out, int32_t lhs, int32_t rhs, const Mapping& time,
+                                const Mapping& packet) &&;
+  Stream fetch_with_table(DType out, std::vector<uint32_t> table, const Mapping& time,
+                          const Mapping& packet) &&;
+  // Masking: padded packet positions read as `pad_value` instead of an arbitrary value.
+  Stream fetch_masked(DType out, double pad_value, const Mapping& time, const Mapping& packet) &&;
+  // Collect Engine.
+  Stream collect(const Mapping& time, const Mapping& packet) &&;
+  // Commit Engine: a new DM tensor with Element `element` at `address` (same Chip, Cluster, Slice).
+  absl::StatusOr<DmTensor> commit(const Mapping& element, Address address) &&;
+  // Register files (sub context).
+  absl::StatusOr<TrfTensor> to_trf(const Mapping& row, const Mapping& element,
+                                   TrfAddress address = TrfAddress::kFull) &&;
+  absl::StatusOr<VrfTensor> to_vrf(const Mapping& element, int64_t address) &&;
+
+  const absl::Status& status() const { return status_; }
+  StreamPosition position() const { return position_; }
+  const StreamShape& shape() const { return shape_; }
+
+ private:
+  friend class TensorUnit;
+  Stream(Context* ctx, TuContextKind kind) : ctx_(ctx), kind_(kind) {}
+
+  // Fails the stream unless `call` may follow the current position.
+  bool Allow(absl::string_view call);
+  Stream Fail(absl::Status status) &&;
+  Stream FetchWith(DType out, const Mapping& time, const Mapping& packet, FetchAdapter adapter) &&;
+  absl::StatusOr<DeviceTensor> Finish(Stage stage, Placement placement);
+
+  Context* ctx_;
+  TuContextKind kind_;
+  StreamPosition position_ = StreamPosition::kBegin;
+  StreamShape shape_;
+  absl::Status status_;
+  std::vector<DmTensor> inputs_;
+  PipelineOp op_;
+  std::optional<HostTensor> data_;
+};
+
+// `ctx.main` or `ctx.sub`.
+class TensorUnit {
+ public:
+  Stream begin(const DmTensor& input);
+  // Two tensors with identical mappings alternating along `axis` (I = 2), an outer Time term.
+  Stream begin_interleaved(const Mapping& axis, const DmTensor& lhs, const DmTensor& rhs);
+
+ private:
+  friend class Context;
+  TensorUnit(Context* ctx, TuContextKind kind) : ctx_(ctx), kind_(kind) {}
+  Context* ctx_;
+  TuContextKind kind_;
+};
+
+class Context {
+ public:
+  Context(Device& device, Backend& backend);
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  TensorUnit main;
+  TensorUnit sub;
+  Dma tdma;
+  Dma pdma;
+
+  Device& device() const { return *device_; }
+  Backend& backend() const { return *backend_; }
+  const Program& program() const { return program_; }
+  void Record(Op op) { program_.ops.push_back(std::move(op)); }
+
+ private:
+  Device* device_;
+  Backend* backend_;
+  Program program_;
+};
+
+}  // namespace visa
