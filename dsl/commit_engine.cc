@@ -30,7 +30,7 @@ absl::StatusOr<CommitStage> PlanCommitStage(const StreamShape& in, StreamPositio
                        " bytes (packet `", in.packet.ToString(), "`; collect it first)");
   }
   absl::StatusOr<SequencerConfig> sequencer =
-      DeriveSequencer(element, in.time, in.packet, SequencerMode::kCommit);
+      DeriveSequencer(element, in.time, in.packet, SequencerMode::kCommit, 64 / WireBits(in.dtype));
   if (!sequencer.ok()) {
     return EngineError("Commit", "cannot write Time `", in.time.ToString(), "`, Packet `",
                        in.packet.ToString(), "` into the DM Element `", element.ToString(), "`: ",

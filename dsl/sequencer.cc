@@ -77,7 +77,7 @@ absl::StatusOr<BufferDigits> DigitsOf(const Mapping& buffer) {
 
 // Entries, innermost first, that realize one stream digit.
 absl::StatusOr<std::vector<SequencerEntry>> MatchDigit(const Factor& digit, const BufferDigits& buf,
-                                                       bool truncate) {
+                                                       bool truncate, int64_t granule) {
   std::string label = DigitLabel(digit);
   if (digit.axis.empty() || !buf.HasAxis(digit.axis)) {
     return std::vector<SequencerEntry>{{digit.count, 0, label}};  // broadcast
@@ -100,13 +100,16 @@ absl::StatusOr<std::vector<SequencerEntry>> MatchDigit(const Factor& digit, cons
     }
     int64_t step = coef / b->coef;  // buffer digit values per stream digit value
     stride *= step;
+    // The commit adapter keeps the leading values that fit the buffer digit (its padding too:
+    // writing stream padding onto buffer padding is harmless, and keeps writes whole).
+    int64_t fits = (b->count + step - 1) / step;
+    int64_t kept = std::min({count, fits, (live + granule - 1) / granule * granule});
     if (step * (live - 1) < b->live) {  // every live value falls inside this buffer digit
-      int64_t size = truncate ? live : count;
-      entries.push_back({size, stride, label});
+      entries.push_back({truncate ? kept : count, stride, label});
       return entries;
     }
-    if (truncate) {  // the commit adapter keeps the leading values the buffer holds
-      entries.push_back({(b->live + step - 1) / step, stride, label});
+    if (truncate) {
+      entries.push_back({kept, stride, label});
       return entries;
     }
     // The digit runs past this buffer digit: split it where the buffer digit's live values end.
@@ -125,7 +128,7 @@ absl::StatusOr<std::vector<SequencerEntry>> MatchDigit(const Factor& digit, cons
 
 // Entries for one stream term (innermost first).
 absl::StatusOr<std::vector<SequencerEntry>> MatchTerm(const Mapping& term, const BufferDigits& buf,
-                                                      bool truncate_innermost) {
+                                                      bool truncate_innermost, int64_t granule) {
   const NormalForm& form = term.normal_form();
   std::vector<SequencerEntry> entries;
   for (size_t k = 0; k < form.factors().size(); ++k) {
@@ -154,7 +157,7 @@ absl::StatusOr<std::vector<SequencerEntry>> MatchTerm(const Mapping& term, const
       continue;
     }
     bool truncate = truncate_innermost && k == 0;
-    ASSIGN_OR_RETURN(std::vector<SequencerEntry> more, MatchDigit(f, buf, truncate));
+    ASSIGN_OR_RETURN(std::vector<SequencerEntry> more, MatchDigit(f, buf, truncate, granule));
     entries.insert(entries.end(), more.begin(), more.end());
   }
   return entries;
@@ -239,7 +242,8 @@ std::string SequencerConfig::ToLabeledString() const {
 }
 
 absl::StatusOr<SequencerConfig> DeriveSequencer(const Mapping& buffer, const Mapping& time,
-                                                const Mapping& packet, SequencerMode mode) {
+                                                const Mapping& packet, SequencerMode mode,
+                                                int64_t commit_granule) {
   RETURN_IF_ERROR(buffer.status());
   RETURN_IF_ERROR(time.status());
   RETURN_IF_ERROR(packet.status());
@@ -253,7 +257,8 @@ absl::StatusOr<SequencerConfig> DeriveSequencer(const Mapping& buffer, const Map
     bool in_packet = t >= time_terms.size();
     const Mapping& term = in_packet ? packet_terms[t - time_terms.size()] : time_terms[t];
     bool truncate = mode == SequencerMode::kCommit && t + 1 == time_terms.size() + packet_terms.size();
-    ASSIGN_OR_RETURN(std::vector<SequencerEntry> entries, MatchTerm(term, buf, truncate));
+    ASSIGN_OR_RETURN(std::vector<SequencerEntry> entries,
+                     MatchTerm(term, buf, truncate, std::max<int64_t>(commit_granule, 1)));
     for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
       if (it->size == 1) continue;  // a loop of one iteration is no loop
       config.entries.push_back(*it);
@@ -357,8 +362,16 @@ absl::StatusOr<AccessPlan> PlanCommit(const SequencerConfig& config, ElementBits
         "commit_size = gcd(contiguous ", plan.contiguous_bytes, " B, commit_in_size ",
         plan.packet_bytes, " B) = ", commit, " B; it must be 8, 16, 24 or 32 bytes"));
   }
-  for (const SequencerEntry& e : config.entries) {
-    if (e.stride != 0 && (e.stride * element.bits) % 64 != 0 && e.stride != 1) {
+  // Each write covers the contiguous run; only the entries that move between writes must step
+  // by whole 8-byte units.
+  int64_t run = 1;
+  size_t outer_entries = config.entries.size();
+  while (outer_entries > 0 && run < config.contiguous_elements()) {
+    run *= config.entries[--outer_entries].size;
+  }
+  for (size_t i = 0; i < outer_entries; ++i) {
+    const SequencerEntry& e = config.entries[i];
+    if (e.stride != 0 && (e.stride * element.bits) % 64 != 0) {
       return SequencerError("Commit stride", absl::StrCat(
           "entry `", e.label, " -> ", e.size, " : ", e.stride, "` steps ", e.stride * element.bits / 8.0,
           " bytes; commit sequencer strides must be multiples of 8 bytes"));

@@ -57,8 +57,11 @@ struct SequencerConfig {
 // Derives the configuration for streaming `buffer` as (time, packet). Errors name the manual's
 // failure: "Insufficient Input", "Incompatible Shapes", "Entry limit", "Iteration limit",
 // "Packet fetch".
+// In kCommit mode the innermost packet digit keeps its live values rounded up to a multiple of
+// `commit_granule` elements (the 8-byte write unit), as far as the buffer digit reaches.
 absl::StatusOr<SequencerConfig> DeriveSequencer(const Mapping& buffer, const Mapping& time,
-                                                const Mapping& packet, SequencerMode mode);
+                                                const Mapping& packet, SequencerMode mode,
+                                                int64_t commit_granule = 1);
 
 // Byte sizes of one element type, in bits so that 4-bit types need no special case.
 struct ElementBits {

@@ -66,6 +66,15 @@ absl::StatusOr<HostTensor> Interpreter::Rearrange(const HostTensor& stream, cons
   return MoveByIndex(stream, out.Full());
 }
 
+absl::StatusOr<HostTensor> Interpreter::Cast(const HostTensor& stream, const CastStage& stage) {
+  std::vector<uint32_t> bits = stream.ToBits();
+  for (uint32_t& b : bits) {
+    ASSIGN_OR_RETURN(b, Convert(ConversionStage::kCastEngine, stage.from, stage.to, b));
+  }
+  ASSIGN_OR_RETURN(HostTensor converted, HostTensor::FromBits(stage.to, stream.mapping(), bits));
+  return MoveByIndex(converted, stage.out.Full());
+}
+
 absl::StatusOr<DeviceTensor> Interpreter::Store(const HostTensor& stream, Device& device,
                                                 Placement placement) {
   ASSIGN_OR_RETURN(HostTensor image, MoveByIndex(stream, Pair(placement.levels), {.allow_drop = true}));

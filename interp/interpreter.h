@@ -11,6 +11,7 @@ class Interpreter : public Backend {
   absl::StatusOr<HostTensor> Fetch(const std::vector<DmTensor>& inputs, const BeginStage& begin,
                                    const FetchStage& stage) override;
   absl::StatusOr<HostTensor> Rearrange(const HostTensor& stream, const StreamShape& out) override;
+  absl::StatusOr<HostTensor> Cast(const HostTensor& stream, const CastStage& stage) override;
   absl::StatusOr<DeviceTensor> Store(const HostTensor& stream, Device& device,
                                      Placement placement) override;
 };

@@ -22,6 +22,8 @@ class Backend {
                                            const BeginStage& begin, const FetchStage& stage) = 0;
   // An engine that only changes which position holds which index (switch, collect, transpose).
   virtual absl::StatusOr<HostTensor> Rearrange(const HostTensor& stream, const StreamShape& out) = 0;
+  // The Cast Engine: every element converted, then laid out by the stage's output shape.
+  virtual absl::StatusOr<HostTensor> Cast(const HostTensor& stream, const CastStage& stage) = 0;
   // Writes the stream into a new tensor at `placement` (commit, to_trf, to_vrf); indices the
   // placement does not hold are dropped (the commit adapter's truncation).
   virtual absl::StatusOr<DeviceTensor> Store(const HostTensor& stream, Device& device,

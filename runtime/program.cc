@@ -14,7 +14,13 @@ std::string DescribeStage(const Stage& stage) {
       return text;
     }
     std::string operator()(const FetchStage& s) const { return s.Describe(); }
+    std::string operator()(const SwitchStage& s) const {
+      return absl::StrCat("switch ", s.Describe(), " slice [", s.out.slice.ToString(), "] time [",
+                          s.out.time.ToString(), "] cycles ", s.cycles);
+    }
     std::string operator()(const CollectStage& s) const { return s.Describe(); }
+    std::string operator()(const CastStage& s) const { return s.Describe(); }
+    std::string operator()(const TransposeStage& s) const { return s.Describe(); }
     std::string operator()(const CommitStage& s) const { return s.Describe(); }
     std::string operator()(const RegisterLoadStage& s) const { return s.Describe(); }
   };

@@ -8,11 +8,14 @@
 #include <variant>
 #include <vector>
 
+#include "dsl/cast_engine.h"
 #include "dsl/collect_engine.h"
 #include "dsl/commit_engine.h"
 #include "dsl/fetch_engine.h"
 #include "dsl/register_file_load.h"
 #include "dsl/stream.h"
+#include "dsl/switch_engine.h"
+#include "dsl/transpose_engine.h"
 
 namespace visa {
 
@@ -32,7 +35,8 @@ struct BeginStage {
   std::optional<Mapping> interleave;
 };
 
-using Stage = std::variant<BeginStage, FetchStage, CollectStage, CommitStage, RegisterLoadStage>;
+using Stage = std::variant<BeginStage, FetchStage, SwitchStage, CollectStage, CastStage, TransposeStage,
+                           CommitStage, RegisterLoadStage>;
 
 struct PipelineOp {
   TuContextKind context = TuContextKind::kMain;

@@ -56,9 +56,37 @@ class Side {
     fast_ = Compile(axes);
   }
 
+  struct Digit {
+    int axis = -1;  // -1: a broadcast digit (no coordinate)
+    int64_t coef = 0, live = 1, weight = 1;
+  };
+  struct AxisDigits {
+    int axis = 0;
+    std::vector<Digit> descending;  // by coefficient, largest first
+  };
+
   bool fast() const { return fast_; }
   const Mapping& mapping() const { return mapping_; }
   const std::vector<int>& axis_ids() const { return axis_ids_; }
+  // Fast sides: the digits innermost first (the odometer), and each axis's digits (the lookup).
+  const std::vector<Digit>& digits() const { return digits_; }
+  const std::vector<AxisDigits>& lookup() const { return lookup_; }
+
+  // The position contribution of coordinate `v` of one axis (the greedy digit decomposition of
+  // NormalForm::inverse), or -1 when no live position holds it. When `unit` names one of the
+  // digits, `*unit_value` receives that digit's value.
+  static int64_t Contribution(const AxisDigits& ad, int64_t v, int unit = -1,
+                              int64_t* unit_value = nullptr) {
+    int64_t position = 0;
+    for (size_t j = 0; j < ad.descending.size(); ++j) {
+      const Digit& d = ad.descending[j];
+      const int64_t q = std::min(v / d.coef, d.live - 1);
+      v -= q * d.coef;
+      position += q * d.weight;
+      if (static_cast<int>(j) == unit) *unit_value = q;
+    }
+    return v == 0 ? position : -1;
+  }
 
   // Calls fn(position, coords) for every live position in increasing order; stops at the first
   // error fn returns.
@@ -75,37 +103,11 @@ class Side {
     }
     int64_t position = 0;
     for (const AxisDigits& ad : lookup_) {
-      int64_t remaining = coords[ad.axis];
-      for (const Digit& d : ad.descending) {
-        int64_t q = std::min(remaining / d.coef, d.live - 1);
-        remaining -= q * d.coef;
-        position += q * d.weight;
-      }
-      if (remaining != 0) return -1;
+      const int64_t part = Contribution(ad, coords[ad.axis]);
+      if (part < 0) return -1;
+      position += part;
     }
     return position;
-  }
-
-  struct Digit {
-    int axis = -1;  // -1: a broadcast digit (no coordinate)
-    int64_t coef = 0, live = 1, weight = 1;
-  };
-  struct AxisDigits {
-    int axis = 0;
-    std::vector<Digit> descending;  // by coefficient, largest first
-  };
-  // Fast sides: each axis's digits, for Locate by parts.
-  const std::vector<AxisDigits>& lookup() const { return lookup_; }
-
-  // The odometer digits, innermost first (fast sides).
-  struct OdometerDigit {
-    int axis;
-    int64_t coef, live, weight;
-  };
-  std::vector<OdometerDigit> Odometer() const {
-    std::vector<OdometerDigit> out;
-    for (const Digit& d : digits_) out.push_back({d.axis, d.coef, d.live, d.weight});
-    return out;
   }
 
   // One past the last live position.
@@ -122,7 +124,7 @@ class Side {
   }
 
   // How many distinct tensor indices the live positions hold.
-  absl::StatusOr<int64_t> DistinctCount(const AxisTable& axes) const {
+  int64_t DistinctCount() const {
     if (fast_) {
       int64_t count = 1;
       for (const Digit& d : digits_) {
@@ -136,7 +138,6 @@ class Side {
         if (cell.live() && mapping_.inverse(cell.index) == p) ++count;
       }
     }
-    (void)axes;
     return count;
   }
 
@@ -371,22 +372,6 @@ class RunBuilder {
   std::vector<uint64_t> seen_;
 };
 
-// The position contribution of coordinate `v` of one source axis (the greedy digit decomposition
-// of NormalForm::inverse), or -1 when no live position holds it. When `unit` names one of the
-// digits, `*unit_value` receives that digit's value.
-inline int64_t Contribution(const Side::AxisDigits& ad, int64_t v, int unit = -1,
-                            int64_t* unit_value = nullptr) {
-  int64_t position = 0;
-  for (size_t j = 0; j < ad.descending.size(); ++j) {
-    const Side::Digit& d = ad.descending[j];
-    const int64_t q = std::min(v / d.coef, d.live - 1);
-    v -= q * d.coef;
-    position += q * d.weight;
-    if (static_cast<int>(j) == unit) *unit_value = q;
-  }
-  return v == 0 ? position : -1;
-}
-
 // Both sides have digit forms. An odometer over the outer destination digits keeps the source
 // position of the other axes up to date (one decomposition per outer step); the innermost
 // destination digit is swept in place. When the source has a digit of the same axis and step at
@@ -396,9 +381,9 @@ absl::Status RunDigits(const Side& dst, const Side& src, const AxisTable& axes, 
   const std::vector<Side::AxisDigits>& lookup = src.lookup();
   std::vector<int> table_of(axes.size(), -1);  // axis -> index into lookup
   for (size_t t = 0; t < lookup.size(); ++t) table_of[lookup[t].axis] = static_cast<int>(t);
-  std::vector<Side::OdometerDigit> digits = dst.Odometer();
+  std::vector<Side::Digit> digits = dst.digits();
   if (digits.empty()) digits.push_back({-1, 0, 1, 1});  // one position holding the empty index
-  const Side::OdometerDigit inner = digits.front();
+  const Side::Digit inner = digits.front();
   const int inner_table = inner.axis >= 0 ? table_of[inner.axis] : -1;
   // The source digit that steps with the inner destination digit, if any.
   int unit = -1;
@@ -416,7 +401,7 @@ absl::Status RunDigits(const Side& dst, const Side& src, const AxisTable& axes, 
   auto update = [&](int axis) {
     const int t = table_of[axis];
     if (t < 0) return;  // a destination axis the source lacks: broadcast
-    const int64_t now = Contribution(lookup[t], coords[axis]);
+    const int64_t now = Side::Contribution(lookup[t], coords[axis]);
     const int64_t before = part[t];
     if (before < 0) --missing; else q -= before;
     if (now < 0) ++missing; else q += now;
@@ -441,7 +426,7 @@ absl::Status RunDigits(const Side& dst, const Side& src, const AxisTable& axes, 
       for (int64_t i = 0; i < inner.live;) {
         const int64_t v = v0 + i * inner.coef;
         int64_t unit_value = 0;
-        const int64_t t = Contribution(ad, v, unit, &unit_value);
+        const int64_t t = Side::Contribution(ad, v, unit, &unit_value);
         if (others_missing > 0 || t < 0) {
           coords[inner.axis] = v;
           return UnheldError(dst, src, axes, p + i * inner.weight, coords);
@@ -462,7 +447,7 @@ absl::Status RunDigits(const Side& dst, const Side& src, const AxisTable& axes, 
     // Step the outer digits.
     size_t k = 1;
     for (; k < n; ++k) {
-      const Side::OdometerDigit& d = digits[k];
+      const Side::Digit& d = digits[k];
       ++value[k];
       p += d.weight;
       if (value[k] < d.live) {
@@ -502,7 +487,7 @@ absl::Status RelayoutPlan::Run(ChunkFn apply) const {
   }
   out.Finish();
   if (!src.mapping().is_one_to_one()) return CheckCoversManyToOne(src, dst, axes);
-  ASSIGN_OR_RETURN(int64_t held, src.DistinctCount(axes));
+  const int64_t held = src.DistinctCount();
   if (out.distinct() == held) return absl::OkStatus();
   // Name the first source index that no destination position took.
   absl::Status dropped = absl::OkStatus();

@@ -135,15 +135,49 @@ Stream Stream::fetch_masked(DType out, double pad_value, const Mapping& time, co
   return std::move(*this).FetchWith(out, time, packet, FetchAdapter{{}, {}, pad_value});
 }
 
+Stream Stream::Rearranged(Stage stage, const StreamShape& out, StreamPosition position) && {
+  absl::StatusOr<HostTensor> data = ctx_->backend().Rearrange(*data_, out);
+  if (!data.ok()) return std::move(*this).Fail(data.status());
+  data_ = *std::move(data);
+  shape_ = out;
+  position_ = position;
+  op_.stages.push_back(std::move(stage));
+  return std::move(*this);
+}
+
+Stream Stream::switch_engine(const SwitchConfig& config, const Mapping& slice, const Mapping& time) && {
+  if (!Allow("switch")) return std::move(*this);
+  absl::StatusOr<SwitchStage> stage = PlanSwitch(shape_, config, slice, time);
+  if (!stage.ok()) return std::move(*this).Fail(stage.status());
+  StreamShape out = stage->out;
+  return std::move(*this).Rearranged(*std::move(stage), out, StreamPosition::kSwitch);
+}
+
 Stream Stream::collect(const Mapping& time, const Mapping& packet) && {
   if (!Allow("collect")) return std::move(*this);
   absl::StatusOr<CollectStage> stage = PlanCollect(shape_, time, packet);
   if (!stage.ok()) return std::move(*this).Fail(stage.status());
-  absl::StatusOr<HostTensor> data = ctx_->backend().Rearrange(*data_, stage->out);
+  StreamShape out = stage->out;
+  return std::move(*this).Rearranged(*std::move(stage), out, StreamPosition::kCollect);
+}
+
+Stream Stream::transpose(const Mapping& time, const Mapping& packet) && {
+  if (!Allow("transpose")) return std::move(*this);
+  absl::StatusOr<TransposeStage> stage = PlanTranspose(shape_, time, packet);
+  if (!stage.ok()) return std::move(*this).Fail(stage.status());
+  StreamShape out = stage->out;
+  return std::move(*this).Rearranged(*std::move(stage), out, StreamPosition::kTranspose);
+}
+
+Stream Stream::cast(DType out, const Mapping& packet) && {
+  if (!Allow("cast")) return std::move(*this);
+  absl::StatusOr<CastStage> stage = PlanCast(shape_, out, packet);
+  if (!stage.ok()) return std::move(*this).Fail(stage.status());
+  absl::StatusOr<HostTensor> data = ctx_->backend().Cast(*data_, *stage);
   if (!data.ok()) return std::move(*this).Fail(data.status());
   data_ = *std::move(data);
   shape_ = stage->out;
-  position_ = StreamPosition::kCollect;
+  position_ = StreamPosition::kCast;
   op_.stages.push_back(*std::move(stage));
   return std::move(*this);
 }

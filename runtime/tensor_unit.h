@@ -42,8 +42,13 @@ class Stream {
                           const Mapping& packet) &&;
   // Masking: padded packet positions read as `pad_value` instead of an arbitrary value.
   Stream fetch_masked(DType out, double pad_value, const Mapping& time, const Mapping& packet) &&;
+  // Switch Engine (`switch` is a C++ keyword): redistributes the stream across slices.
+  Stream switch_engine(const SwitchConfig& config, const Mapping& slice, const Mapping& time) &&;
   // Collect Engine.
   Stream collect(const Mapping& time, const Mapping& packet) &&;
+  // Cast Engine and Transpose Engine.
+  Stream cast(DType out, const Mapping& packet) &&;
+  Stream transpose(const Mapping& time, const Mapping& packet) &&;
   // Commit Engine: a new DM tensor with Element `element` at `address` (same Chip, Cluster, Slice).
   absl::StatusOr<DmTensor> commit(const Mapping& element, Address address) &&;
   // Register files (sub context).
@@ -62,6 +67,8 @@ class Stream {
   // Fails the stream unless `call` may follow the current position.
   bool Allow(absl::string_view call);
   Stream Fail(absl::Status status) &&;
+  // Records a rearranging stage and moves the data to its output shape.
+  Stream Rearranged(Stage stage, const StreamShape& out, StreamPosition position) &&;
   Stream FetchWith(DType out, const Mapping& time, const Mapping& packet, FetchAdapter adapter) &&;
   absl::StatusOr<DeviceTensor> Finish(Stage stage, Placement placement);
 

@@ -64,7 +64,9 @@ absl::Status Window(const DeviceTensor& t, int64_t* first, int64_t* last) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<Staging> StageDevice(const DeviceTensor& t, const Placement& p, bool read) {
+// Stages the bytes a source handle (tensor or view) can reach in every live unit.
+absl::StatusOr<Staging> StageSource(const DeviceTensor& t) {
+  const Placement& p = t.placement();
   Staging s;
   s.bits = StorageBits(p.dtype);
   s.unit = Divider(t.element().size());
@@ -79,7 +81,6 @@ absl::StatusOr<Staging> StageDevice(const DeviceTensor& t, const Placement& p, b
   const int64_t start = p.address + s.first * s.bits / 8;
   for (size_t k = 0; k < p.live_prefixes.size(); ++k) {
     s.slot[p.live_prefixes[k]] = static_cast<int64_t>(k);
-    if (!read) continue;
     absl::Span<uint8_t> bytes(s.data + k * s.slot_bytes, s.slot_bytes);
     RETURN_IF_ERROR(t.device().Read(p.tier, p.units[k], start, bytes));
   }
@@ -191,7 +192,7 @@ absl::StatusOr<DeviceTensor> Commit(Device& device, Placement dst, const Staging
   return DeviceTensor::Claim(device, std::move(dst));
 }
 
-// A fresh handle on `dst` only to stage its current bytes (the handle is never registered).
+// Stages the destination's current bytes: its padding keeps what memory holds (not written).
 absl::StatusOr<Staging> StageDestination(Device& device, const Placement& dst) {
   Staging s;
   s.bits = StorageBits(dst.dtype);
@@ -203,7 +204,6 @@ absl::StatusOr<Staging> StageDestination(Device& device, const Placement& dst) {
   s.data = s.owned.data();
   for (size_t k = 0; k < dst.live_prefixes.size(); ++k) {
     s.slot[dst.live_prefixes[k]] = static_cast<int64_t>(k);
-    // Read first: destination padding keeps what memory holds (it is not written).
     absl::Span<uint8_t> bytes(s.data + k * s.slot_bytes, s.slot_bytes);
     RETURN_IF_ERROR(device.Read(dst.tier, dst.units[k], dst.address, bytes));
   }
@@ -230,7 +230,7 @@ absl::StatusOr<DeviceTensor> TransferToDevice(const DeviceTensor& src, Device& d
   RETURN_IF_ERROR(CheckSameType(src.dtype(), dst.dtype));
   RETURN_IF_ERROR(src.CheckReadable());
   TransferReport local;
-  ASSIGN_OR_RETURN(Staging from, StageDevice(src, src.placement(), /*read=*/true));
+  ASSIGN_OR_RETURN(Staging from, StageSource(src));
   local.bytes_read = static_cast<int64_t>(from.owned.size());
   ASSIGN_OR_RETURN(Staging to, StageDestination(device, dst));
   RETURN_IF_ERROR(Relayout(Pair(dst.levels), to, src.full_mapping(), from, local));
@@ -259,7 +259,7 @@ absl::StatusOr<HostTensor> TransferToHost(const DeviceTensor& src, const Mapping
   RETURN_IF_ERROR(src.CheckReadable());
   ASSIGN_OR_RETURN(HostTensor out, HostTensor::Zeros(src.dtype(), layout));
   TransferReport local;
-  ASSIGN_OR_RETURN(Staging from, StageDevice(src, src.placement(), /*read=*/true));
+  ASSIGN_OR_RETURN(Staging from, StageSource(src));
   local.bytes_read = static_cast<int64_t>(from.owned.size());
   Staging to = StageHost(out, out.bytes());
   RETURN_IF_ERROR(Relayout(layout, to, src.full_mapping(), from, local));

@@ -1,7 +1,6 @@
 // DMA moves: layout changes across host, HBM, DM, SPM and chips checked element by element against
 // the host tensor; the manual's examples; and every rule a move can break.
 #include <algorithm>
-#include <chrono>
 #include <random>
 #include <cstdint>
 #include <string>
@@ -195,17 +194,14 @@ TEST_F(DmaTest, Examples2And3HbmToDmToDm) {
   auto host = HostTensor::Random(DType::kI8, s.m("B, A, C"), 6);
   auto hbm = host->to_hbm(*pdma, 0, s.m("1"), s.m("B, A, C"));
   ASSERT_TRUE(hbm.ok());
-  auto start = std::chrono::steady_clock::now();
   auto dm = hbm->to_dm(*tdma, 0, s.m("1 # 2"), s.m("A / 4 # 256"), s.m("A % 4, B, C"));
   ASSERT_TRUE(dm.ok()) << dm.status();
   auto dm2 = dm->to_dm(*tdma, 4 * 256 * 256, s.m("1 # 2"), s.m("A / 4 # 256"), s.m("B, A % 4, C"));
   ASSERT_TRUE(dm2.ok()) << dm2.status();
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ExpectHolds(*dm, *host, 997);
   ExpectHolds(*dm2, *host, 1009);
   // Slice j's second tensor ends exactly at the end of its 512 KB.
   EXPECT_EQ(dm2->address() + dm2->placement().unit_bytes(), 512 * 1024);
-  std::cout << "two 16 MiB relayouts took " << seconds << " s\n";
 }
 
 // ---- Chains with random data ----------------------------------------------------------------

@@ -52,7 +52,8 @@ absl::Status Run(const SeqOptions& options, std::ostream& out) {
   TensorUnitContext context = options.context == "sub" ? TensorUnitContext::kSub : TensorUnitContext::kMain;
   ASSIGN_OR_RETURN(Mapping buf, ParseMapping(options.buf, axes));
   SequencerMode mode = options.write ? SequencerMode::kCommit : SequencerMode::kRead;
-  ASSIGN_OR_RETURN(SequencerConfig config, DeriveSequencer(buf, time, packet, mode));
+  ASSIGN_OR_RETURN(SequencerConfig config,
+                   DeriveSequencer(buf, time, packet, mode, std::max(1, 64 / element.bits)));
   ASSIGN_OR_RETURN(AccessPlan plan, options.write ? PlanCommit(config, element, context)
                                                   : PlanFetch(config, element, context));
   out << "config: " << Config(config, options.labels) << "\n";

@@ -3,6 +3,7 @@
 
 #include "CLI/CLI.hpp"
 #include "tools/map_command.h"
+#include "tools/run_command.h"
 #include "tools/seq_command.h"
 
 int main(int argc, char** argv) {
@@ -13,6 +14,9 @@ int main(int argc, char** argv) {
   visa::cli::AddMapCommand(app, map_options, exit_code);
   visa::cli::SeqOptions seq_options;
   visa::cli::AddSeqCommand(app, seq_options, exit_code);
+  visa::cli::RunOptions run_options;
+  std::string explain_sample;
+  visa::cli::AddRunCommands(app, run_options, explain_sample, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

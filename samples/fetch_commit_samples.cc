@@ -1,0 +1,102 @@
+// The manual's "Fetch and Commit Engine" kernel examples (Kernel Examples chapter).
+//
+// The manual writes some shapes loosely (`C # 6` for "C padded to 8 bytes", `B * (A # 72) / 24`);
+// here they are the mappings those sentences describe: `C # 8`, `[B, A # 72] / 24`.
+#include "samples/sample.h"
+
+#include "dsl/status_macros.h"
+
+namespace visa::samples {
+namespace {
+
+using Kernel = std::function<absl::StatusOr<DeviceTensor>(Context&, const DmTensor&, const MappingScope&)>;
+
+Kernel FetchCollectCommit(std::string time, std::string packet, std::string collect_time,
+                          std::string collect_packet, std::string element, int64_t address) {
+  return [=](Context& ctx, const DmTensor& input, const MappingScope& s) -> absl::StatusOr<DeviceTensor> {
+    ASSIGN_OR_RETURN(DmTensor out, ctx.main.begin(input.view())
+                                       .fetch(input.dtype(), s.m(time), s.m(packet))
+                                       .collect(s.m(collect_time), s.m(collect_packet))
+                                       .commit(s.m(element), address));
+    return out;
+  };
+}
+
+}  // namespace
+
+std::vector<Sample> FetchCommitSamples() {
+  std::vector<Sample> samples;
+  {
+    Sample s;
+    s.name = "fetch_commit_permutation";
+    s.description = "Example 1: [A, B, C] -> [B, A, C # 8] through fetch, collect and a permuting commit";
+    s.axes = "A = 3, B = 5, C = 2";
+    s.dtype = DType::kF8E4M3;
+    s.element = "A, B, C";
+    s.kernel = FetchCollectCommit("A, B", "C # 8", "A, B", "C # 32", "B, A, C # 8", 1024);
+    s.readback = "A, B, C";
+    samples.push_back(s);
+  }
+  {
+    Sample s;
+    s.name = "fetch_commit_full_flit";
+    s.description = "Example 2: [A, [B, C] # 32], one full 32-byte flit per A (3 commit cycles)";
+    s.axes = "A = 3, B = 5, C = 2";
+    s.dtype = DType::kF8E4M3;
+    s.element = "A, B, C";
+    s.kernel = FetchCollectCommit("A", "[B, C] # 32", "A", "[B, C] # 32", "A, [B, C] # 32", 1024);
+    s.readback = "A, B, C";
+    samples.push_back(s);
+  }
+  {
+    Sample s;
+    s.name = "fetch_commit_tail_padding";
+    s.description = "Example 3: A = 65 padded to 72 (24-byte fetches and commits, 6 cycles)";
+    s.axes = "A = 65, B = 2";
+    s.dtype = DType::kF8E4M3;
+    s.element = "B, A # 72";
+    s.kernel = FetchCollectCommit("[B, A # 72] / 24", "[B, A # 72] % 24", "[B, A # 72] / 24",
+                                  "[B, A # 72] % 24 # 32", "B, A # 72", 1024);
+    s.readback = "B, A";
+    samples.push_back(s);
+  }
+  {
+    Sample s;
+    s.name = "fetch_commit_tail_padding_32";
+    s.description = "Example 3, option 2: A = 65 padded to 96 (32-byte fetches and commits, 6 cycles)";
+    s.axes = "A = 65, B = 2";
+    s.dtype = DType::kF8E4M3;
+    s.element = "B, A # 96";
+    s.kernel = FetchCollectCommit("[B, A # 96] / 32", "[B, A # 96] % 32", "[B, A # 96] / 32",
+                                  "[B, A # 96] % 32", "B, A # 96", 1024);
+    s.readback = "B, A";
+    samples.push_back(s);
+  }
+  {
+    Sample s;
+    s.name = "fetch_commit_segmentation";
+    s.description = "Example 4: [A, B] copied in two executions over tile views of A (1024 each)";
+    s.axes = "A = 2048, B = 32";
+    s.dtype = DType::kF8E4M3;
+    s.element = "A, B";
+    s.kernel = [](Context& ctx, const DmTensor& input, const MappingScope& s) -> absl::StatusOr<DeviceTensor> {
+      const int64_t base = 256 * 1024;
+      for (int64_t segment = 0; segment < 2; ++segment) {
+        ASSIGN_OR_RETURN(DmTensor tile, input.view().tile(s.m("A"), 1024, segment * 1024));
+        ASSIGN_OR_RETURN(DmTensor part, ctx.main.begin(tile)
+                                            .fetch(DType::kF8E4M3, s.m("A = 1024"), s.m("B"))
+                                            .collect(s.m("A = 1024"), s.m("B"))
+                                            .commit(s.m("A = 1024, B"), base + segment * 32 * 1024));
+        (void)part;
+      }
+      // The two segments form one tensor [A, B] at `base`.
+      return DmTensor::Create(ctx.device(), DType::kF8E4M3, s.m("1"), s.m("1 # 2"), s.m("1 # 256"),
+                              s.m("A, B"), base);
+    };
+    s.readback = "A, B";
+    samples.push_back(s);
+  }
+  return samples;
+}
+
+}  // namespace visa::samples

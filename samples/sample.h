@@ -1,0 +1,55 @@
+// Samples: the manual's kernels as runnable programs, each checked against a host reference.
+//
+// A sample declares its axes, its input (dtype and DM layout), a kernel written with the Context
+// API, how to read the result back, and the reference value of every output element (by default
+// the input element with the same index: most data-path kernels are the identity on the tensor).
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "dsl/mapping_parser.h"
+#include "runtime/backend.h"
+#include "runtime/program.h"
+#include "runtime/tensor_unit.h"
+
+namespace visa::samples {
+
+struct SampleRun {
+  Program program;
+  int64_t elements = 0;  // output elements compared
+  double max_error = 0;
+  std::optional<std::string> mismatch;  // "<index>: got <v>, want <w>"
+  double kernel_seconds = 0;            // the kernel on the backend, without set-up and checks
+  int64_t stream_elements = 0;          // stream positions the pipelines moved (throughput)
+  std::string Summary(const std::string& name) const;  // the `visa run` line
+};
+
+struct Sample {
+  std::string name;
+  std::string description;
+  std::string axes;
+  DType dtype = DType::kI8;
+  std::string cluster = "1 # 2", slice = "1 # 256", element;  // the DM input
+  // Builds the output from the DM input; the scope resolves mapping text.
+  std::function<absl::StatusOr<DeviceTensor>(Context&, const DmTensor&, const MappingScope&)> kernel;
+  std::string readback;  // host layout the output is read into, e.g. "A, B, C"
+  // Expected value at an output index (default: the input at the same index).
+  std::function<double(const Index&, const HostTensor& input)> reference;
+  double tolerance = 0;
+
+  absl::StatusOr<SampleRun> Run(Backend& backend) const;
+};
+
+const std::vector<Sample>& AllSamples();
+const Sample* FindSample(absl::string_view name);
+
+// Registration helpers for the sample files.
+std::vector<Sample> FetchCommitSamples();
+std::vector<Sample> SwitchSamples();
+std::vector<Sample> EngineSamples();
+
+}  // namespace visa::samples

@@ -1,0 +1,80 @@
+// Every sample runs on the interpreter and matches its independent host reference.
+#include <gtest/gtest.h>
+
+#include "interp/interpreter.h"
+#include "samples/sample.h"
+#include "tools/run_command.h"
+
+namespace visa::samples {
+namespace {
+
+// The segmentation sample moves the manual's full 64 KB tensor twice; it runs in `visa run`.
+bool TooSlowForUnitTests(const std::string& name) { return name == "fetch_commit_segmentation"; }
+
+class SampleTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(SampleTest, MatchesHostReferenceOnInterpreter) {
+  const Sample* sample = FindSample(GetParam());
+  ASSERT_NE(sample, nullptr);
+  interp::Interpreter interpreter;
+  absl::StatusOr<SampleRun> run = sample->Run(interpreter);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_FALSE(run->mismatch.has_value()) << run->Summary(sample->name);
+  EXPECT_GT(run->elements, 0);
+  EXPECT_FALSE(run->program.ops.empty());
+}
+
+std::vector<std::string> Names() {
+  std::vector<std::string> names;
+  for (const Sample& sample : AllSamples()) {
+    if (!TooSlowForUnitTests(sample.name)) names.push_back(sample.name);
+  }
+  return names;
+}
+
+INSTANTIATE_TEST_SUITE_P(All, SampleTest, ::testing::ValuesIn(Names()),
+                         [](const auto& info) { return info.param; });
+
+TEST(RunCommand, PrintsTheOkLine) {
+  std::ostringstream out, err;
+  int code = cli::RunSampleCommand({.sample = "cast_i32_to_i8"}, out, err);
+  EXPECT_EQ(code, 0);
+  EXPECT_EQ(out.str(), "cast_i32_to_i8: ok (32 elements, max error 0)\n");
+}
+
+TEST(RunCommand, UnknownSampleAndBackendAreErrors) {
+  std::ostringstream out, err;
+  EXPECT_EQ(cli::RunSampleCommand({.sample = "nope"}, out, err), 2);
+  EXPECT_NE(err.str().find("unknown sample"), std::string::npos);
+  std::ostringstream out2, err2;
+  EXPECT_EQ(cli::RunSampleCommand({.sample = "cast_i32_to_i8", .backend = "jit"}, out2, err2), 2);
+  EXPECT_NE(err2.str().find("not available"), std::string::npos);
+}
+
+TEST(RunCommand, ListsEverySample) {
+  std::ostringstream out, err;
+  EXPECT_EQ(cli::RunSampleCommand({.list = true}, out, err), 0);
+  for (const Sample& sample : AllSamples()) EXPECT_NE(out.str().find(sample.name), std::string::npos);
+}
+
+TEST(ExplainCommand, ShowsTheManualsCommitSequencerForThePermutation) {
+  // Kernel Examples, Example 1: "[A=3:8, B=5:24, C=8:1] @ 1024 / 8".
+  std::ostringstream out, err;
+  ASSERT_EQ(cli::ExplainSampleCommand("fetch_commit_permutation", out, err), 0) << err.str();
+  EXPECT_NE(out.str().find("sequencer [A -> 3 : 8, B -> 5 : 24, C # 32 -> 8 : 1] : 8"), std::string::npos)
+      << out.str();
+  EXPECT_NE(out.str().find("commit_in_size 8 B, contiguous 8 B, commit_size 8 B"), std::string::npos);
+  EXPECT_NE(out.str().find("hash: "), std::string::npos);
+}
+
+TEST(ExplainCommand, ShowsTheTailPaddingConfigurations) {
+  // Example 3: fetch_size 24 and the write sequencer [B=2:72, (A # 7)/24=3:24, A=24:1] / 24.
+  std::ostringstream out, err;
+  ASSERT_EQ(cli::ExplainSampleCommand("fetch_commit_tail_padding", out, err), 0) << err.str();
+  EXPECT_NE(out.str().find("fetch_size 8 B"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("-> 2 : 72"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("-> 3 : 24"), std::string::npos) << out.str();
+}
+
+}  // namespace
+}  // namespace visa::samples

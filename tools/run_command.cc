@@ -1,0 +1,88 @@
+// `visa run SAMPLE`, `visa run --list` and `visa explain SAMPLE`.
+#include "tools/run_command.h"
+
+#include <iostream>
+
+#include "absl/strings/str_format.h"
+#include "interp/interpreter.h"
+#include "samples/sample.h"
+
+namespace visa::cli {
+namespace {
+
+const samples::Sample* Find(const std::string& name, std::ostream& err) {
+  const samples::Sample* sample = samples::FindSample(name);
+  if (sample == nullptr) err << "error: unknown sample `" << name << "` (see `visa run --list`)\n";
+  return sample;
+}
+
+absl::StatusOr<samples::SampleRun> RunOn(const samples::Sample& sample, const std::string& backend) {
+  if (backend != "interp") {
+    return absl::UnimplementedError(absl::StrCat("backend `", backend,
+                                                 "` is not available yet (available: interp)"));
+  }
+  interp::Interpreter interpreter;
+  return sample.Run(interpreter);
+}
+
+}  // namespace
+
+int RunSampleCommand(const RunOptions& options, std::ostream& out, std::ostream& err) {
+  if (options.list) {
+    for (const samples::Sample& sample : samples::AllSamples()) {
+      out << absl::StrFormat("%-30s %s\n", sample.name, sample.description);
+    }
+    return 0;
+  }
+  const samples::Sample* sample = Find(options.sample, err);
+  if (sample == nullptr) return 2;
+  absl::StatusOr<samples::SampleRun> run = RunOn(*sample, options.backend);
+  if (!run.ok()) {
+    err << "error: " << run.status().message() << "\n";
+    return 2;
+  }
+  out << run->Summary(sample->name) << "\n";
+  if (options.time) {
+    out << absl::StrFormat("kernel: %.3f s on %s, %d stream elements fetched, %.3g elements/s\n",
+                           run->kernel_seconds, options.backend, run->stream_elements,
+                           run->stream_elements / std::max(run->kernel_seconds, 1e-9));
+  }
+  return run->mismatch ? 1 : 0;
+}
+
+int ExplainSampleCommand(const std::string& name, std::ostream& out, std::ostream& err) {
+  const samples::Sample* sample = Find(name, err);
+  if (sample == nullptr) return 2;
+  absl::StatusOr<samples::SampleRun> run = RunOn(*sample, "interp");
+  if (!run.ok()) {
+    err << "error: " << run.status().message() << "\n";
+    return 2;
+  }
+  out << "# " << sample->name << ": " << sample->description << "\n";
+  out << run->program.ToText();
+  out << absl::StrFormat("hash: %016x\n", run->program.Hash());
+  return 0;
+}
+
+void AddRunCommands(CLI::App& app, RunOptions& run, std::string& explain_sample, int& exit_code) {
+  CLI::App* cmd = app.add_subcommand("run", "Run a sample kernel and check it against its host reference");
+  cmd->add_option("sample", run.sample, "Sample name (see --list)");
+  cmd->add_option("--backend", run.backend, "Backend: interp");
+  cmd->add_flag("--list", run.list, "List the samples");
+  cmd->add_flag("--time", run.time, "Print the kernel time and throughput");
+  cmd->callback([&run, &exit_code] {
+    if (!run.list && run.sample.empty()) {
+      std::cerr << "error: run needs a SAMPLE (or --list)\n";
+      exit_code = 2;
+      return;
+    }
+    exit_code = RunSampleCommand(run, std::cout, std::cerr);
+  });
+  CLI::App* explain = app.add_subcommand("explain", "Print a sample's program: ops and derived configurations");
+  explain->add_option("sample", explain_sample, "Sample name")->required();
+  explain->callback([&explain_sample, &exit_code] {
+    exit_code = ExplainSampleCommand(explain_sample, std::cout, std::cerr);
+  });
+}
+
+}  // namespace visa::cli

@@ -1,0 +1,24 @@
+// `visa run` and `visa explain`: run a sample on a backend, or print its program.
+#pragma once
+
+#include <ostream>
+#include <string>
+
+#include "CLI/CLI.hpp"
+
+namespace visa::cli {
+
+struct RunOptions {
+  std::string sample;
+  std::string backend = "interp";
+  bool list = false;
+  bool time = false;  // also print the kernel time and the interpreter's throughput
+};
+
+// Exit codes: 0 ok, 1 mismatch, 2 error.
+int RunSampleCommand(const RunOptions& options, std::ostream& out, std::ostream& err);
+int ExplainSampleCommand(const std::string& sample, std::ostream& out, std::ostream& err);
+
+void AddRunCommands(CLI::App& app, RunOptions& run, std::string& explain_sample, int& exit_code);
+
+}  // namespace visa::cli
