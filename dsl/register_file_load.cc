@@ -77,6 +77,10 @@ absl::StatusOr<RegisterLoadStage> PlanToVrf(const StreamShape& in, StreamPositio
                                             int64_t address) {
   RETURN_IF_ERROR(element.status());
   RETURN_IF_ERROR(CheckSource("to_vrf", position, context));
+  if (in.dtype != DType::kI32 && in.dtype != DType::kF32) {
+    return EngineError("to_vrf", "the VRF holds i32 or f32 elements (the Vector Engine's operands), got ",
+                       Name(in.dtype), "; fetch with a cast to i32 or f32");
+  }
   int64_t bytes = Bytes(element.size(), in.dtype);
   if (address < 0 || address + bytes > kVrfBytes) {
     return EngineError("to_vrf", "VRF data (", bytes, " bytes at address ", address,
