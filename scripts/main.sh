@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Sets up, builds and runs the project's main job: the mapping explorer on the manual's examples.
+# Sets up, builds and runs the project's main job: every sample kernel of the manual on the
+# reference interpreter, checked against its host reference, then one program explained.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh build
-set -x
+status=0
+for sample in $(build/visa run --list | awk '{print $1}'); do
+  build/visa run "$sample" --time || status=1
+done
+build/visa explain fetch_commit_permutation
 build/visa map "B / 64, B % 32, B / 32 % 2" --axes A=8,B=512
-build/visa map "B / 64, B % 64" --axes A=8,B=512 --equiv "B"
-build/visa map "C, D # 64" --axes C=13,D=61
-build/visa map "A, B' = 4" --axes "A=4,B=4,B'=B-A" --enumerate
+exit $status
