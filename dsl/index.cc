@@ -85,18 +85,14 @@ std::string Cell::ToString() const {
   return "";
 }
 
-namespace {
 
-// Major-to-minor combination of two cells, as the manual's Pair: major padding wins.
-Cell Combine(const Cell& major, const Cell& minor) {
+Cell CombineCells(const Cell& major, const Cell& minor) {
   if (major.kind != Cell::Kind::kLive) return major;
   if (minor.kind != Cell::Kind::kLive) return minor;
   Cell out = major;
   out.index.AddAll(minor.index);
   return out;
 }
-
-}  // namespace
 
 absl::StatusOr<Cell> ParseIndex(absl::string_view text, const Axes& axes) {
   // Terms are `MAPPING: VALUE` separated by top-level commas; the mapping itself may contain
@@ -133,11 +129,11 @@ absl::StatusOr<Cell> ParseIndex(absl::string_view text, const Axes& axes) {
       // A bare symbol adds its value directly, without a bounds check (as the manual's `i!`).
       Index term;
       term.Add(axis->name, value);
-      cell = Combine(cell, Cell::Live(term));
+      cell = CombineCells(cell, Cell::Live(term));
       continue;
     }
     ASSIGN_OR_RETURN(Mapping mapping, ParseMapping(head, axes));
-    cell = Combine(cell, mapping.map(value));
+    cell = CombineCells(cell, mapping.map(value));
   }
   return cell;
 }

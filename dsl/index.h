@@ -61,6 +61,10 @@ struct Cell {
   std::string ToString() const;
 };
 
+// Pair's combination of a major and a minor cell: a major non-live cell wins, then a minor one,
+// else the coordinates add (notes: `Cell::combine`).
+Cell CombineCells(const Cell& major, const Cell& minor);
+
 // The manual's `i![m1: e1, m2: e2, ...]`: each term's mapping is evaluated at its value and the
 // results are combined major-to-minor, so `i("B / 64: 2, B % 64: 2")` equals `i("B: 130")`.
 // A bare symbol term adds its value without a bounds check, as in the manual.

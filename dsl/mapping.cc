@@ -46,13 +46,6 @@ void AddAxes(std::vector<Axis>& into, const std::vector<Axis>& from) {
   }
 }
 
-Cell Combine(const Cell& major, const Cell& minor) {
-  if (major.kind != Cell::Kind::kLive) return major;
-  if (minor.kind != Cell::Kind::kLive) return minor;
-  Cell out = major;
-  out.index.AddAll(minor.index);
-  return out;
-}
 
 void SortUnique(std::vector<Cell>& cells) {
   std::sort(cells.begin(), cells.end());
@@ -315,7 +308,7 @@ Cell EvaluateOne(const Mapping& m, int64_t i) {
       return Cell::Live({});
     case Mapping::Kind::kPair: {
       int64_t minor_size = m.minor().size();
-      return Combine(EvaluateOne(m.major(), i / minor_size), EvaluateOne(m.minor(), i % minor_size));
+      return CombineCells(EvaluateOne(m.major(), i / minor_size), EvaluateOne(m.minor(), i % minor_size));
     }
     case Mapping::Kind::kPadding:
       if (i >= m.inner().size()) return Cell::Pad(m.pad_kind());
@@ -348,7 +341,7 @@ void EvaluateLinear(const std::vector<Mapping::LinearTerm>& terms, size_t k, int
     if (remaining % term.coefficient != 0 || remaining / term.coefficient >= term.mapping.size()) return;
     std::vector<Cell> cells;
     Evaluate(term.mapping, remaining / term.coefficient, cells);
-    for (const Cell& cell : cells) out.push_back(Combine(so_far, cell));
+    for (const Cell& cell : cells) out.push_back(CombineCells(so_far, cell));
     return;
   }
   // Later terms reach at most `later`, so smaller choices here cannot sum to `remaining`.
@@ -359,7 +352,7 @@ void EvaluateLinear(const std::vector<Mapping::LinearTerm>& terms, size_t k, int
     std::vector<Cell> cells;
     Evaluate(term.mapping, s, cells);
     for (const Cell& cell : cells) {
-      EvaluateLinear(terms, k + 1, remaining - s * term.coefficient, Combine(so_far, cell), out);
+      EvaluateLinear(terms, k + 1, remaining - s * term.coefficient, CombineCells(so_far, cell), out);
     }
   }
 }
@@ -380,7 +373,7 @@ void Evaluate(const Mapping& m, int64_t i, std::vector<Cell>& out) {
       Evaluate(m.major(), i / minor_size, majors);
       Evaluate(m.minor(), i % minor_size, minors);
       for (const Cell& a : majors) {
-        for (const Cell& b : minors) out.push_back(Combine(a, b));
+        for (const Cell& b : minors) out.push_back(CombineCells(a, b));
       }
       break;
     }
