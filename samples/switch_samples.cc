@@ -11,6 +11,7 @@ struct SwitchCase {
   std::string name, description, axes, element, fetch_time, fetch_packet;
   SwitchConfig config;
   std::string out_slice, out_time, collect_packet, commit_element, readback;
+  std::string slice = "A";
 };
 
 Sample Make(const SwitchCase& c) {
@@ -19,7 +20,7 @@ Sample Make(const SwitchCase& c) {
   s.description = c.description;
   s.axes = c.axes;
   s.dtype = DType::kI8;
-  s.slice = "A";
+  s.slice = c.slice;
   s.element = c.element;
   s.kernel = [c](Context& ctx, const DmTensor& input, const MappingScope& m) -> absl::StatusOr<DeviceTensor> {
     ASSIGN_OR_RETURN(DmTensor out, ctx.main.begin(input.view())
@@ -51,6 +52,13 @@ std::vector<Sample> SwitchSamples() {
             "A = 256, B = 8, P = 32", "B, P", "B", "P", SwitchConfig::InterTranspose(2, 16, 2),
             "A / 32, B / 2 % 2, A % 16", "B / 4, B % 2, A / 16 % 2", "P",
             "B / 4, B % 2, A / 16 % 2, P", "A, B, P"}),
+      Make({"switch_transposed_broadcast1", "TransposedBroadcast1{8, 8}: A % 8 moves to time, tiles broadcast",
+            "A = 256, B = 2, C = 8, Y = 8", "B, C", "B", "C", SwitchConfig::TransposedBroadcast1(8, 8),
+            "A / 64, Y, A / 8 % 8", "B, A % 8", "C # 32", "B, A % 8, C", "A, Y, B, C"}),
+      Make({"switch_custom_broadcast", "CustomBroadcast{32}: 2 x 2 tiles broadcast within rings of 32 slices",
+            "A = 16, B = 16, C = 2, D = 8, X = 2, Y = 2", "C, D", "C", "D", SwitchConfig::CustomBroadcast(32),
+            "A / 2, X, B / 2, Y", "C, A % 2, B % 2", "D # 32", "C, A % 2, B % 2, D", "A, B, X, Y, C, D",
+            "A, B"}),
   };
 }
 
