@@ -9,12 +9,53 @@
 
 namespace visa {
 
+SliceBitmap SliceBitmap::All() {
+  SliceBitmap bitmap;
+  bitmap.bits_.set();
+  return bitmap;
+}
+
+SliceBitmap SliceBitmap::Only(std::initializer_list<int> slices) {
+  SliceBitmap bitmap;
+  for (int slice : slices) {
+    if (slice < 0 || slice >= kSlicesPerCluster) {
+      if (bitmap.bad_slice_ < 0) bitmap.bad_slice_ = slice;
+      continue;
+    }
+    bitmap.bits_.set(slice);
+  }
+  return bitmap;
+}
+
+absl::Status SliceBitmap::status() const {
+  if (bad_slice_ < 0) return absl::OkStatus();
+  return EngineError("Commit", absl::StrCat("Slice Bitmap: slice ", bad_slice_,
+                                            " is outside the bitmap's 256 slices [0, 256)"));
+}
+
+std::string SliceBitmap::ToString() const {
+  std::string ranges;
+  for (int i = 0; i < kSlicesPerCluster;) {
+    if (!bits_.test(i)) {
+      ++i;
+      continue;
+    }
+    int j = i;
+    while (j + 1 < kSlicesPerCluster && bits_.test(j + 1)) ++j;
+    absl::StrAppend(&ranges, ranges.empty() ? "" : ", ", i);
+    if (j > i) absl::StrAppend(&ranges, "-", j);
+    i = j + 1;
+  }
+  return absl::StrCat("slices: ", count(), " of ", kSlicesPerCluster, " [", ranges, "]");
+}
+
 std::string CommitStage::Describe() const {
   return absl::StrCat("commit element [", element.ToString(), "]\n    sequencer ",
                       sequencer.ToLabeledString(), "\n    commit_in_size ", commit_in_bytes,
                       " B, contiguous ", access.contiguous_bytes, " B, commit_size ",
                       access.access_bytes, " B, writes_per_step ", access.accesses_per_packet,
-                      ", cycles ", access.cycles);
+                      ", cycles ", access.cycles,
+                      slices.all() ? "" : absl::StrCat("\n    ", slices.ToString()));
 }
 
 absl::StatusOr<CommitStage> PlanCommitStage(const StreamShape& in, StreamPosition position,

@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "dsl/status_macros.h"
 #include "interp/index_move.h"
+#include "runtime/device.h"
 #include "runtime/scalar_convert.h"
 #include "runtime/transfer.h"
 
@@ -79,6 +80,35 @@ absl::StatusOr<DeviceTensor> Interpreter::Store(const HostTensor& stream, Device
                                                 Placement placement) {
   ASSIGN_OR_RETURN(HostTensor image, MoveByIndex(stream, Pair(placement.levels), {.allow_drop = true}));
   return WriteAs(image, device, std::move(placement));
+}
+
+absl::Status Interpreter::StoreInto(const HostTensor& stream, const DmTensor& target,
+                                    const SliceBitmap& slices) {
+  RETURN_IF_ERROR(target.CheckReadable());
+  const Mapping full = target.full_mapping();
+  ASSIGN_OR_RETURN(HostTensor image, MoveByIndex(stream, full, {.allow_drop = true}));
+  const Placement& placement = target.placement();
+  const int64_t window = target.element().size();
+  const int64_t base = target.base_element().size();
+  const int64_t offset = target.window_offset();
+  Device& device = target.device();
+  // Unit by unit: read the tensor's Element bytes, overwrite the target's live positions, write back.
+  for (size_t k = 0; k < placement.live_prefixes.size(); ++k) {
+    const int64_t unit = placement.units[k];
+    if (!slices.enabled(static_cast<int>(unit % kSlicesPerCluster))) continue;
+    std::vector<uint8_t> bytes(placement.unit_bytes());
+    RETURN_IF_ERROR(device.Read(placement.tier, unit, placement.address, absl::MakeSpan(bytes)));
+    ASSIGN_OR_RETURN(HostTensor cells, HostTensor::FromBytes(placement.dtype, target.base_element(),
+                                                             std::move(bytes)));
+    const int64_t first = placement.live_prefixes[k] * window;
+    for (int64_t e = 0; e < window; ++e) {
+      if (offset + e >= base || !full.map(first + e).live()) continue;
+      ASSIGN_OR_RETURN(uint32_t bits, image.GetBits(first + e));
+      RETURN_IF_ERROR(cells.SetBits(offset + e, bits));
+    }
+    RETURN_IF_ERROR(device.Write(placement.tier, unit, placement.address, cells.bytes()));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace visa::interp

@@ -14,6 +14,8 @@ class Interpreter : public Backend {
   absl::StatusOr<HostTensor> Cast(const HostTensor& stream, const CastStage& stage) override;
   absl::StatusOr<DeviceTensor> Store(const HostTensor& stream, Device& device,
                                      Placement placement) override;
+  absl::Status StoreInto(const HostTensor& stream, const DmTensor& target,
+                         const SliceBitmap& slices) override;
 };
 
 }  // namespace visa::interp

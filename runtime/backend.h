@@ -28,6 +28,11 @@ class Backend {
   // placement does not hold are dropped (the commit adapter's truncation).
   virtual absl::StatusOr<DeviceTensor> Store(const HostTensor& stream, Device& device,
                                              Placement placement) = 0;
+  // Writes the stream into an existing DM tensor or view (commit_view, a commit with a slice
+  // bitmap): only the target's live positions on enabled slices change; every other byte of the
+  // tensor keeps what memory holds. Indices the target does not hold are dropped.
+  virtual absl::Status StoreInto(const HostTensor& stream, const DmTensor& target,
+                                 const SliceBitmap& slices) = 0;
 };
 
 }  // namespace visa

@@ -12,13 +12,22 @@ namespace visa {
 // Records the outcome of a move in its context.
 class DmaAccess {
  public:
-  static void Record(Dma& dma, const TransferReport& report) {
+  static void Record(Dma& dma, const TransferReport& report, TensorRef src, TensorRef dst) {
     dma.last_ = report;
     ++dma.moves_;
+    if (dma.recorder_) dma.recorder_(DmaOp{dma.name(), std::move(src), std::move(dst)});
   }
 };
 
 namespace {
+
+TensorRef RefOf(const DeviceTensor& t) { return TensorRef{t.ToString(), t.id()}; }
+// Host images have no device id; they print by type and layout (not by value).
+TensorRef RefOf(const HostTensor& t) {
+  return TensorRef{absl::StrCat("HostTensor<", std::string(Name(t.dtype())), ", [",
+                                t.mapping().ToString(), "]>"),
+                   0};
+}
 
 bool IsSram(Tier tier) { return tier == Tier::kDm || tier == Tier::kSpm; }
 
@@ -95,7 +104,7 @@ absl::StatusOr<DeviceTensor> Move(Dma& dma, const DeviceTensor& src, const Desti
   auto check = [&](const TransferReport& r) { return CheckSpmChip(src.tier(), dst.tier, r); };
   ASSIGN_OR_RETURN(DeviceTensor out,
                    TransferToDevice(src, dma.device(), std::move(placement), check, &report));
-  DmaAccess::Record(dma, report);
+  DmaAccess::Record(dma, report, RefOf(src), RefOf(out));
   return out;
 }
 
@@ -107,7 +116,7 @@ absl::StatusOr<DeviceTensor> Move(Dma& dma, const HostTensor& src, const Destina
   auto check = [](const TransferReport&) { return absl::OkStatus(); };
   ASSIGN_OR_RETURN(DeviceTensor out,
                    TransferToDevice(src, dma.device(), std::move(placement), check, &report));
-  DmaAccess::Record(dma, report);
+  DmaAccess::Record(dma, report, RefOf(src), RefOf(out));
   return out;
 }
 
@@ -120,7 +129,7 @@ absl::StatusOr<HostTensor> MoveToHost(Dma& dma, const DeviceTensor& src, const M
   TransferReport report;
   auto check = [](const TransferReport&) { return absl::OkStatus(); };
   ASSIGN_OR_RETURN(HostTensor out, TransferToHost(src, element, check, &report));
-  DmaAccess::Record(dma, report);
+  DmaAccess::Record(dma, report, RefOf(src), RefOf(out));
   return out;
 }
 

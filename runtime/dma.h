@@ -16,12 +16,15 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "dsl/mapping.h"
 #include "runtime/address.h"
 #include "runtime/host_tensor.h"
+#include "runtime/program.h"
 #include "runtime/tensor.h"
 #include "runtime/transfer.h"
 
@@ -46,12 +49,18 @@ class Dma {
   const TransferReport& last() const { return last_; }
   int64_t moves() const { return moves_; }
 
+  // Called after every successful move of this context with what it did (the Context records it
+  // in its Program); empty by default.
+  using Recorder = std::function<void(const DmaOp&)>;
+  void set_recorder(Recorder recorder) { recorder_ = std::move(recorder); }
+
  private:
   friend class DmaAccess;
   Device* device_;
   Kind kind_;
   TransferReport last_;
   int64_t moves_ = 0;
+  Recorder recorder_;
 };
 
 // The destination of a move: its tier, address and level mappings (see tensor_rules.h).

@@ -40,7 +40,10 @@ Context::Context(Device& device, Backend& backend)
       tdma(Dma::Tensor(device)),
       pdma(Dma::Pcie(device)),
       device_(&device),
-      backend_(&backend) {}
+      backend_(&backend) {
+  tdma.set_recorder([this](const DmaOp& op) { Record(Op{op}); });
+  pdma.set_recorder([this](const DmaOp& op) { Record(Op{op}); });
+}
 
 Stream TensorUnit::begin(const DmTensor& input) {
   Stream stream(ctx_, kind_);
@@ -184,10 +187,81 @@ Stream Stream::cast(DType out, const Mapping& packet) && {
 
 absl::StatusOr<DeviceTensor> Stream::Finish(Stage stage, Placement placement) {
   ASSIGN_OR_RETURN(DeviceTensor out, ctx_->backend().Store(*data_, ctx_->device(), std::move(placement)));
-  op_.stages.push_back(std::move(stage));
-  op_.output = RefOf(out);
-  ctx_->Record(Op{std::move(op_)});
+  RecordWith(std::move(stage), out);
   return out;
+}
+
+void Stream::RecordWith(Stage stage, const DeviceTensor& output) {
+  op_.stages.push_back(std::move(stage));
+  op_.output = RefOf(output);
+  ctx_->Record(Op{std::move(op_)});
+}
+
+absl::Status Stream::CheckCommitTarget(const DmTensor& view) const {
+  if (view.tier() != Tier::kDm) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Commit Engine: commit_view writes DM, but ", view.ToString(), " is in ", TierName(view.tier())));
+  }
+  if (&view.device() != &ctx_->device()) {
+    return absl::InvalidArgumentError("Commit Engine: commit_view target is on another device");
+  }
+  if (view.dtype() != shape_.dtype) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Commit Engine: the stream's dtype ", std::string(Name(shape_.dtype)),
+        " must equal the commit_view target's dtype ", std::string(Name(view.dtype())),
+        " (commit does not convert; use cast)"));
+  }
+  struct Level {
+    const char* name;
+    const Mapping& stream;
+    const Mapping& target;
+  };
+  for (const Level& level : {Level{"Chip", shape_.chip, view.chip()},
+                             Level{"Cluster", shape_.cluster, view.cluster()},
+                             Level{"Slice", shape_.slice, view.slice()}}) {
+    if (!(level.stream == level.target)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Commit Engine: commit writes each slice's data into that slice's DM, so the target's ",
+          level.name, " must equal the stream's: stream [", level.stream.ToString(), "], target [",
+          level.target.ToString(), "] (", view.ToString(), ")"));
+    }
+  }
+  const int64_t bits = StorageBits(view.dtype()) * view.window_offset();
+  if (bits % 8 != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Commit Engine: the commit_view target must start on a byte, ", view.ToString(),
+        " starts inside one"));
+  }
+  return view.CheckReadable();
+}
+
+absl::StatusOr<DmTensor> Stream::commit(const Mapping& element, Address address,
+                                        const SliceBitmap& slices) && {
+  if (!Allow("commit")) return status_;
+  RETURN_IF_ERROR(slices.status());
+  ASSIGN_OR_RETURN(CommitStage stage, PlanCommitStage(shape_, position_, kind_, element));
+  stage.slices = slices;
+  ASSIGN_OR_RETURN(Placement placement,
+                   Place(ctx_->device(), shape_.dtype, Tier::kDm,
+                         {shape_.chip, shape_.cluster, shape_.slice, element}, address));
+  // The new tensor owns its ranges without writing them; disabled slices keep their bytes.
+  DmTensor out(DeviceTensor::Claim(ctx_->device(), std::move(placement)));
+  absl::Status stored = ctx_->backend().StoreInto(*data_, out.view(), slices);
+  if (!stored.ok()) {
+    out.Release();
+    return stored;
+  }
+  RecordWith(std::move(stage), out);
+  return out;
+}
+
+absl::Status Stream::commit_view(const DmTensor& view) && {
+  if (!Allow("commit")) return status_;
+  RETURN_IF_ERROR(CheckCommitTarget(view));
+  ASSIGN_OR_RETURN(CommitStage stage, PlanCommitStage(shape_, position_, kind_, view.element()));
+  RETURN_IF_ERROR(ctx_->backend().StoreInto(*data_, view, SliceBitmap::All()));
+  RecordWith(std::move(stage), view);
+  return absl::OkStatus();
 }
 
 absl::StatusOr<DmTensor> Stream::commit(const Mapping& element, Address address) && {

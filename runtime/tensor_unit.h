@@ -51,6 +51,12 @@ class Stream {
   Stream transpose(const Mapping& time, const Mapping& packet) &&;
   // Commit Engine: a new DM tensor with Element `element` at `address` (same Chip, Cluster, Slice).
   absl::StatusOr<DmTensor> commit(const Mapping& element, Address address) &&;
+  // The same with the Slice Bitmap: only enabled slices receive the data; the others keep what
+  // their DM holds at the new tensor's address (zero if never written).
+  absl::StatusOr<DmTensor> commit(const Mapping& element, Address address, const SliceBitmap& slices) &&;
+  // Commit into an existing DM tensor or view (its Element is the commit Element; its Chip,
+  // Cluster and Slice must equal the stream's). Only the view's live positions are written.
+  absl::Status commit_view(const DmTensor& view) &&;
   // Register files (sub context).
   absl::StatusOr<TrfTensor> to_trf(const Mapping& row, const Mapping& element,
                                    TrfAddress address = TrfAddress::kFull) &&;
@@ -71,6 +77,10 @@ class Stream {
   Stream Rearranged(Stage stage, const StreamShape& out, StreamPosition position) &&;
   Stream FetchWith(DType out, const Mapping& time, const Mapping& packet, FetchAdapter adapter) &&;
   absl::StatusOr<DeviceTensor> Finish(Stage stage, Placement placement);
+  // Records the finished pipeline with `output` as its result.
+  void RecordWith(Stage stage, const DeviceTensor& output);
+  // The commit_view rules on the target that the Commit Engine's own plan does not cover.
+  absl::Status CheckCommitTarget(const DmTensor& view) const;
 
   Context* ctx_;
   TuContextKind kind_;

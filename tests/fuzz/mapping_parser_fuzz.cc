@@ -85,7 +85,8 @@ void Exercise(absl::string_view text) {
   const std::string normal = m.normal_form().ToString();
   if (normal.empty()) Fail("empty normal form text", text, printed);
 
-  if (size <= 4096) {
+  // One-to-many mappings compare every cell of every position: keep those small.
+  if (size <= (m.is_one_to_one() ? 4096 : 256)) {
     absl::StatusOr<bool> self = Equivalent(m, m);
     if (!self.ok()) Fail("Equivalent(m, m) failed", text, self.status().ToString());
     if (!*self) Fail("a mapping is not equivalent to itself", text, printed);

@@ -1,0 +1,33 @@
+// Launch and Trace: running a kernel (a function of a Context) on a device and backend, or only
+// to obtain the Program it records.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "runtime/backend.h"
+#include "runtime/device.h"
+#include "runtime/program.h"
+#include "runtime/tensor.h"
+#include "runtime/tensor_unit.h"
+
+namespace visa {
+
+// A kernel: issues DMA moves and Tensor Unit pipelines through the Context and returns its outputs.
+using Kernel = std::function<absl::StatusOr<std::vector<DeviceTensor>>(Context&)>;
+
+struct LaunchResult {
+  std::vector<DeviceTensor> outputs;
+  Program program;  // every op the kernel ran, in order
+};
+
+// Runs `kernel` with a fresh Context on `device` and `backend`; the kernel's error is returned as is.
+absl::StatusOr<LaunchResult> Launch(Device& device, Backend& backend, const Kernel& kernel);
+
+// Runs `kernel` on a scratch device of `chips` chips with the interpreter and returns its Program
+// (the outputs die with the scratch device). Defined in interp/ (link visa_interp), since the
+// interpreter builds on this library.
+absl::StatusOr<Program> Trace(const Kernel& kernel, int chips = 1);
+
+}  // namespace visa
