@@ -1,9 +1,12 @@
 // Fetch Engine rules: slice geometry, packet alignment, casts, adapter stages and fetch_size.
 #include "dsl/fetch_engine.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "dsl/engine_errors.h"
+#include "dsl/normal_form.h"
 #include "dsl/status_macros.h"
 #include "dsl/scalar_convert.h"
 
@@ -79,7 +82,60 @@ absl::StatusOr<AccessPlan> PlanAccess(const SequencerConfig& config, DType in, D
   return plan;
 }
 
+// The entry index whose label is `label` (the sequencer labels entries by their stream digit).
+int EntryOf(const SequencerConfig& config, const std::string& label) {
+  for (size_t i = 0; i < config.entries.size(); ++i) {
+    if (config.entries[i].label == label) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+absl::StatusOr<MaskConfig> PlanMask(const Mapping& time, const Mapping& packet,
+                                    const SequencerConfig& config) {
+  MaskConfig mask;
+  const std::vector<Factor>& packet_digits = packet.normal_form().factors();
+  if (packet_digits.empty() || packet_digits[0].kind != Factor::Kind::kDigit ||
+      packet_digits[0].axis.empty()) {
+    return mask;
+  }
+  const Factor& inner = packet_digits[0];
+  int64_t chunk = inner.count;
+  // The axis's outer part, when Time carries it right above the packet's digit.
+  std::optional<Factor> outer;
+  for (const Factor& f : time.normal_form().factors()) {
+    if (f.kind == Factor::Kind::kDigit && f.axis == inner.axis && f.coef == inner.coef * inner.count) outer = f;
+  }
+  int64_t indices = outer ? outer->count : 1;
+  int64_t valid_total = (inner.axis_size + inner.coef - 1) / inner.coef;  // digit values in range
+  if (chunk * indices <= valid_total && inner.live == inner.count) return mask;
+  for (int64_t i = 0; i < indices; ++i) {
+    int64_t valid = std::clamp<int64_t>(valid_total - i * chunk, 0, chunk);
+    if (!outer) valid = std::min(valid, inner.live);
+    mask.rightmost_valid.push_back(valid);
+  }
+  bool spans_more_than_last = indices >= 2 && mask.rightmost_valid[indices - 2] < chunk;
+  std::string outer_label = outer ? NormalForm({*outer}).ToString() : NormalForm({inner}).ToString();
+  mask.last_dim = EntryOf(config, outer_label);
+  if (spans_more_than_last) {
+    if (indices > 8) {
+      return EngineError("Fetch", "Masking Configuration: padding spans ", indices,
+                         " indices of `", outer_label, "`; case 3 supports at most 8");
+    }
+    mask.case_number = 3;
+    return mask;
+  }
+  int time_entries = static_cast<int>(config.entries.size()) - config.packet_entries;
+  mask.case_number = (!outer || mask.last_dim == time_entries - 1) ? 1 : 2;
+  mask.rightmost_valid = {mask.rightmost_valid.back()};
+  return mask;
+}
+
 }  // namespace
+
+std::string MaskConfig::Describe() const {
+  return absl::StrCat("masking case ", case_number, ", last_dim ", last_dim,
+                      ", last_dim_rightmost_valid_count [", absl::StrJoin(rightmost_valid, ", "), "]");
+}
 
 std::string FetchStage::Describe() const {
   std::string text = absl::StrCat("fetch ", Name(in_dtype), " -> ", Name(out.dtype), " time [",
@@ -92,7 +148,9 @@ std::string FetchStage::Describe() const {
     absl::StrAppend(&text, "\n    zero points ", absl::StrJoin(adapter.zero_points, ", "));
   }
   if (!adapter.table.empty()) absl::StrAppend(&text, "\n    table lookup (", adapter.table.size(), " entries)");
-  if (adapter.pad_value) absl::StrAppend(&text, "\n    masking, pad value ", *adapter.pad_value);
+  if (mask.case_number != 0) {
+    absl::StrAppend(&text, "\n    ", mask.Describe(), ", pad value ", adapter.pad_value.value_or(0));
+  }
   return text;
 }
 
@@ -142,6 +200,7 @@ absl::StatusOr<FetchStage> PlanFetchStage(const StreamShape& begin, const Mappin
   stage.adapter = std::move(adapter);
   stage.sequencer = *std::move(sequencer);
   ASSIGN_OR_RETURN(stage.access, PlanAccess(stage.sequencer, begin.dtype, out_dtype, context));
+  ASSIGN_OR_RETURN(stage.mask, PlanMask(time, packet, stage.sequencer));
   return stage;
 }
 

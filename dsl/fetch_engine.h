@@ -21,10 +21,22 @@ struct FetchAdapter {
   std::optional<double> pad_value;    // masking: the value padded packet positions read as
 };
 
+// The Fetch Adapter's masking configuration (manual, "Masking Configuration"): when the stream
+// reads past the end of its innermost axis, the padded elements are forced to the pad value.
+// Case 1: the axis's outer part is the innermost time entry; case 2: it sits further out; case 3:
+// the padding spans more than the last packet, so every index gets its own valid count (<= 8).
+struct MaskConfig {
+  int case_number = 0;         // 0: no masking needed
+  int last_dim = 0;            // sequencer entry of the padded axis's outer part (or the packet)
+  std::vector<int64_t> rightmost_valid;  // valid elements per index of last_dim (case 3: all)
+  std::string Describe() const;
+};
+
 struct FetchStage {
   DType in_dtype = DType::kI8;
   StreamShape out;
   FetchAdapter adapter;
+  MaskConfig mask;
   SequencerConfig sequencer;  // per slice, over the DM Element
   AccessPlan access;          // fetch_size, fetches per packet (batching), cycles
   std::string Describe() const;
