@@ -22,56 +22,46 @@ Kernel FetchCollectCommit(std::string time, std::string packet, std::string coll
   };
 }
 
+// An f8e4m3 sample whose output holds the input tensor unchanged (read back as `readback`).
+Sample F8Sample(std::string name, std::string description, std::string axes, std::string element,
+                Kernel kernel, std::string readback) {
+  Sample s;
+  s.name = std::move(name);
+  s.description = std::move(description);
+  s.axes = std::move(axes);
+  s.dtype = DType::kF8E4M3;
+  s.element = std::move(element);
+  s.kernel = std::move(kernel);
+  s.readback = std::move(readback);
+  return s;
+}
+
 }  // namespace
 
 std::vector<Sample> FetchCommitSamples() {
   std::vector<Sample> samples;
-  {
-    Sample s;
-    s.name = "fetch_commit_permutation";
-    s.description = "Example 1: [A, B, C] -> [B, A, C # 8] through fetch, collect and a permuting commit";
-    s.axes = "A = 3, B = 5, C = 2";
-    s.dtype = DType::kF8E4M3;
-    s.element = "A, B, C";
-    s.kernel = FetchCollectCommit("A, B", "C # 8", "A, B", "C # 32", "B, A, C # 8", 1024);
-    s.readback = "A, B, C";
-    samples.push_back(s);
-  }
-  {
-    Sample s;
-    s.name = "fetch_commit_full_flit";
-    s.description = "Example 2: [A, [B, C] # 32], one full 32-byte flit per A (3 commit cycles)";
-    s.axes = "A = 3, B = 5, C = 2";
-    s.dtype = DType::kF8E4M3;
-    s.element = "A, B, C";
-    s.kernel = FetchCollectCommit("A", "[B, C] # 32", "A", "[B, C] # 32", "A, [B, C] # 32", 1024);
-    s.readback = "A, B, C";
-    samples.push_back(s);
-  }
-  {
-    Sample s;
-    s.name = "fetch_commit_tail_padding";
-    s.description = "Example 3: A = 65 padded to 72 (24-byte fetches and commits, 6 cycles)";
-    s.axes = "A = 65, B = 2";
-    s.dtype = DType::kF8E4M3;
-    s.element = "B, A # 72";
-    s.kernel = FetchCollectCommit("[B, A # 72] / 24", "[B, A # 72] % 24", "[B, A # 72] / 24",
-                                  "[B, A # 72] % 24 # 32", "B, A # 72", 1024);
-    s.readback = "B, A";
-    samples.push_back(s);
-  }
-  {
-    Sample s;
-    s.name = "fetch_commit_tail_padding_32";
-    s.description = "Example 3, option 2: A = 65 padded to 96 (32-byte fetches and commits, 6 cycles)";
-    s.axes = "A = 65, B = 2";
-    s.dtype = DType::kF8E4M3;
-    s.element = "B, A # 96";
-    s.kernel = FetchCollectCommit("[B, A # 96] / 32", "[B, A # 96] % 32", "[B, A # 96] / 32",
-                                  "[B, A # 96] % 32", "B, A # 96", 1024);
-    s.readback = "B, A";
-    samples.push_back(s);
-  }
+  samples.push_back(F8Sample(
+      "fetch_commit_permutation",
+      "Example 1: [A, B, C] -> [B, A, C # 8] through fetch, collect and a permuting commit",
+      "A = 3, B = 5, C = 2", "A, B, C",
+      FetchCollectCommit("A, B", "C # 8", "A, B", "C # 32", "B, A, C # 8", 1024), "A, B, C"));
+  samples.push_back(F8Sample(
+      "fetch_commit_full_flit", "Example 2: [A, [B, C] # 32], one full 32-byte flit per A (3 commit cycles)",
+      "A = 3, B = 5, C = 2", "A, B, C",
+      FetchCollectCommit("A", "[B, C] # 32", "A", "[B, C] # 32", "A, [B, C] # 32", 1024), "A, B, C"));
+  samples.push_back(F8Sample(
+      "fetch_commit_tail_padding", "Example 3: A = 65 padded to 72 (24-byte fetches and commits, 6 cycles)",
+      "A = 65, B = 2", "B, A # 72",
+      FetchCollectCommit("[B, A # 72] / 24", "[B, A # 72] % 24", "[B, A # 72] / 24", "[B, A # 72] % 24 # 32",
+                         "B, A # 72", 1024),
+      "B, A"));
+  samples.push_back(F8Sample(
+      "fetch_commit_tail_padding_32",
+      "Example 3, option 2: A = 65 padded to 96 (32-byte fetches and commits, 6 cycles)", "A = 65, B = 2",
+      "B, A # 96",
+      FetchCollectCommit("[B, A # 96] / 32", "[B, A # 96] % 32", "[B, A # 96] / 32", "[B, A # 96] % 32",
+                         "B, A # 96", 1024),
+      "B, A"));
   {
     Sample s;
     s.name = "fetch_commit_segmentation";
