@@ -56,7 +56,6 @@ class Parser {
   }
 
   absl::StatusOr<Mapping> ParsePostfix() {
-    size_t start = pos_;
     ASSIGN_OR_RETURN(Mapping m, ParsePrimary());
     while (true) {
       SkipSpace();
@@ -72,7 +71,6 @@ class Parser {
       absl::StatusOr<Mapping> next = Apply(op, m, n, kind);
       if (!next.ok()) return ErrorAt(op_column, next.status().message());
       m = *std::move(next);
-      (void)start;
     }
   }
 

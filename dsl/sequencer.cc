@@ -140,8 +140,6 @@ absl::StatusOr<std::vector<SequencerEntry>> MatchTerm(const Mapping& term, const
     if (f.kind == Factor::Kind::kBlockPad) {
       // A padded group: read its live part as one contiguous run and over-read the padding.
       if (truncate_innermost) continue;  // committing writes only the live part
-      int64_t live = 1;
-      for (const SequencerEntry& e : entries) live *= e.size;
       bool contiguous = !entries.empty() && entries.front().stride <= 1;
       for (size_t i = 1; i < entries.size() && contiguous; ++i) {
         contiguous = entries[i].stride == entries[i - 1].stride * entries[i - 1].size;
@@ -153,7 +151,6 @@ absl::StatusOr<std::vector<SequencerEntry>> MatchTerm(const Mapping& term, const
       }
       int64_t stride = entries.front().stride;
       entries.assign(1, {f.block, stride, term.ToString()});
-      (void)live;
       continue;
     }
     bool truncate = truncate_innermost && k == 0;
