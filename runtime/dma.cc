@@ -21,12 +21,12 @@ class DmaAccess {
 
 namespace {
 
-TensorRef RefOf(const DeviceTensor& t) { return TensorRef{t.ToString(), t.id()}; }
+TensorRef RefOf(const DeviceTensor& t) { return TensorRef{t.ToString(), t.id(), t}; }
 // Host images have no device id; they print by type and layout (not by value).
 TensorRef RefOf(const HostTensor& t) {
   return TensorRef{absl::StrCat("HostTensor<", std::string(Name(t.dtype())), ", [",
                                 t.mapping().ToString(), "]>"),
-                   0};
+                   0, std::nullopt};
 }
 
 bool IsSram(Tier tier) { return tier == Tier::kDm || tier == Tier::kSpm; }

@@ -25,6 +25,20 @@ struct LaunchResult {
 // Runs `kernel` with a fresh Context on `device` and `backend`; the kernel's error is returned as is.
 absl::StatusOr<LaunchResult> Launch(Device& device, Backend& backend, const Kernel& kernel);
 
+// A kernel over input tensors the caller placed (HBM or DM tensors), returning its outputs.
+using KernelOf =
+    std::function<absl::StatusOr<std::vector<DeviceTensor>>(Context&, const std::vector<DeviceTensor>&)>;
+
+// Replays a traced Program (see Trace below) on `device` with `backend`: `inputs` are bound to the
+// program's inputs in order (same dtypes and placements as traced, data may differ), every op runs
+// again from its recorded configuration, and the program's outputs are returned.
+absl::StatusOr<std::vector<DeviceTensor>> Launch(const Program& program, Device& device,
+                                                 Backend& backend, const std::vector<DeviceTensor>& inputs);
+
+// Runs `kernel` once on `inputs` with the interpreter (on the inputs' device) and returns the
+// Program it records, with its inputs and outputs, ready for Launch. Defined in interp/.
+absl::StatusOr<Program> Trace(const KernelOf& kernel, const std::vector<DeviceTensor>& inputs);
+
 // Runs `kernel` on a scratch device of `chips` chips with the interpreter and returns its Program
 // (the outputs die with the scratch device). Defined in interp/ (link visa_interp), since the
 // interpreter builds on this library.

@@ -16,6 +16,7 @@
 #include "dsl/stream.h"
 #include "dsl/switch_engine.h"
 #include "dsl/transpose_engine.h"
+#include "runtime/tensor.h"
 
 namespace visa {
 
@@ -23,6 +24,9 @@ namespace visa {
 struct TensorRef {
   std::string text;  // DeviceTensor::ToString()
   int64_t id = 0;
+  // The handle as traced: its placement, and for a view its window (what a replay rebinds).
+  // Absent for host images, which live outside kernels.
+  std::optional<DeviceTensor> handle;
 };
 
 struct DmaOp {
@@ -51,6 +55,8 @@ struct Op {
 
 struct Program {
   std::vector<Op> ops;
+  std::vector<TensorRef> inputs;   // the kernel's inputs, in order (set by Trace)
+  std::vector<TensorRef> outputs;  // the kernel's outputs, in order
 
   // One line per DMA, an indented block per pipeline with every derived configuration.
   std::string ToText() const;

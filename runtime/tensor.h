@@ -90,6 +90,11 @@ class DeviceTensor {
   // Frees the tensor's ranges for Address::Any(); reading it afterwards is an error.
   void Release() const;
 
+  // This tensor seen through the same window as `like` (a view of a tensor with this placement).
+  DeviceTensor WindowLike(const DeviceTensor& like) const {
+    return like.is_view() ? Window(like.element(), like.window_offset()) : *this;
+  }
+
   // "DmTensor<bf16, [A], [1 # 2], [B / 2], [B % 2]> `dm#2` at DM 0x10000" (+ " view +12").
   std::string ToString() const;
 

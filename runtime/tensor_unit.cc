@@ -30,7 +30,7 @@ std::vector<std::string> AllowedAfter(StreamPosition position) {
   }
 }
 
-TensorRef RefOf(const DeviceTensor& tensor) { return TensorRef{tensor.ToString(), tensor.id()}; }
+TensorRef RefOf(const DeviceTensor& tensor) { return TensorRef{tensor.ToString(), tensor.id(), tensor}; }
 
 }  // namespace
 

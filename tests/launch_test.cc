@@ -1,0 +1,83 @@
+// Trace once, launch again: a traced Program replays on another device with other input data.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "dsl/mapping_parser.h"
+#include "interp/interpreter.h"
+#include "runtime/launch.h"
+#include "runtime/transfer.h"
+
+namespace visa {
+namespace {
+
+using ::testing::HasSubstr;
+
+class LaunchTest : public ::testing::Test {
+ protected:
+  Mapping m(const std::string& text) { return s_.m(text); }
+
+  // The input of the kernel: [A, B] in HBM at address 0 of `device`, random with `seed`.
+  std::pair<HostTensor, HbmTensor> Input(Device& device, uint64_t seed) {
+    HostTensor host = *HostTensor::Random(DType::kI8, m("A, B"), seed);
+    Dma pdma = Dma::Pcie(device);
+    return {host, *host.to_hbm(pdma, 0, m("1"), m("A, B"))};
+  }
+
+  // HBM -> DM, a transposing fetch/collect/commit, DM -> HBM.
+  KernelOf Kernel() {
+    return [this](Context& ctx, const std::vector<DeviceTensor>& in) -> absl::StatusOr<std::vector<DeviceTensor>> {
+      HbmTensor hbm(in[0]);
+      absl::StatusOr<DmTensor> dm = hbm.to_dm(ctx.tdma, 0, m("1 # 2"), m("1 # 256"), m("A, B"));
+      if (!dm.ok()) return dm.status();
+      absl::StatusOr<DmTensor> out = ctx.main.begin(dm->view())
+                                         .fetch(DType::kI8, m("B / 8, A"), m("B % 8"))
+                                         .collect(m("B / 8, A"), m("B % 8 # 32"))
+                                         .commit(m("B / 8, A, B % 8"), 0x1000);
+      if (!out.ok()) return out.status();
+      absl::StatusOr<HbmTensor> back = out->to_hbm(ctx.tdma, 0x10000, m("A, B"));
+      if (!back.ok()) return back.status();
+      return std::vector<DeviceTensor>{*back};
+    };
+  }
+
+  MappingScope s_{*Axes::Parse("A = 4, B = 16")};
+};
+
+TEST_F(LaunchTest, ATracedProgramReplaysOnAnotherDeviceWithOtherData) {
+  Device traced_on(1);
+  auto [host, hbm] = Input(traced_on, 1);
+  absl::StatusOr<Program> program = Trace(Kernel(), {hbm});
+  ASSERT_TRUE(program.ok()) << program.status();
+  ASSERT_EQ(program->ops.size(), 3u);
+  EXPECT_THAT(program->ToText(), HasSubstr("op 0: dma tdma"));
+  EXPECT_THAT(program->ToText(), HasSubstr("op 1: pipeline main"));
+
+  Device device(1);
+  auto [other_host, other_hbm] = Input(device, 2);
+  ASSERT_NE(other_host.ToBits(), host.ToBits());
+  interp::Interpreter interpreter;
+  absl::StatusOr<std::vector<DeviceTensor>> outputs = Launch(*program, device, interpreter, {other_hbm});
+  ASSERT_TRUE(outputs.ok()) << outputs.status();
+  ASSERT_EQ(outputs->size(), 1u);
+  absl::StatusOr<HostTensor> result = ReadAs((*outputs)[0], m("A, B"));
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->ToBits(), other_host.ToBits());
+}
+
+TEST_F(LaunchTest, InputsMustMatchTheTracedPlacements) {
+  Device traced_on(1);
+  auto [host, hbm] = Input(traced_on, 1);
+  absl::StatusOr<Program> program = Trace(Kernel(), {hbm});
+  ASSERT_TRUE(program.ok()) << program.status();
+  Device device(1);
+  Dma pdma = Dma::Pcie(device);
+  HbmTensor elsewhere = *host.to_hbm(pdma, 4096, m("1"), m("A, B"));
+  interp::Interpreter interpreter;
+  absl::StatusOr<std::vector<DeviceTensor>> outputs = Launch(*program, device, interpreter, {elsewhere});
+  ASSERT_FALSE(outputs.ok());
+  EXPECT_THAT(outputs.status().message(), HasSubstr("does not match the traced"));
+  EXPECT_FALSE(Launch(*program, device, interpreter, {}).ok());
+}
+
+}  // namespace
+}  // namespace visa
