@@ -14,6 +14,19 @@ bool AllZero(const uint8_t* data, int64_t size) {
   return std::all_of(data, data + size, [](uint8_t b) { return b == 0; });
 }
 
+// Splits [address, address + size) at page boundaries: visit(page, offset in page, offset in the
+// range, length) for each piece, in order.
+template <typename Visit>
+void ForEachPagePiece(int64_t address, int64_t size, int page_shift, int64_t page_bytes, Visit visit) {
+  for (int64_t done = 0; done < size;) {
+    int64_t at = address + done;
+    int64_t within = at & (page_bytes - 1);
+    int64_t chunk = std::min(page_bytes - within, size - done);
+    visit(at >> page_shift, within, done, chunk);
+    done += chunk;
+  }
+}
+
 }  // namespace
 
 SparseMemory::SparseMemory(int64_t capacity, int64_t page_bytes)
@@ -33,45 +46,31 @@ absl::Status SparseMemory::CheckRange(int64_t address, int64_t size) const {
 
 absl::Status SparseMemory::Read(int64_t address, absl::Span<uint8_t> out) const {
   RETURN_IF_ERROR(CheckRange(address, static_cast<int64_t>(out.size())));
-  int64_t done = 0;
-  const int64_t size = static_cast<int64_t>(out.size());
-  while (done < size) {
-    int64_t at = address + done;
-    int64_t page = at >> page_shift_;
-    int64_t within = at & (page_bytes_ - 1);
-    int64_t chunk = std::min(page_bytes_ - within, size - done);
-    auto it = pages_.find(page);
-    if (it == pages_.end()) {
-      std::memset(out.data() + done, 0, chunk);
-    } else {
-      std::memcpy(out.data() + done, it->second.get() + within, chunk);
-    }
-    done += chunk;
-  }
+  ForEachPagePiece(address, static_cast<int64_t>(out.size()), page_shift_, page_bytes_,
+                   [&](int64_t page, int64_t within, int64_t done, int64_t chunk) {
+                     auto it = pages_.find(page);
+                     if (it == pages_.end()) {
+                       std::memset(out.data() + done, 0, chunk);
+                     } else {
+                       std::memcpy(out.data() + done, it->second.get() + within, chunk);
+                     }
+                   });
   return absl::OkStatus();
 }
 
 absl::Status SparseMemory::Write(int64_t address, absl::Span<const uint8_t> data) {
   RETURN_IF_ERROR(CheckRange(address, static_cast<int64_t>(data.size())));
-  int64_t done = 0;
-  const int64_t size = static_cast<int64_t>(data.size());
-  while (done < size) {
-    int64_t at = address + done;
-    int64_t page = at >> page_shift_;
-    int64_t within = at & (page_bytes_ - 1);
-    int64_t chunk = std::min(page_bytes_ - within, size - done);
-    auto it = pages_.find(page);
-    if (it == pages_.end()) {
-      if (!AllZero(data.data() + done, chunk)) {
-        auto fresh = std::make_unique<uint8_t[]>(page_bytes_);  // value-initialized: zero
-        std::memcpy(fresh.get() + within, data.data() + done, chunk);
-        pages_.emplace(page, std::move(fresh));
-      }
-    } else {
-      std::memcpy(it->second.get() + within, data.data() + done, chunk);
-    }
-    done += chunk;
-  }
+  ForEachPagePiece(address, static_cast<int64_t>(data.size()), page_shift_, page_bytes_,
+                   [&](int64_t page, int64_t within, int64_t done, int64_t chunk) {
+                     auto it = pages_.find(page);
+                     if (it != pages_.end()) {
+                       std::memcpy(it->second.get() + within, data.data() + done, chunk);
+                     } else if (!AllZero(data.data() + done, chunk)) {
+                       auto fresh = std::make_unique<uint8_t[]>(page_bytes_);  // value-initialized: zero
+                       std::memcpy(fresh.get() + within, data.data() + done, chunk);
+                       pages_.emplace(page, std::move(fresh));
+                     }
+                   });
   return absl::OkStatus();
 }
 
