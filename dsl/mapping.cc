@@ -2,6 +2,7 @@
 #include "dsl/mapping.h"
 
 #include <algorithm>
+#include <map>
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
@@ -293,8 +294,8 @@ namespace {
 
 // Raw evaluation: skew axes still carry their own names here.
 void Evaluate(const Mapping& m, int64_t i, std::vector<Cell>& out);
-void EvaluateLinear(const std::vector<Mapping::LinearTerm>& terms, size_t k, int64_t remaining,
-                    const Cell& so_far, std::vector<Cell>& out);
+// Every distinct cell a linear combination holds at position `i` (sorted).
+std::vector<Cell> EvaluateLinear(const std::vector<Mapping::LinearTerm>& terms, int64_t i);
 
 Cell EvaluateOne(const Mapping& m, int64_t i) {
   if (i < 0 || i >= m.size()) return Cell::OutOfBounds();
@@ -319,9 +320,7 @@ Cell EvaluateOne(const Mapping& m, int64_t i) {
     case Mapping::Kind::kStride:
       return EvaluateOne(m.inner(), i * m.argument());
     case Mapping::Kind::kLinear: {
-      std::vector<Cell> cells;
-      EvaluateLinear(m.linear_terms(), 0, i, Cell::Live({}), cells);
-      SortUnique(cells);
+      std::vector<Cell> cells = EvaluateLinear(m.linear_terms(), i);
       // A position no combination reaches holds nothing: it reads as padding.
       return cells.empty() ? Cell::Pad(PadKind::kTop) : cells.front();
     }
@@ -330,31 +329,41 @@ Cell EvaluateOne(const Mapping& m, int64_t i) {
 }
 
 // Every choice of per-term positions s_k with sum(s_k * n_k) == remaining, combined in order.
-void EvaluateLinear(const std::vector<Mapping::LinearTerm>& terms, size_t k, int64_t remaining,
-                    const Cell& so_far, std::vector<Cell>& out) {
+using LinearMemo = std::map<std::pair<size_t, int64_t>, std::vector<Cell>>;
+
+// The distinct cells terms[k..] hold when their positions, times their coefficients, sum to
+// `remaining`. Memoized per (k, remaining): many choices of the earlier terms lead to the same
+// suffix, and broadcast terms multiply the choices without adding cells.
+const std::vector<Cell>& SuffixCells(const std::vector<Mapping::LinearTerm>& terms, size_t k,
+                                     int64_t remaining, LinearMemo& memo) {
+  auto key = std::make_pair(k, remaining);
+  if (auto it = memo.find(key); it != memo.end()) return it->second;
+  std::vector<Cell> out;
   if (k == terms.size()) {
-    if (remaining == 0) out.push_back(so_far);
-    return;
-  }
-  const Mapping::LinearTerm& term = terms[k];
-  if (k + 1 == terms.size()) {  // the last term's position is determined: solve, don't search
-    if (remaining % term.coefficient != 0 || remaining / term.coefficient >= term.mapping.size()) return;
-    std::vector<Cell> cells;
-    Evaluate(term.mapping, remaining / term.coefficient, cells);
-    for (const Cell& cell : cells) out.push_back(CombineCells(so_far, cell));
-    return;
-  }
-  // Later terms reach at most `later`, so smaller choices here cannot sum to `remaining`.
-  int64_t later = 0;
-  for (size_t j = k + 1; j < terms.size(); ++j) later += (terms[j].mapping.size() - 1) * terms[j].coefficient;
-  int64_t first = remaining > later ? (remaining - later + term.coefficient - 1) / term.coefficient : 0;
-  for (int64_t s = first; s < term.mapping.size() && s * term.coefficient <= remaining; ++s) {
-    std::vector<Cell> cells;
-    Evaluate(term.mapping, s, cells);
-    for (const Cell& cell : cells) {
-      EvaluateLinear(terms, k + 1, remaining - s * term.coefficient, CombineCells(so_far, cell), out);
+    if (remaining == 0) out.push_back(Cell::Live({}));
+  } else {
+    const Mapping::LinearTerm& term = terms[k];
+    // Later terms reach at most `later`, so smaller choices here cannot sum to `remaining`.
+    int64_t later = 0;
+    for (size_t j = k + 1; j < terms.size(); ++j) later += (terms[j].mapping.size() - 1) * terms[j].coefficient;
+    int64_t first = remaining > later ? (remaining - later + term.coefficient - 1) / term.coefficient : 0;
+    for (int64_t s = first; s < term.mapping.size() && s * term.coefficient <= remaining; ++s) {
+      const std::vector<Cell>& rest = SuffixCells(terms, k + 1, remaining - s * term.coefficient, memo);
+      if (rest.empty()) continue;
+      std::vector<Cell> cells;
+      Evaluate(term.mapping, s, cells);
+      for (const Cell& cell : cells) {
+        for (const Cell& tail : rest) out.push_back(CombineCells(cell, tail));
+      }
     }
+    SortUnique(out);
   }
+  return memo.emplace(key, std::move(out)).first->second;
+}
+
+std::vector<Cell> EvaluateLinear(const std::vector<Mapping::LinearTerm>& terms, int64_t i) {
+  LinearMemo memo;
+  return SuffixCells(terms, 0, i, memo);
 }
 
 void Evaluate(const Mapping& m, int64_t i, std::vector<Cell>& out) {
@@ -392,9 +401,9 @@ void Evaluate(const Mapping& m, int64_t i, std::vector<Cell>& out) {
       Evaluate(m.inner(), i * m.argument(), out);
       break;
     case Mapping::Kind::kLinear: {
-      size_t before = out.size();
-      EvaluateLinear(m.linear_terms(), 0, i, Cell::Live({}), out);
-      if (out.size() == before) out.push_back(Cell::Pad(PadKind::kTop));  // an unreachable hole
+      std::vector<Cell> cells = EvaluateLinear(m.linear_terms(), i);
+      if (cells.empty()) cells.push_back(Cell::Pad(PadKind::kTop));  // an unreachable hole
+      out.insert(out.end(), cells.begin(), cells.end());
       break;
     }
     default:
