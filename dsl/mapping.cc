@@ -126,7 +126,9 @@ absl::StatusOr<Mapping> Mapping::MakePadding(const Mapping& inner, int64_t size,
     return RuleError("padding", absl::StrCat(
         "`", Operand(inner), " ", PadKindOperator(kind), " ", size, "` pads a mapping of size ",
         inner.size(), " to ", size, " positions, but padding cannot be smaller than its operand",
-        size < inner.size() ? absl::StrCat(" (to keep ", size, " positions, resize with `= ", size, "`)") : ""));
+        size >= 1 && size < inner.size()
+            ? absl::StrCat(" (to keep ", size, " positions, resize with `= ", size, "`)")
+            : ""));
   }
   auto node = std::make_shared<Node>();
   node->kind = Kind::kPadding;

@@ -9,9 +9,6 @@
 #include "CLI/CLI.hpp"
 #include "tools/seq_command.h"
 
-// SeqOptions declares `src` and `dst` without initializers; designated initializers that leave
-// them out are intended (they default to empty strings).
-#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
 namespace visa::cli {
 namespace {
@@ -304,6 +301,18 @@ TEST(SeqCommand, CommandLineErrorExitCode) {
   std::string err = testing::internal::GetCapturedStderr();
   EXPECT_EQ(exit_code, 2);
   EXPECT_THAT(err, StartsWith("error: Insufficient Input: "));
+}
+
+}  // namespace
+}  // namespace visa::cli
+
+namespace visa::cli {
+namespace {
+
+TEST(SeqCommand, StagingTypesNeverSitInMemory) {
+  Result r = RunVisaSeq({.axes = "A=8", .buf = "A", .packet = "A", .dtype = "i5"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("Scalar Type: i5 is a staging type"));
 }
 
 }  // namespace

@@ -28,6 +28,11 @@ std::string Config(const SequencerConfig& config, bool labels) {
 absl::Status Run(const SeqOptions& options, std::ostream& out) {
   ASSIGN_OR_RETURN(Axes axes, Axes::Parse(options.axes));
   ASSIGN_OR_RETURN(DType dtype, ParseDType(options.dtype));
+  if (IsStaging(dtype)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Scalar Type: ", Name(dtype), " is a staging type of zero-point subtraction and never sits in "
+        "memory; sequence the stored type (i4 or i8)"));
+  }
   ElementBits element{Bits(dtype)};
   ASSIGN_OR_RETURN(Mapping time, ParseMapping(options.time, axes));
   ASSIGN_OR_RETURN(Mapping packet, ParseMapping(options.packet, axes));
