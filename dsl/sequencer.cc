@@ -295,15 +295,24 @@ namespace {
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// The sizes both access plans start from; `packet_bits` and `contiguous_bits` keep 4-bit exact.
+struct Sizes {
+  int64_t packet_bits, contiguous_bits;
+};
+
+Sizes StartPlan(const SequencerConfig& config, ElementBits element, AccessPlan& plan) {
+  Sizes sizes{config.packet_size * element.bits, config.contiguous_elements() * element.bits};
+  plan.packet_bytes = sizes.packet_bits / 8;
+  plan.contiguous_bytes = sizes.contiguous_bits / 8;
+  return sizes;
+}
+
 }  // namespace
 
 absl::StatusOr<AccessPlan> PlanFetch(const SequencerConfig& config, ElementBits element,
                                      TensorUnitContext context) {
   AccessPlan plan;
-  int64_t packet_bits = config.packet_size * element.bits;
-  int64_t contiguous_bits = config.contiguous_elements() * element.bits;
-  plan.packet_bytes = packet_bits / 8;
-  plan.contiguous_bytes = contiguous_bits / 8;
+  auto [packet_bits, contiguous_bits] = StartPlan(config, element, plan);
   int64_t common = std::gcd(packet_bits, contiguous_bits);
   if (context == TensorUnitContext::kSub) {
     if (common % 64 != 0) {
@@ -337,10 +346,7 @@ absl::StatusOr<AccessPlan> PlanFetch(const SequencerConfig& config, ElementBits 
 absl::StatusOr<AccessPlan> PlanCommit(const SequencerConfig& config, ElementBits element,
                                       TensorUnitContext context) {
   AccessPlan plan;
-  int64_t packet_bits = config.packet_size * element.bits;
-  int64_t contiguous_bits = config.contiguous_elements() * element.bits;
-  plan.packet_bytes = packet_bits / 8;
-  plan.contiguous_bytes = contiguous_bits / 8;
+  auto [packet_bits, contiguous_bits] = StartPlan(config, element, plan);
   if (packet_bits % 64 != 0 || plan.packet_bytes < 8 || plan.packet_bytes > 32) {
     return SequencerError("commit_in_size", absl::StrCat(
         "the committed packet is ", packet_bits / 8.0,

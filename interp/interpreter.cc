@@ -42,25 +42,19 @@ absl::StatusOr<uint32_t> Adapt(const FetchStage& stage, uint32_t bits, int64_t t
 absl::StatusOr<HostTensor> Interpreter::Fetch(const std::vector<DmTensor>& inputs,
                                               const BeginStage& begin, const FetchStage& stage) {
   ASSIGN_OR_RETURN(HostTensor source, SourceImage(inputs, begin));
-  ASSIGN_OR_RETURN(HostTensor raw, MoveByIndex(source, stage.out.Full(), {.allow_drop = true}));
-  ASSIGN_OR_RETURN(HostTensor out, HostTensor::Zeros(stage.out.dtype, stage.out.Full()));
+  // The adapter is element-wise, so it runs over the source image (tensor t of an interleave is
+  // its t-th block) and the move then only rearranges; padded stream positions read the mask value.
+  std::vector<uint32_t> bits = source.ToBits();
+  const int64_t per_tensor = static_cast<int64_t>(bits.size()) / static_cast<int64_t>(inputs.size());
+  for (int64_t p = 0; p < static_cast<int64_t>(bits.size()); ++p) {
+    ASSIGN_OR_RETURN(bits[p], Adapt(stage, bits[p], begin.interleave ? p / per_tensor : 0));
+  }
+  ASSIGN_OR_RETURN(HostTensor adapted, HostTensor::FromBits(stage.out.dtype, source.mapping(), bits));
   uint32_t pad_bits = 0;
   if (stage.adapter.pad_value) {
     ASSIGN_OR_RETURN(pad_bits, DoubleToBits(stage.out.dtype, *stage.adapter.pad_value));
   }
-  const Mapping& layout = stage.out.Full();
-  for (int64_t p = 0; p < layout.size(); ++p) {
-    Cell cell = layout.map(p);
-    if (!cell.live()) {
-      RETURN_IF_ERROR(out.SetBits(p, pad_bits));
-      continue;
-    }
-    int64_t tensor = begin.interleave ? cell.index[begin.interleave->axis_names().front()] : 0;
-    ASSIGN_OR_RETURN(uint32_t bits, raw.GetBits(p));
-    ASSIGN_OR_RETURN(uint32_t adapted, Adapt(stage, bits, tensor));
-    RETURN_IF_ERROR(out.SetBits(p, adapted));
-  }
-  return out;
+  return MoveByIndex(adapted, stage.out.Full(), {.allow_drop = true, .pad_bits = pad_bits});
 }
 
 absl::StatusOr<HostTensor> Interpreter::Rearrange(const HostTensor& stream, const StreamShape& out) {

@@ -138,38 +138,31 @@ Stream Stream::fetch_masked(DType out, double pad_value, const Mapping& time, co
   return std::move(*this).FetchWith(out, time, packet, FetchAdapter{{}, {}, pad_value});
 }
 
-Stream Stream::Rearranged(Stage stage, const StreamShape& out, StreamPosition position) && {
-  absl::StatusOr<HostTensor> data = ctx_->backend().Rearrange(*data_, out);
+template <typename S>
+Stream Stream::Rearranged(absl::StatusOr<S> stage, StreamPosition position) && {
+  if (!stage.ok()) return std::move(*this).Fail(stage.status());
+  absl::StatusOr<HostTensor> data = ctx_->backend().Rearrange(*data_, stage->out);
   if (!data.ok()) return std::move(*this).Fail(data.status());
   data_ = *std::move(data);
-  shape_ = out;
+  shape_ = stage->out;
   position_ = position;
-  op_.stages.push_back(std::move(stage));
+  op_.stages.push_back(*std::move(stage));
   return std::move(*this);
 }
 
 Stream Stream::switch_engine(const SwitchConfig& config, const Mapping& slice, const Mapping& time) && {
   if (!Allow("switch")) return std::move(*this);
-  absl::StatusOr<SwitchStage> stage = PlanSwitch(shape_, config, slice, time);
-  if (!stage.ok()) return std::move(*this).Fail(stage.status());
-  StreamShape out = stage->out;
-  return std::move(*this).Rearranged(*std::move(stage), out, StreamPosition::kSwitch);
+  return std::move(*this).Rearranged(PlanSwitch(shape_, config, slice, time), StreamPosition::kSwitch);
 }
 
 Stream Stream::collect(const Mapping& time, const Mapping& packet) && {
   if (!Allow("collect")) return std::move(*this);
-  absl::StatusOr<CollectStage> stage = PlanCollect(shape_, time, packet);
-  if (!stage.ok()) return std::move(*this).Fail(stage.status());
-  StreamShape out = stage->out;
-  return std::move(*this).Rearranged(*std::move(stage), out, StreamPosition::kCollect);
+  return std::move(*this).Rearranged(PlanCollect(shape_, time, packet), StreamPosition::kCollect);
 }
 
 Stream Stream::transpose(const Mapping& time, const Mapping& packet) && {
   if (!Allow("transpose")) return std::move(*this);
-  absl::StatusOr<TransposeStage> stage = PlanTranspose(shape_, time, packet);
-  if (!stage.ok()) return std::move(*this).Fail(stage.status());
-  StreamShape out = stage->out;
-  return std::move(*this).Rearranged(*std::move(stage), out, StreamPosition::kTranspose);
+  return std::move(*this).Rearranged(PlanTranspose(shape_, time, packet), StreamPosition::kTranspose);
 }
 
 Stream Stream::cast(DType out, const Mapping& packet) && {

@@ -73,8 +73,10 @@ class Stream {
   // Fails the stream unless `call` may follow the current position.
   bool Allow(absl::string_view call);
   Stream Fail(absl::Status status) &&;
-  // Records a rearranging stage and moves the data to its output shape.
-  Stream Rearranged(Stage stage, const StreamShape& out, StreamPosition position) &&;
+  // Records a planned rearranging stage (switch, collect, transpose) and moves the data to its
+  // output shape; a planning error fails the stream.
+  template <typename S>
+  Stream Rearranged(absl::StatusOr<S> stage, StreamPosition position) &&;
   Stream FetchWith(DType out, const Mapping& time, const Mapping& packet, FetchAdapter adapter) &&;
   absl::StatusOr<DeviceTensor> Finish(Stage stage, Placement placement);
   // Records the finished pipeline with `output` as its result.
