@@ -196,7 +196,7 @@ absl::StatusOr<FetchStage> PlanFetchStage(const StreamShape& begin, const Mappin
   }
   FetchStage stage;
   stage.in_dtype = begin.dtype;
-  stage.out = StreamShape{out_dtype, begin.chip, begin.cluster, begin.slice, time, packet};
+  stage.out = StreamShape{out_dtype, begin.chip, begin.cluster, begin.slice, time, packet, std::nullopt};
   stage.adapter = std::move(adapter);
   stage.sequencer = *std::move(sequencer);
   ASSIGN_OR_RETURN(stage.access, PlanAccess(stage.sequencer, begin.dtype, out_dtype, context));

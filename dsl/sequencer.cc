@@ -79,6 +79,12 @@ absl::StatusOr<BufferDigits> DigitsOf(const Mapping& buffer) {
 absl::StatusOr<std::vector<SequencerEntry>> MatchDigit(const Factor& digit, const BufferDigits& buf,
                                                        bool truncate, int64_t granule) {
   std::string label = DigitLabel(digit);
+  if (truncate && digit.axis.empty() && digit.live < digit.count) {
+    // A padded packet with no axis (`1 # 8`): the commit writes its live part, in whole granules,
+    // to consecutive positions.
+    int64_t kept = std::min(digit.count, (digit.live + granule - 1) / granule * granule);
+    return std::vector<SequencerEntry>{{kept, 1, label}};
+  }
   if (digit.axis.empty() || !buf.HasAxis(digit.axis)) {
     return std::vector<SequencerEntry>{{digit.count, 0, label}};  // broadcast
   }

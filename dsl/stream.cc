@@ -13,6 +13,8 @@ const char* StreamPositionName(StreamPosition position) {
     case StreamPosition::kFetch: return "Fetch";
     case StreamPosition::kSwitch: return "Switch";
     case StreamPosition::kCollect: return "Collect";
+    case StreamPosition::kAligned: return "AlignedPair";
+    case StreamPosition::kContracted: return "ContractionTensor";
     case StreamPosition::kContraction: return "Contraction";
     case StreamPosition::kReduce: return "Reduce";
     case StreamPosition::kCast: return "Cast";
@@ -21,11 +23,15 @@ const char* StreamPositionName(StreamPosition position) {
   return "?";
 }
 
-Mapping StreamShape::Full() const { return Pair({chip, cluster, slice, time, packet}); }
+Mapping StreamShape::Full() const {
+  if (row) return Pair({chip, cluster, slice, *row, time, packet});
+  return Pair({chip, cluster, slice, time, packet});
+}
 
 std::string StreamShape::ToString() const {
   return absl::StrCat(std::string(Name(dtype)), " chip [", chip.ToString(), "] cluster [", cluster.ToString(),
-                      "] slice [", slice.ToString(), "] time [", time.ToString(), "] packet [",
+                      "] slice [", slice.ToString(), "]", row ? absl::StrCat(" row [", row->ToString(), "]") : "",
+                      " time [", time.ToString(), "] packet [",
                       packet.ToString(), "]");
 }
 

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "dsl/dtype.h"
@@ -20,7 +21,11 @@ enum class TuContextKind { kMain, kSub };
 const char* TuContextName(TuContextKind kind);  // "main", "sub"
 
 // Where a stream is in the pipeline (the manual's `Position`).
-enum class StreamPosition { kBegin, kFetch, kSwitch, kCollect, kContraction, kReduce, kCast, kTranspose };
+// kAligned and kContracted are the manual's AlignedPair and ContractionTensor, the two steps
+// inside the Contraction Engine; kContraction is after its accumulator.
+enum class StreamPosition {
+  kBegin, kFetch, kSwitch, kCollect, kAligned, kContracted, kContraction, kReduce, kCast, kTranspose
+};
 const char* StreamPositionName(StreamPosition position);  // "Begin", "Fetch", ...
 
 inline constexpr int64_t kFlitBytes = 32;
@@ -30,9 +35,12 @@ inline constexpr int kClustersPerChip = 2;
 struct StreamShape {
   DType dtype = DType::kI8;
   Mapping chip, cluster, slice, time, packet;
+  // The Contraction Engine's Rows (MAC lanes), between Slice and Time; only aligned and
+  // contracted streams (align .. contract) have them.
+  std::optional<Mapping> row;
 
   int64_t packet_bits() const { return packet.size() * Bits(dtype); }
-  // Pair(chip, cluster, slice, time, packet): the stream's positions.
+  // Pair(chip, cluster, slice, [row,] time, packet): the stream's positions.
   Mapping Full() const;
   // "i8 [1] [1 # 2] [A / 8 # 256] time [1] packet [A % 8]"
   std::string ToString() const;

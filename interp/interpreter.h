@@ -16,6 +16,10 @@ class Interpreter : public Backend {
                                      Placement placement) override;
   absl::Status StoreInto(const HostTensor& stream, const DmTensor& target,
                          const SliceBitmap& slices) override;
+  // Defined in contraction.cc.
+  absl::StatusOr<HostTensor> Contract(const HostTensor& stream, const TrfTensor& weights,
+                                      const AlignStage& align, const ContractStage& contract,
+                                      const AccumulateStage& accumulate) override;
 };
 
 }  // namespace visa::interp

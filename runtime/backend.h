@@ -8,6 +8,7 @@
 #include "runtime/host_tensor.h"
 #include "runtime/program.h"
 #include "runtime/tensor.h"
+#include "runtime/transfer.h"
 
 namespace visa {
 
@@ -33,6 +34,19 @@ class Backend {
   // tensor keeps what memory holds. Indices the target does not hold are dropped.
   virtual absl::Status StoreInto(const HostTensor& stream, const DmTensor& target,
                                  const SliceBitmap& slices) = 0;
+  // The Contraction Engine, align .. accumulate as one step: the collect stream paired with the
+  // TRF weights, multiplied, reduced by the spatial tree and accumulated over time; the result
+  // is laid out by `accumulate.out.Full()` in the accumulator type.
+  virtual absl::StatusOr<HostTensor> Contract(const HostTensor& stream, const TrfTensor& weights,
+                                              const AlignStage& align, const ContractStage& contract,
+                                              const AccumulateStage& accumulate) = 0;
+  // A DMA move's data path (dma.cc, after its context and alignment rules): the source tensor or
+  // view relaid into a new tensor at `dst`, once `check` accepts what the move would do. The
+  // default is the shared transfer path (transfer.h), which the interpreter uses.
+  virtual absl::StatusOr<DeviceTensor> Transfer(const DeviceTensor& src, Device& device, Placement dst,
+                                                TransferCheck check, TransferReport* report) {
+    return TransferToDevice(src, device, std::move(dst), check, report);
+  }
 };
 
 }  // namespace visa

@@ -23,6 +23,9 @@ std::string DescribeStage(const Stage& stage) {
     std::string operator()(const TransposeStage& s) const { return s.Describe(); }
     std::string operator()(const CommitStage& s) const { return s.Describe(); }
     std::string operator()(const RegisterLoadStage& s) const { return s.Describe(); }
+    std::string operator()(const AlignStage& s) const { return s.Describe(); }
+    std::string operator()(const ContractStage& s) const { return s.Describe(); }
+    std::string operator()(const AccumulateStage& s) const { return s.Describe(); }
   };
   return std::visit(Describer{}, stage);
 }
@@ -38,6 +41,7 @@ std::string Program::ToText() const {
     const auto& pipe = std::get<PipelineOp>(ops[i].body);
     absl::StrAppend(&text, "op ", i, ": pipeline ", TuContextName(pipe.context), "\n");
     for (const TensorRef& in : pipe.inputs) absl::StrAppend(&text, "  input ", in.text, "\n");
+    if (pipe.weights) absl::StrAppend(&text, "  weights ", pipe.weights->text, "\n");
     for (const Stage& stage : pipe.stages) absl::StrAppend(&text, "  ", DescribeStage(stage), "\n");
     absl::StrAppend(&text, "  output ", pipe.output.text, "\n");
   }

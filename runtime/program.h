@@ -11,6 +11,7 @@
 #include "dsl/cast_engine.h"
 #include "dsl/collect_engine.h"
 #include "dsl/commit_engine.h"
+#include "dsl/contraction_engine.h"
 #include "dsl/fetch_engine.h"
 #include "dsl/register_file_load.h"
 #include "dsl/stream.h"
@@ -40,11 +41,12 @@ struct BeginStage {
 };
 
 using Stage = std::variant<BeginStage, FetchStage, SwitchStage, CollectStage, CastStage, TransposeStage,
-                           CommitStage, RegisterLoadStage>;
+                           CommitStage, RegisterLoadStage, AlignStage, ContractStage, AccumulateStage>;
 
 struct PipelineOp {
   TuContextKind context = TuContextKind::kMain;
   std::vector<TensorRef> inputs;
+  std::optional<TensorRef> weights;  // the TRF tensor an `align` pairs the stream with
   std::vector<Stage> stages;
   TensorRef output;
 };

@@ -40,6 +40,7 @@ class Replayer {
     if (!op.dst.handle) return absl::FailedPreconditionError("Launch: a host move cannot be replayed");
     const Placement& dst = op.dst.handle->placement();
     Dma dma(device_, op.context == "pdma" ? Dma::Kind::kPcie : Dma::Kind::kTensor);
+    dma.set_backend(&backend_);
     ASSIGN_OR_RETURN(DeviceTensor out, Move(dma, src, Destination{dst.tier, Address::At(dst.address), dst.levels}));
     bound_.insert_or_assign(op.dst.id, out);
     return absl::OkStatus();
@@ -65,6 +66,10 @@ class Replayer {
         ASSIGN_OR_RETURN(data, backend_.Rearrange(*data, collect->out));
       } else if (const auto* transpose = std::get_if<TransposeStage>(&stage)) {
         ASSIGN_OR_RETURN(data, backend_.Rearrange(*data, transpose->out));
+      } else if (std::holds_alternative<AlignStage>(stage) || std::holds_alternative<ContractStage>(stage)) {
+        continue;  // configuration only; the Contraction Engine runs at accumulate
+      } else if (const auto* accumulate = std::get_if<AccumulateStage>(&stage)) {
+        ASSIGN_OR_RETURN(data, RunContraction(op, i, *data, *accumulate));
       } else {
         return Store(op, stage, *data);
       }
@@ -73,6 +78,16 @@ class Replayer {
   }
 
  private:
+  absl::StatusOr<HostTensor> RunContraction(const PipelineOp& op, size_t accumulate_index,
+                                            const HostTensor& data, const AccumulateStage& accumulate) {
+    if (!op.weights || accumulate_index < 2) {
+      return absl::InternalError("Launch: an accumulate stage without its align and TRF weights");
+    }
+    ASSIGN_OR_RETURN(DeviceTensor weights, Resolve(*op.weights));
+    return backend_.Contract(data, TrfTensor(weights), std::get<AlignStage>(op.stages[accumulate_index - 2]),
+                             std::get<ContractStage>(op.stages[accumulate_index - 1]), accumulate);
+  }
+
   absl::Status Store(const PipelineOp& op, const Stage& stage, const HostTensor& data) {
     const DeviceTensor& traced = *op.output.handle;
     const auto* commit = std::get_if<CommitStage>(&stage);

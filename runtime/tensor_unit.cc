@@ -20,7 +20,13 @@ std::vector<std::string> AllowedAfter(StreamPosition position) {
     case StreamPosition::kSwitch:
       return {"collect"};
     case StreamPosition::kCollect:
-      return {"cast", "transpose", "commit", "to_trf", "to_vrf"};
+      return {"align", "cast", "transpose", "commit", "to_trf", "to_vrf"};
+    case StreamPosition::kAligned:
+      return {"contract"};
+    case StreamPosition::kContracted:
+      return {"accumulate"};
+    case StreamPosition::kContraction:
+      return {"cast", "transpose", "commit"};
     case StreamPosition::kCast:
       return {"transpose", "commit"};
     case StreamPosition::kTranspose:
@@ -43,6 +49,8 @@ Context::Context(Device& device, Backend& backend)
       backend_(&backend) {
   tdma.set_recorder([this](const DmaOp& op) { Record(Op{op}); });
   pdma.set_recorder([this](const DmaOp& op) { Record(Op{op}); });
+  tdma.set_backend(&backend);
+  pdma.set_backend(&backend);
 }
 
 Stream TensorUnit::begin(const DmTensor& input) {
@@ -51,7 +59,7 @@ Stream TensorUnit::begin(const DmTensor& input) {
   absl::Status readable = input.CheckReadable();
   if (!readable.ok()) return std::move(stream).Fail(readable);
   std::vector<Mapping> levels = input.levels();
-  stream.shape_ = StreamShape{input.dtype(), levels[0], levels[1], levels[2], Mapping(), input.element()};
+  stream.shape_ = StreamShape{input.dtype(), levels[0], levels[1], levels[2], Mapping(), input.element(), std::nullopt};
   stream.inputs_ = {input};
   stream.op_.inputs = {RefOf(input)};
   stream.op_.stages.push_back(BeginStage{stream.shape_, std::nullopt});
@@ -163,6 +171,48 @@ Stream Stream::collect(const Mapping& time, const Mapping& packet) && {
 Stream Stream::transpose(const Mapping& time, const Mapping& packet) && {
   if (!Allow("transpose")) return std::move(*this);
   return std::move(*this).Rearranged(PlanTranspose(shape_, time, packet), StreamPosition::kTranspose);
+}
+
+Stream Stream::align(const Mapping& time, const Mapping& packet, const TrfTensor& weights) && {
+  if (!Allow("align")) return std::move(*this);
+  absl::Status readable = weights.CheckReadable();
+  if (!readable.ok()) return std::move(*this).Fail(readable);
+  TrfOperand trf{weights.dtype(),     weights.chip(), weights.cluster(), weights.slice(), weights.row(),
+                 weights.element(),   TrfAddressName(weights.trf_address()),
+                 TrfAddressBase(weights.trf_address()), weights.ToString()};
+  absl::StatusOr<AlignStage> stage = PlanAlign(shape_, position_, trf, time, packet);
+  if (!stage.ok()) return std::move(*this).Fail(stage.status());
+  weights_ = weights;
+  op_.weights = RefOf(weights);
+  shape_ = stage->out;
+  position_ = StreamPosition::kAligned;
+  op_.stages.push_back(*std::move(stage));
+  return std::move(*this);
+}
+
+Stream Stream::contract(const Mapping& packet, ReduceOp op) && {
+  if (!Allow("contract")) return std::move(*this);
+  absl::StatusOr<ContractStage> stage = PlanContract(std::get<AlignStage>(op_.stages.back()), packet, op);
+  if (!stage.ok()) return std::move(*this).Fail(stage.status());
+  shape_ = stage->out;
+  position_ = StreamPosition::kContracted;
+  op_.stages.push_back(*std::move(stage));
+  return std::move(*this);
+}
+
+Stream Stream::accumulate(const Mapping& time, const Mapping& packet, AccumulationKind kind) && {
+  if (!Allow("accumulate")) return std::move(*this);
+  const auto& contracted = std::get<ContractStage>(op_.stages.back());
+  const auto& aligned = std::get<AlignStage>(op_.stages[op_.stages.size() - 2]);
+  absl::StatusOr<AccumulateStage> stage = PlanAccumulate(contracted, time, packet, kind);
+  if (!stage.ok()) return std::move(*this).Fail(stage.status());
+  absl::StatusOr<HostTensor> data = ctx_->backend().Contract(*data_, *weights_, aligned, contracted, *stage);
+  if (!data.ok()) return std::move(*this).Fail(data.status());
+  data_ = *std::move(data);
+  shape_ = stage->out;
+  position_ = StreamPosition::kContraction;
+  op_.stages.push_back(*std::move(stage));
+  return std::move(*this);
 }
 
 Stream Stream::cast(DType out, const Mapping& packet) && {

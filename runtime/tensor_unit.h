@@ -46,6 +46,12 @@ class Stream {
   Stream switch_engine(const SwitchConfig& config, const Mapping& slice, const Mapping& time) &&;
   // Collect Engine.
   Stream collect(const Mapping& time, const Mapping& packet) &&;
+  // Contraction Engine: the Aligner pairs the collect stream with TRF weights in the computation
+  // mapping [Row, Time, Packet] (Packet = 64 bytes); contract multiplies and sums the packet's
+  // innermost 2^depth elements (leaving `packet`); accumulate sums the Time axes `time` drops.
+  Stream align(const Mapping& time, const Mapping& packet, const TrfTensor& weights) &&;
+  Stream contract(const Mapping& packet, ReduceOp op = ReduceOp::kAdd) &&;
+  Stream accumulate(const Mapping& time, const Mapping& packet, AccumulationKind kind) &&;
   // Cast Engine and Transpose Engine.
   Stream cast(DType out, const Mapping& packet) &&;
   Stream transpose(const Mapping& time, const Mapping& packet) &&;
@@ -92,6 +98,7 @@ class Stream {
   std::vector<DmTensor> inputs_;
   PipelineOp op_;
   std::optional<HostTensor> data_;
+  std::optional<TrfTensor> weights_;  // paired by align, read at accumulate
 };
 
 // `ctx.main` or `ctx.sub`.

@@ -1,0 +1,438 @@
+// The Contraction Engine: every example of the Aligner, Stream Adapter, TRF Sequencer and Reducer
+// pages (derived collect_flits, reg_read_size, sequencer entries, tree depth, buffer use), every
+// rule as a negative test, and values against a host model written from the manual's order.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+
+#include "dsl/contraction_engine.h"
+#include "dsl/mapping_parser.h"
+#include "interp/interpreter.h"
+#include "runtime/tensor_unit.h"
+#include "runtime/transfer.h"
+
+namespace visa {
+namespace {
+
+using ::testing::HasSubstr;
+
+// ---------------------------------------------------------------------------------------------
+// Planning (no data): the configurations the manual prints.
+
+class AlignPlanTest : public ::testing::Test {
+ protected:
+  void Use(const std::string& axes) { scope_ = std::make_unique<MappingScope>(*Axes::Parse(axes)); }
+  Mapping m(const std::string& text) { return scope_->m(text); }
+  StreamShape Collected(DType dtype, const std::string& time, const std::string& packet) {
+    return StreamShape{dtype, m("1"), m("1"), m("1"), m(time), m(packet), std::nullopt};
+  }
+  TrfOperand Trf(DType dtype, const std::string& row, const std::string& element,
+                 const std::string& mode = "Full", int64_t base = 0) {
+    return TrfOperand{dtype, m("1"), m("1"), m("1"), m(row), m(element), mode, base, "trf"};
+  }
+  absl::StatusOr<AlignStage> Align(const StreamShape& in, const TrfOperand& trf, const std::string& time,
+                                   const std::string& packet) {
+    return PlanAlign(in, StreamPosition::kCollect, trf, m(time), m(packet));
+  }
+  static std::string Entries(const AlignStage& stage) {
+    std::string text;
+    for (const SequencerEntry& e : stage.trf_entries) text += "(" + std::to_string(e.size) + ":" + std::to_string(e.stride) + ")";
+    return text;
+  }
+  std::unique_ptr<MappingScope> scope_;
+};
+
+// Aligner page, "Example: Batched MatMul": collect_flits 2, reg_read_size 32 B broadcast twice,
+// Entry 0 { size: 2, stride: 1024 } (O), Entry 1 { size: 32, stride: 32 } (M).
+TEST_F(AlignPlanTest, AlignerBatchedMatmul) {
+  Use("M = 32, N = 8, K = 16, L = 2, O = 2");
+  absl::StatusOr<AlignStage> stage =
+      Align(Collected(DType::kBF16, "M, O, L", "K"), Trf(DType::kBF16, "N", "O, M, K", "FirstHalf"), "M, O", "L, K");
+  ASSERT_TRUE(stage.ok()) << stage.status();
+  EXPECT_EQ(stage->collect_flits, 2);
+  EXPECT_EQ(stage->rows, 8);
+  EXPECT_EQ(stage->reg_read_size, 32);
+  EXPECT_EQ(stage->packet_broadcast, 2);
+  EXPECT_EQ(Entries(*stage), "(2:1024)(32:32)");
+  EXPECT_THAT(stage->Describe(), HasSubstr("Entry 0: { size: 2, stride: 1024 }"));
+  absl::StatusOr<ContractStage> contracted = PlanContract(*stage, m("L"));
+  ASSERT_TRUE(contracted.ok()) << contracted.status();
+  EXPECT_EQ(contracted->depth, 4);
+  EXPECT_EQ(contracted->out.dtype, DType::kF32);
+  absl::StatusOr<AccumulateStage> acc =
+      PlanAccumulate(*contracted, m("M, O, L"), m("N"), AccumulationKind::kInterleaved);
+  ASSERT_TRUE(acc.ok()) << acc.status();
+}
+
+// Stream Adapter page, collect_flits = 1: the 32-byte packet zero-padded to 64 bytes.
+TEST_F(AlignPlanTest, StreamAdapterCollectFlitsOne) {
+  Use("M = 32, N = 8, K = 16");
+  absl::StatusOr<AlignStage> stage =
+      Align(Collected(DType::kBF16, "M", "K"), Trf(DType::kBF16, "N", "K"), "M", "K # 32");
+  ASSERT_TRUE(stage.ok()) << stage.status();
+  EXPECT_EQ(stage->collect_flits, 1);
+  EXPECT_EQ(stage->reg_read_size, 32);
+  EXPECT_EQ(Entries(*stage), "(32:0)");
+}
+
+// Stream Adapter page, Time Broadcast: T = 5 is tiled innermost.
+TEST_F(AlignPlanTest, StreamAdapterTimeBroadcast) {
+  Use("M = 32, N = 8, K = 16, T = 5");
+  absl::StatusOr<AlignStage> stage =
+      Align(Collected(DType::kBF16, "M", "K"), Trf(DType::kBF16, "N", "T, K"), "M, T", "K # 32");
+  ASSERT_TRUE(stage.ok()) << stage.status();
+  EXPECT_EQ(stage->collect_flits, 1);
+  EXPECT_EQ(stage->time_broadcast, 5);
+  EXPECT_EQ(Entries(*stage), "(5:32)(32:0)");
+  // A tiling axis that is not innermost is refused.
+  absl::StatusOr<AlignStage> outer =
+      Align(Collected(DType::kBF16, "M", "K"), Trf(DType::kBF16, "N", "T, K"), "T, M", "K # 32");
+  ASSERT_FALSE(outer.ok());
+  EXPECT_THAT(outer.status().message(), HasSubstr("OutTime must be the outer Time with broadcast (tiling) axes innermost"));
+}
+
+// TRF Sequencer page, Basic Weight Broadcasting: reg_read_size 64 B, Entry 0 { size: 32, stride: 0 }.
+TEST_F(AlignPlanTest, TrfSequencerBasicBroadcast) {
+  Use("M = 32, N = 8, K = 32");
+  absl::StatusOr<AlignStage> stage =
+      Align(Collected(DType::kBF16, "M, K / 16", "K % 16"), Trf(DType::kBF16, "N", "K"), "M", "K");
+  ASSERT_TRUE(stage.ok()) << stage.status();
+  EXPECT_EQ(stage->collect_flits, 2);
+  EXPECT_EQ(stage->reg_read_size, 64);
+  EXPECT_EQ(stage->packet_broadcast, 1);
+  EXPECT_EQ(Entries(*stage), "(32:0)");
+}
+
+// TRF Sequencer page, Small reg_read_size: 32 B; Entry 0 { 32, 0 } (M), Entry 1 { 2, 32 } (O).
+TEST_F(AlignPlanTest, TrfSequencerSmallReadSize) {
+  Use("M = 32, N = 8, K = 16, L = 2, O = 2");
+  absl::StatusOr<AlignStage> stage =
+      Align(Collected(DType::kBF16, "O, M, L", "K"), Trf(DType::kBF16, "N", "O, K", "FirstHalf"), "O, M", "L, K");
+  ASSERT_TRUE(stage.ok()) << stage.status();
+  EXPECT_EQ(stage->reg_read_size, 32);
+  EXPECT_EQ(Entries(*stage), "(32:0)(2:32)");
+}
+
+// Hello TCP GEMM: Slice [I / 32, J / 32], TRF [J / 8 % 4, K]; reg_read_size 64 B and entries
+// I % 32 broadcast, J / 8 % 4 every 4096 bytes, K / 32 every 64 bytes.
+TEST_F(AlignPlanTest, HelloGemm) {
+  Use("I = 512, J = 512, K = 2048");
+  StreamShape in{DType::kBF16, m("1"), m("1 # 2"), m("I / 32, J / 32"), m("I % 32, J / 8 % 4, K / 16"), m("K % 16"),
+                 std::nullopt};
+  TrfOperand trf{DType::kBF16, m("1"), m("1 # 2"), m("I / 32, J / 32"), m("J % 8"), m("J / 8 % 4, K"), "Full", 0, "b_trf"};
+  absl::StatusOr<AlignStage> stage = PlanAlign(in, StreamPosition::kCollect, trf, m("I % 32, J / 8 % 4, K / 32"), m("K % 32"));
+  ASSERT_TRUE(stage.ok()) << stage.status();
+  EXPECT_EQ(stage->collect_flits, 2);
+  EXPECT_EQ(stage->reg_read_size, 64);
+  EXPECT_EQ(Entries(*stage), "(64:64)(4:4096)(32:0)");
+  absl::StatusOr<ContractStage> contracted = PlanContract(*stage, m("1"));
+  ASSERT_TRUE(contracted.ok()) << contracted.status();
+  EXPECT_EQ(contracted->depth, 5);
+  absl::StatusOr<AccumulateStage> acc =
+      PlanAccumulate(*contracted, m("I % 32, J / 8 % 4"), m("J % 8"), AccumulationKind::kInterleaved);
+  ASSERT_TRUE(acc.ok()) << acc.status();
+  EXPECT_EQ(acc->inner_time, 1);  // K / 32 is the innermost Time axis
+  EXPECT_EQ(acc->buffer_cells, 8);
+}
+
+// Reducer page, Interleaved and Sequential examples: depth 2, inner time 4, 128 and 1024 slots.
+TEST_F(AlignPlanTest, ReducerInterleavedAndSequential) {
+  Use("M = 4, N = 8, K = 64");
+  absl::StatusOr<AlignStage> stage =
+      Align(Collected(DType::kBF16, "K / 16, M", "K % 16"), Trf(DType::kBF16, "N", "K"), "K / 16, M", "K % 16 # 32");
+  ASSERT_TRUE(stage.ok()) << stage.status();
+  absl::StatusOr<ContractStage> contracted = PlanContract(*stage, m("K % 16 / 4"));
+  ASSERT_TRUE(contracted.ok()) << contracted.status();
+  EXPECT_EQ(contracted->depth, 2);
+  absl::StatusOr<AccumulateStage> interleaved =
+      PlanAccumulate(*contracted, m("M, K % 16 / 4"), m("N"), AccumulationKind::kInterleaved);
+  ASSERT_TRUE(interleaved.ok()) << interleaved.status();
+  EXPECT_EQ(interleaved->inner_time, 4);
+  EXPECT_EQ(interleaved->buffer_cells, 128);
+  absl::StatusOr<AccumulateStage> sequential =
+      PlanAccumulate(*contracted, m("M, N"), m("K % 16 / 4 # 8"), AccumulationKind::kSequential);
+  ASSERT_TRUE(sequential.ok()) << sequential.status();
+  EXPECT_EQ(sequential->buffer_cells, 1024);
+}
+
+// The manual's tree depths and widening.
+TEST(ReducerTypes, DepthAndWidening) {
+  EXPECT_EQ(TreeDepth(DType::kI4), 7);
+  EXPECT_EQ(TreeDepth(DType::kI8), 6);
+  EXPECT_EQ(TreeDepth(DType::kF8E4M3), 6);
+  EXPECT_EQ(TreeDepth(DType::kBF16), 5);
+  EXPECT_EQ(AccumulatorType(DType::kI8), DType::kI32);
+  EXPECT_EQ(AccumulatorType(DType::kF8E5M2), DType::kF32);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Every rule that refuses something.
+
+TEST_F(AlignPlanTest, AlignRules) {
+  Use("M = 32, N = 8, K = 16, R = 3, L = 2");
+  StreamShape in = Collected(DType::kBF16, "M, L", "K");
+  auto error = [&](absl::StatusOr<AlignStage> s) { return std::string(s.status().message()); };
+  EXPECT_THAT(error(Align(in, Trf(DType::kBF16, "N", "K"), "M", "L, K / 2")), HasSubstr("OutPacket is always 64 bytes"));
+  EXPECT_THAT(error(Align(in, Trf(DType::kBF16, "R", "K"), "M", "L, K")), HasSubstr("Row count"));
+  EXPECT_THAT(error(Align(in, Trf(DType::kI8, "N", "K"), "M", "L, K")), HasSubstr("Data types"));
+  EXPECT_THAT(error(Align(Collected(DType::kF32, "M, L", "K % 8"), Trf(DType::kF32, "N", "K"), "M", "L, K")),
+              HasSubstr("Data types: the Contraction Engine takes i4, i8, f8 or bf16"));
+  EXPECT_THAT(error(Align(in, Trf(DType::kBF16, "M / 4", "K"), "M", "L, K")), HasSubstr("Rows broadcast"));
+  EXPECT_THAT(error(Align(in, Trf(DType::kBF16, "N", "K"), "M", "K, L")), HasSubstr("none of the Stream Adapter's packets"));
+  EXPECT_THAT(error(Align(in, Trf(DType::kBF16, "N", "R, K"), "M", "L, K")),
+              HasSubstr("the two computation mappings must match"));
+  EXPECT_THAT(error(PlanAlign(in, StreamPosition::kFetch, Trf(DType::kBF16, "N", "K"), m("M"), m("L, K"))),
+              HasSubstr("align takes the Collect Engine's stream"));
+}
+
+TEST_F(AlignPlanTest, SixtyFourByteAlignmentRule) {
+  Use("M = 4, N = 8, K = 32, O = 2");
+  // reg_read_size = 64 B (K) but O steps by 96 bytes in the TRF Element [O, K # 48].
+  absl::StatusOr<AlignStage> stage =
+      Align(Collected(DType::kBF16, "M, O, K / 16", "K % 16"), Trf(DType::kBF16, "N", "O, K # 48"), "M, O", "K");
+  ASSERT_FALSE(stage.ok());
+  EXPECT_THAT(stage.status().message(), HasSubstr("64-byte alignment rule"));
+  EXPECT_THAT(stage.status().message(), HasSubstr("stride 96"));
+  // The same read from a 64-byte-aligned layout is fine.
+  EXPECT_TRUE(Align(Collected(DType::kBF16, "M, O, K / 16", "K % 16"), Trf(DType::kBF16, "N", "O, K"), "M, O", "K").ok());
+}
+
+TEST_F(AlignPlanTest, ContractAndAccumulateRules) {
+  Use("M = 4, N = 8, K = 64, B = 8");
+  absl::StatusOr<AlignStage> stage =
+      Align(Collected(DType::kBF16, "K / 16, M", "K % 16"), Trf(DType::kBF16, "N", "K"), "K / 16, M", "K % 16 # 32");
+  ASSERT_TRUE(stage.ok()) << stage.status();
+  auto contract_error = [&](const std::string& packet, ReduceOp op = ReduceOp::kAdd) {
+    return std::string(PlanContract(*stage, m(packet), op).status().message());
+  };
+  EXPECT_THAT(contract_error("K % 16 / 4 # 6"), HasSubstr("OutPacket::SIZE must be a power of two"));
+  EXPECT_THAT(contract_error("K % 16 / 2, B"), HasSubstr("OutPacket::SIZE must be at most 32"));
+  EXPECT_THAT(contract_error("K % 4"), HasSubstr("is not a valid contraction of Packet"));
+  EXPECT_THAT(contract_error("1", ReduceOp::kMax), HasSubstr("Reduce-max: only supports a single Row"));
+
+  absl::StatusOr<ContractStage> contracted = PlanContract(*stage, m("K % 16 / 4"));
+  ASSERT_TRUE(contracted.ok());
+  auto acc_error = [&](const std::string& time, const std::string& packet, AccumulationKind kind) {
+    return std::string(PlanAccumulate(*contracted, m(time), m(packet), kind).status().message());
+  };
+  EXPECT_THAT(acc_error("M, K % 16 / 4", "N # 16", AccumulationKind::kInterleaved), HasSubstr("OutPacket mismatch"));
+  EXPECT_THAT(acc_error("M", "N", AccumulationKind::kInterleaved), HasSubstr("OutTime mismatch"));
+  EXPECT_THAT(acc_error("M, N", "K % 16 / 4", AccumulationKind::kSequential), HasSubstr("OutPacket mismatch"));
+  // Reordering retained axes is not a reduction.
+  absl::StatusOr<AlignStage> two =
+      Align(Collected(DType::kBF16, "M, K / 16", "K % 16"), Trf(DType::kBF16, "N", "K"), "M, K / 16", "K % 16 # 32");
+  ASSERT_TRUE(two.ok()) << two.status();
+  absl::StatusOr<ContractStage> c2 = PlanContract(*two, m("K % 16 / 4"));
+  ASSERT_TRUE(c2.ok());
+  EXPECT_THAT(PlanAccumulate(*c2, m("K / 16, M, K % 16 / 4"), m("N"), AccumulationKind::kInterleaved).status().message(),
+              HasSubstr("cannot become"));
+}
+
+TEST_F(AlignPlanTest, AccumulatorBufferRules) {
+  // Reduce the outer axis with 64 retained positions inside: Interleaved holds 64 * 4 = 256 > 128.
+  Use("M = 64, N = 8, K = 64");
+  absl::StatusOr<AlignStage> stage =
+      Align(Collected(DType::kBF16, "K / 16, M", "K % 16"), Trf(DType::kBF16, "N", "K"), "K / 16, M", "K % 16 # 32");
+  ASSERT_TRUE(stage.ok()) << stage.status();
+  absl::StatusOr<ContractStage> contracted = PlanContract(*stage, m("K % 16 / 4"));
+  ASSERT_TRUE(contracted.ok());
+  absl::StatusOr<AccumulateStage> interleaved =
+      PlanAccumulate(*contracted, m("M, K % 16 / 4"), m("N"), AccumulationKind::kInterleaved);
+  ASSERT_FALSE(interleaved.ok());
+  EXPECT_THAT(interleaved.status().message(), HasSubstr("Interleaved buffer constraint"));
+  absl::StatusOr<AccumulateStage> sequential =
+      PlanAccumulate(*contracted, m("M, N"), m("K % 16 / 4 # 8"), AccumulationKind::kSequential);
+  ASSERT_FALSE(sequential.ok());
+  EXPECT_THAT(sequential.status().message(), HasSubstr("Sequential buffer constraint"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Values: kernels through the Context on the interpreter against a host model of the manual's
+// order (products in f32 / i32, the pairwise tree, accumulation in time order).
+
+class ContractionValuesTest : public ::testing::Test {
+ protected:
+  void Use(const std::string& axes) { scope_ = std::make_unique<MappingScope>(*Axes::Parse(axes)); }
+  Mapping m(const std::string& text) { return scope_->m(text); }
+  DmTensor Dm(const HostTensor& host, const std::string& element, int64_t address) {
+    absl::StatusOr<Placement> placement =
+        Place(*device_, host.dtype(), Tier::kDm, {m("1"), m("1 # 2"), m("1 # 256"), m(element)}, address);
+    EXPECT_TRUE(placement.ok()) << placement.status();
+    absl::StatusOr<DeviceTensor> written = WriteAs(host, *device_, *placement);
+    EXPECT_TRUE(written.ok()) << written.status();
+    return DmTensor(*written);
+  }
+  // The manual's weight path: fetch, collect, to_trf.
+  TrfTensor Weights(const HostTensor& host, const std::string& time, const std::string& packet, const std::string& row,
+                    const std::string& element, TrfAddress mode = TrfAddress::kFull) {
+    DmTensor dm = Dm(host, host.mapping().ToString(), 1 << 16);
+    absl::StatusOr<TrfTensor> trf =
+        ctx_.sub.begin(dm.view()).fetch(host.dtype(), m(time), m(packet)).collect(m(time), m(packet)).to_trf(m(row), m(element), mode);
+    EXPECT_TRUE(trf.ok()) << trf.status();
+    return *trf;
+  }
+  std::unique_ptr<Device> device_ = std::make_unique<Device>(1);
+  interp::Interpreter interp_;
+  Context ctx_{*device_, interp_};
+  std::unique_ptr<MappingScope> scope_;
+};
+
+float Widen(double value) { return static_cast<float>(value); }  // bf16 / f8 are exact in f32
+
+// Pairwise sum of `v` (size a power of two) in f32, level by level.
+float TreeSum(std::vector<float> v) {
+  for (size_t width = v.size(); width > 1; width /= 2) {
+    for (size_t k = 0; k < width / 2; ++k) v[k] = v[2 * k] + v[2 * k + 1];
+  }
+  return v[0];
+}
+
+// Reducer page, Matrix Multiplication: out[a, c] = tree over B of x[a, b] * w[c, b] (depth 5).
+TEST_F(ContractionValuesTest, ReducerMatmulBf16) {
+  Use("A = 32, B = 32, C = 8");
+  HostTensor x = *HostTensor::Random(DType::kBF16, m("A, B"), 1);
+  HostTensor w = *HostTensor::Random(DType::kBF16, m("C, B"), 2);
+  TrfTensor trf = Weights(w, "C, B / 16", "B % 16", "C", "B");
+  DmTensor dm = Dm(x, "A, B", 0);
+  absl::StatusOr<DmTensor> out = ctx_.main.begin(dm.view())
+                                     .fetch(DType::kBF16, m("A, B / 16"), m("B % 16"))
+                                     .collect(m("A, B / 16"), m("B % 16"))
+                                     .align(m("A"), m("B"), trf)
+                                     .contract(m("1"))
+                                     .accumulate(m("A"), m("C"), AccumulationKind::kInterleaved)
+                                     .commit(m("A, C"), 1 << 12);
+  ASSERT_TRUE(out.ok()) << out.status();
+  HostTensor got = *ReadAs(*out, m("A, C"));
+  std::vector<double> xv = x.ToValues(), wv = w.ToValues();
+  for (int a = 0; a < 32; ++a) {
+    for (int c = 0; c < 8; ++c) {
+      std::vector<float> products(32);
+      for (int b = 0; b < 32; ++b) products[b] = Widen(xv[a * 32 + b]) * Widen(wv[c * 32 + b]);
+      ASSERT_EQ(std::bit_cast<uint32_t>(static_cast<float>(*got.Get(a * 8 + c))),
+                std::bit_cast<uint32_t>(TreeSum(products)))
+          << "a=" << a << " c=" << c;
+    }
+  }
+  EXPECT_THAT(ctx_.program().ToText(), HasSubstr("reg_read_size 64 B"));
+  EXPECT_THAT(ctx_.program().ToText(), HasSubstr("tree depth 5 of 5"));
+}
+
+// Reducer page, Interleaved / Sequential: K % 4 summed by the tree (depth 2), K / 16 in time
+// order, K % 16 / 4 survives. Both layouts hold the same numbers.
+TEST_F(ContractionValuesTest, ReducerInterleavedAndSequentialLayouts) {
+  Use("M = 4, N = 8, K = 64");
+  HostTensor x = *HostTensor::Random(DType::kBF16, m("K / 16, M, K % 16"), 3);
+  HostTensor w = *HostTensor::Random(DType::kBF16, m("N, K"), 4);
+  TrfTensor trf = Weights(w, "N, K / 16", "K % 16", "N", "K");
+  DmTensor dm = Dm(x, "K / 16, M, K % 16", 0);
+  auto run = [&](AccumulationKind kind, const std::string& time, const std::string& packet, const std::string& element) {
+    return ctx_.main.begin(dm.view())
+        .fetch(DType::kBF16, m("K / 16, M"), m("K % 16"))
+        .collect(m("K / 16, M"), m("K % 16"))
+        .align(m("K / 16, M"), m("K % 16 # 32"), trf)
+        .contract(m("K % 16 / 4"))
+        .accumulate(m(time), m(packet), kind)
+        .commit(m(element), 1 << 12);
+  };
+  absl::StatusOr<DmTensor> interleaved = run(AccumulationKind::kInterleaved, "M, K % 16 / 4", "N", "M, K % 16 / 4, N");
+  ASSERT_TRUE(interleaved.ok()) << interleaved.status();
+  HostTensor a = *ReadAs(*interleaved, m("M, N, K % 16 / 4"));
+  absl::StatusOr<DmTensor> sequential = run(AccumulationKind::kSequential, "M, N", "K % 16 / 4 # 8", "M, N, K % 16 / 4 # 8");
+  ASSERT_TRUE(sequential.ok()) << sequential.status();
+  HostTensor b = *ReadAs(*sequential, m("M, N, K % 16 / 4"));
+  EXPECT_EQ(a.ToBits(), b.ToBits());
+  // out[m, n, q] = sum over K / 16 (in order) of tree over K % 4 of x * w.
+  std::vector<double> xv = x.ToValues(), wv = w.ToValues();
+  for (int mm = 0; mm < 4; ++mm) {
+    for (int n = 0; n < 8; ++n) {
+      for (int q = 0; q < 4; ++q) {
+        float acc = 0;
+        for (int t = 0; t < 4; ++t) {
+          std::vector<float> products(4);
+          for (int k = 0; k < 4; ++k) {
+            const int kk = t * 16 + q * 4 + k;
+            products[k] = static_cast<float>(xv[((kk / 16) * 4 + mm) * 16 + kk % 16]) * static_cast<float>(wv[n * 64 + kk]);
+          }
+          const float tree = TreeSum(products);
+          acc = t == 0 ? tree : acc + tree;
+        }
+        ASSERT_EQ(std::bit_cast<uint32_t>(static_cast<float>(*a.Get((mm * 8 + n) * 4 + q))), std::bit_cast<uint32_t>(acc))
+            << mm << " " << n << " " << q;
+      }
+    }
+  }
+}
+
+// i8 contraction: exact i32 results (Hello TCP's pipeline example in the notes: out = x . w).
+TEST_F(ContractionValuesTest, I8IsExact) {
+  Use("A = 8, K = 64, R = 8");
+  HostTensor x = *HostTensor::Random(DType::kI8, m("A, K"), 5);
+  HostTensor w = *HostTensor::Random(DType::kI8, m("R, K"), 6);
+  TrfTensor trf = Weights(w, "R, K / 32", "K % 32", "R", "K");
+  DmTensor dm = Dm(x, "A, K", 0);
+  absl::StatusOr<DmTensor> out = ctx_.main.begin(dm.view())
+                                     .fetch(DType::kI8, m("A, K / 32"), m("K % 32"))
+                                     .collect(m("A, K / 32"), m("K % 32"))
+                                     .align(m("A"), m("K"), trf)
+                                     .contract(m("1"))
+                                     .accumulate(m("A"), m("R"), AccumulationKind::kInterleaved)
+                                     .commit(m("A, R"), 1 << 12);
+  ASSERT_TRUE(out.ok()) << out.status();
+  HostTensor got = *ReadAs(*out, m("A, R"));
+  std::vector<double> xv = x.ToValues(), wv = w.ToValues();
+  for (int a = 0; a < 8; ++a) {
+    for (int r = 0; r < 8; ++r) {
+      int64_t sum = 0;
+      for (int k = 0; k < 64; ++k) sum += static_cast<int64_t>(xv[a * 64 + k]) * static_cast<int64_t>(wv[r * 64 + k]);
+      EXPECT_EQ(*got.Get(a * 8 + r), static_cast<double>(sum));
+    }
+  }
+}
+
+// Reduce-max on Row 0: the largest product along K.
+TEST_F(ContractionValuesTest, ReduceMaxSingleRow) {
+  Use("A = 8, K = 64");
+  HostTensor x = *HostTensor::Random(DType::kI8, m("A, K"), 7);
+  HostTensor w = *HostTensor::Random(DType::kI8, m("K"), 8);
+  TrfTensor trf = Weights(w, "K / 32", "K % 32", "1", "K");
+  DmTensor dm = Dm(x, "A, K", 0);
+  absl::StatusOr<DmTensor> out = ctx_.main.begin(dm.view())
+                                     .fetch(DType::kI8, m("A, K / 32"), m("K % 32"))
+                                     .collect(m("A, K / 32"), m("K % 32"))
+                                     .align(m("A"), m("K"), trf)
+                                     .contract(m("1"), ReduceOp::kMax)
+                                     .accumulate(m("A"), m("1 # 8"), AccumulationKind::kInterleaved)
+                                     .commit(m("A, 1 # 8"), 1 << 12);
+  ASSERT_TRUE(out.ok()) << out.status();
+  HostTensor got = *ReadAs(*out, m("A"));
+  std::vector<double> xv = x.ToValues(), wv = w.ToValues();
+  for (int a = 0; a < 8; ++a) {
+    double best = -1e9;
+    for (int k = 0; k < 64; ++k) best = std::max(best, xv[a * 64 + k] * wv[k]);
+    EXPECT_EQ(*got.Get(a), best) << a;
+  }
+}
+
+TEST_F(ContractionValuesTest, PositionRules) {
+  Use("A = 8, K = 64");
+  HostTensor x = *HostTensor::Random(DType::kI8, m("A, K"), 7);
+  TrfTensor trf = Weights(*HostTensor::Random(DType::kI8, m("K"), 8), "K / 32", "K % 32", "1", "K");
+  DmTensor dm = Dm(x, "A, K", 0);
+  absl::StatusOr<DmTensor> early =
+      ctx_.main.begin(dm.view()).fetch(DType::kI8, m("A, K / 32"), m("K % 32")).align(m("A"), m("K"), trf).contract(m("1"))
+          .accumulate(m("A"), m("1 # 8"), AccumulationKind::kInterleaved).commit(m("A, 1 # 8"), 1 << 12);
+  ASSERT_FALSE(early.ok());
+  EXPECT_THAT(early.status().message(), HasSubstr("`align` is not allowed after Fetch"));
+  absl::StatusOr<DmTensor> unreduced = ctx_.main.begin(dm.view())
+                                           .fetch(DType::kI8, m("A, K / 32"), m("K % 32"))
+                                           .collect(m("A, K / 32"), m("K % 32"))
+                                           .align(m("A"), m("K"), trf)
+                                           .commit(m("A, K"), 1 << 12);
+  ASSERT_FALSE(unreduced.ok());
+  EXPECT_THAT(unreduced.status().message(), HasSubstr("`commit` is not allowed after AlignedPair"));
+}
+
+}  // namespace
+}  // namespace visa
