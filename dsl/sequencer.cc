@@ -29,6 +29,9 @@ void SpineTerms(const Mapping& m, std::vector<Mapping>& out) {
 std::string DigitLabel(const Factor& f) { return NormalForm({f}).ToString(); }
 
 // The buffer's digit factors with the number of buffer positions inside each (its stride).
+// Linear combinations (`$(H: 1, Fh: 1)`, the convolution's sliding windows) stay composite
+// factors: a stream digit of one of their axes steps `coefficient` positions of it, and a stream
+// term equal to the whole combination walks it position by position.
 struct BufferDigits {
   std::vector<Factor> factors;
   std::vector<int64_t> strides;
@@ -37,6 +40,32 @@ struct BufferDigits {
   bool HasAxis(const std::string& axis) const {
     return std::any_of(factors.begin(), factors.end(),
                        [&](const Factor& f) { return f.kind == Factor::Kind::kDigit && f.axis == axis; });
+  }
+  // The combination term naming `axis` alone: its coefficient and the combination's stride.
+  bool LinearTerm(const std::string& axis, int64_t* coefficient, int64_t* stride) const {
+    for (size_t k = 0; k < factors.size(); ++k) {
+      if (factors[k].kind != Factor::Kind::kComposite) continue;
+      const Mapping& m = *factors[k].composite;
+      if (m.kind() != Mapping::Kind::kLinear) continue;
+      for (const Mapping::LinearTerm& term : m.linear_terms()) {
+        if (term.mapping.kind() == Mapping::Kind::kSymbol && term.mapping.axis().name == axis) {
+          *coefficient = term.coefficient;
+          *stride = strides[k];
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+  // The composite factor equal to `m`, with its stride.
+  bool Composite(const Mapping& m, int64_t* stride) const {
+    for (size_t k = 0; k < factors.size(); ++k) {
+      if (factors[k].kind == Factor::Kind::kComposite && *factors[k].composite == m) {
+        *stride = strides[k];
+        return true;
+      }
+    }
+    return false;
   }
   // The digit of `axis` whose coefficient range [coef, coef * count) contains `coef`.
   const Factor* Containing(const std::string& axis, int64_t coef, int64_t* stride) const {
@@ -53,21 +82,57 @@ struct BufferDigits {
   }
 };
 
+// The factors of a buffer term, innermost first: its canonical digits, or a linear combination
+// (possibly padded) kept whole as a composite factor followed by its padding.
+bool TermFactors(const Mapping& term, std::vector<Factor>& out) {
+  const NormalForm& form = term.normal_form();
+  if (form.is_canonical()) {
+    out.insert(out.end(), form.factors().begin(), form.factors().end());
+    return true;
+  }
+  const bool padded = term.kind() == Mapping::Kind::kPadding;
+  const Mapping& core = padded ? term.inner() : term;
+  if (core.kind() != Mapping::Kind::kLinear) return false;
+  Factor composite;
+  composite.kind = Factor::Kind::kComposite;
+  composite.composite = core;
+  out.push_back(composite);
+  if (padded) {
+    Factor pad;
+    pad.kind = Factor::Kind::kBlockPad;
+    pad.block = term.size();
+    out.push_back(pad);
+  }
+  return true;
+}
+
 absl::StatusOr<BufferDigits> DigitsOf(const Mapping& buffer) {
   BufferDigits digits;
   digits.text = buffer.ToString();
-  const NormalForm& form = buffer.normal_form();
-  if (!form.is_canonical()) {
-    return SequencerError("Incompatible Shapes",
-                          absl::StrCat("the buffer `", digits.text,
-                                       "` has no digit form a sequencer can walk"));
+  std::vector<Factor> factors;
+  if (buffer.normal_form().is_canonical()) {
+    factors = buffer.normal_form().factors();
+  } else {
+    // Linear combinations keep the whole pair composite in the normal form; walk its terms.
+    std::vector<Mapping> terms;
+    SpineTerms(buffer, terms);
+    for (size_t t = terms.size(); t-- > 0;) {
+      if (!TermFactors(terms[t], factors)) {
+        return SequencerError("Incompatible Shapes",
+                              absl::StrCat("the buffer `", digits.text, "` has no digit form a sequencer can walk"));
+      }
+    }
   }
   int64_t inner = 1;
-  for (const Factor& f : form.factors()) {
+  for (const Factor& f : factors) {
     if (f.kind == Factor::Kind::kDigit) {
       digits.factors.push_back(f);
       digits.strides.push_back(inner);
       inner *= f.count;
+    } else if (f.kind == Factor::Kind::kComposite) {
+      digits.factors.push_back(f);
+      digits.strides.push_back(inner);
+      inner *= f.composite->size();
     } else {
       inner = f.block;
     }
@@ -84,6 +149,10 @@ absl::StatusOr<std::vector<SequencerEntry>> MatchDigit(const Factor& digit, cons
     // to consecutive positions.
     int64_t kept = std::min(digit.count, (digit.live + granule - 1) / granule * granule);
     return std::vector<SequencerEntry>{{kept, 1, label}};
+  }
+  int64_t coefficient = 0, linear_stride = 0;
+  if (!digit.axis.empty() && !buf.HasAxis(digit.axis) && buf.LinearTerm(digit.axis, &coefficient, &linear_stride)) {
+    return std::vector<SequencerEntry>{{digit.count, coefficient * digit.coef * linear_stride, label}};
   }
   if (digit.axis.empty() || !buf.HasAxis(digit.axis)) {
     return std::vector<SequencerEntry>{{digit.count, 0, label}};  // broadcast
@@ -137,8 +206,20 @@ absl::StatusOr<std::vector<SequencerEntry>> MatchTerm(const Mapping& term, const
                                                       bool truncate_innermost, int64_t granule) {
   const NormalForm& form = term.normal_form();
   std::vector<SequencerEntry> entries;
+  int64_t whole_stride = 0;
+  const Mapping& core = term.kind() == Mapping::Kind::kPadding ? term.inner() : term;
+  if (core.kind() == Mapping::Kind::kLinear && buf.Composite(core, &whole_stride)) {
+    // A (padded) linear combination the buffer holds whole: walk it, over-reading its padding.
+    entries.push_back({term.size(), whole_stride, term.ToString()});
+    return entries;
+  }
   for (size_t k = 0; k < form.factors().size(); ++k) {
     const Factor& f = form.factors()[k];
+    int64_t composite_stride = 0;
+    if (f.kind == Factor::Kind::kComposite && buf.Composite(*f.composite, &composite_stride)) {
+      entries.push_back({f.composite->size(), composite_stride, f.composite->ToString()});
+      continue;
+    }
     if (f.kind == Factor::Kind::kComposite) {
       return SequencerError("Incompatible Shapes", absl::StrCat(
           "the stream term `", term.ToString(), "` has no digit form a sequencer can walk"));

@@ -251,12 +251,24 @@ absl::Status DroppedError(const Side& src, const Side& dst, const AxisTable& axe
 // longer stand for indices, so compare the index sets themselves (such mappings are small).
 absl::Status CheckCoversManyToOne(const Side& src, const Side& dst, const AxisTable& axes) {
   std::set<Coords> held;
-  RETURN_IF_ERROR(dst.Enumerate(axes, [&](int64_t, const Coords& coords) -> absl::Status {
-    Coords restricted(coords.size(), 0);
-    for (int id : src.axis_ids()) restricted[id] = coords[id];
-    held.insert(std::move(restricted));
-    return absl::OkStatus();
-  }));
+  auto to_coords = [&axes](const Cell& cell) {
+    Coords coords(axes.size(), 0);
+    for (const auto& [name, value] : cell.index.coords()) {
+      int id = axes.Find(name);
+      if (id >= 0) coords[id] = value;
+    }
+    return coords;
+  };
+  // Every index a destination position holds counts (a combination position holds several).
+  for (int64_t p = 0; p < dst.mapping().size(); ++p) {
+    for (const Cell& cell : dst.mapping().maps(p)) {
+      if (!cell.live()) continue;
+      Coords coords = to_coords(cell);
+      Coords restricted(coords.size(), 0);
+      for (int id : src.axis_ids()) restricted[id] = coords[id];
+      held.insert(std::move(restricted));
+    }
+  }
   const Mapping& m = src.mapping();
   for (int64_t q = 0; q < m.size(); ++q) {
     for (const Cell& cell : m.maps(q)) {

@@ -37,10 +37,13 @@ int64_t StreamPositions(const Program& program) {
 
 std::string SampleRun::Summary(const std::string& name) const {
   if (mismatch) return absl::StrCat(name, ": MISMATCH at ", *mismatch);
-  return absl::StrFormat("%s: ok (%d elements, max error %g)", name, elements, max_error);
+  std::string line = absl::StrFormat("%s: ok (%d elements, max error %g)", name, elements, max_error);
+  if (!note.empty()) absl::StrAppend(&line, "; ", note);
+  return line;
 }
 
 absl::StatusOr<SampleRun> Sample::Run(Backend& backend) const {
+  if (runner) return runner(backend);
   ASSIGN_OR_RETURN(Axes parsed, Axes::Parse(axes));
   MappingScope s(parsed);
   ASSIGN_OR_RETURN(std::unique_ptr<Device> device, Device::Create(1));
@@ -85,7 +88,7 @@ absl::StatusOr<SampleRun> Sample::Run(Backend& backend) const {
 const std::vector<Sample>& AllSamples() {
   static const std::vector<Sample> samples = [] {
     std::vector<Sample> all;
-    for (auto group : {FetchCommitSamples(), SwitchSamples(), EngineSamples()}) {
+    for (auto group : {FetchCommitSamples(), SwitchSamples(), EngineSamples(), ContractionSamples()}) {
       all.insert(all.end(), group.begin(), group.end());
     }
     return all;

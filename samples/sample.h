@@ -23,6 +23,7 @@ struct SampleRun {
   int64_t elements = 0;  // output elements compared
   double max_error = 0;
   std::optional<std::string> mismatch;  // "<index>: got <v>, want <w>"
+  std::string note;                     // how the tolerance was derived, when it is not exact
   double kernel_seconds = 0;            // the kernel on the backend, without set-up and checks
   int64_t stream_elements = 0;          // stream positions the pipelines moved (throughput)
   std::string Summary(const std::string& name) const;  // the `visa run` line
@@ -40,6 +41,11 @@ struct Sample {
   // Expected value at an output index (default: the input at the same index).
   std::function<double(const Index&, const HostTensor& input)> reference;
   double tolerance = 0;
+  // Samples with their own set-up (several inputs, HBM round trips, per-element error bounds)
+  // run through this instead of the single-DM-input path above.
+  std::function<absl::StatusOr<SampleRun>(Backend&)> runner;
+  // Run on the manual's full sizes only by `visa run` (too slow for the test suite).
+  bool slow = false;
 
   absl::StatusOr<SampleRun> Run(Backend& backend) const;
 };
@@ -51,5 +57,6 @@ const Sample* FindSample(absl::string_view name);
 std::vector<Sample> FetchCommitSamples();
 std::vector<Sample> SwitchSamples();
 std::vector<Sample> EngineSamples();
+std::vector<Sample> ContractionSamples();
 
 }  // namespace visa::samples

@@ -1,0 +1,92 @@
+// Running a contraction sample: inputs to HBM, the kernel, read-back, and the bounded comparison.
+#include "samples/contraction_sample.h"
+
+#include <chrono>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "dsl/status_macros.h"
+#include "runtime/transfer.h"
+
+namespace visa::samples {
+namespace {
+
+int64_t StreamPositions(const Program& program) {
+  int64_t total = 0;
+  for (const Op& op : program.ops) {
+    const auto* pipe = std::get_if<PipelineOp>(&op.body);
+    if (pipe == nullptr) continue;
+    for (const Stage& stage : pipe->stages) {
+      if (const auto* fetch = std::get_if<FetchStage>(&stage)) total += fetch->out.Full().size();
+    }
+  }
+  return total;
+}
+
+absl::StatusOr<SampleRun> RunContraction(const ContractionSpec& spec, Backend& backend) {
+  ASSIGN_OR_RETURN(Axes axes, Axes::Parse(spec.axes));
+  MappingScope s(axes);
+  ASSIGN_OR_RETURN(std::unique_ptr<Device> device, Device::Create(1));
+  Context ctx(*device, backend);
+  std::vector<HostTensor> hosts;
+  std::vector<HbmTensor> inputs;
+  for (const Operand& operand : spec.operands) {
+    ASSIGN_OR_RETURN(HostTensor host, HostTensor::Random(operand.dtype, s.m(operand.host), operand.seed));
+    ASSIGN_OR_RETURN(HbmTensor hbm, host.to_hbm(ctx.pdma, operand.hbm_address, s.m("1"), host.mapping()));
+    hosts.push_back(std::move(host));
+    inputs.push_back(std::move(hbm));
+  }
+  auto start = std::chrono::steady_clock::now();
+  ASSIGN_OR_RETURN(DeviceTensor out, spec.kernel(ctx, inputs, s));
+  SampleRun run;
+  run.kernel_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  run.program = ctx.program();
+  run.stream_elements = StreamPositions(run.program);
+
+  ASSIGN_OR_RETURN(Expected expected, spec.expected(hosts, s));
+  Mapping layout = s.m(spec.readback);
+  RETURN_IF_ERROR(layout.status());
+  ASSIGN_OR_RETURN(HostTensor got, ReadAs(out, layout));
+  double worst_ratio = 0;
+  for (int64_t p = 0; p < layout.size(); ++p) {
+    Cell cell = layout.map(p);
+    if (!cell.live()) continue;
+    ASSIGN_OR_RETURN(double value, got.Get(p));
+    const double want = expected.value(cell.index);
+    const double bound = expected.bound(cell.index);
+    const double error = std::fabs(value - want);
+    ++run.elements;
+    if (!(error <= bound)) {
+      run.mismatch = absl::StrCat(cell.index.ToString(), ": got ", value, ", want ", want, " (bound ", bound, ")");
+      return run;
+    }
+    run.max_error = std::max(run.max_error, error);
+    if (bound > 0) worst_ratio = std::max(worst_ratio, error / bound);
+  }
+  run.note = expected.note.empty() ? "exact"
+                                   : absl::StrFormat("%s; worst error / bound %.3f", expected.note, worst_ratio);
+  return run;
+}
+
+}  // namespace
+
+double SumBound(int levels, double sum_of_magnitudes, double value, bool rounded_to_bf16) {
+  const double u = std::ldexp(1.0, -24);
+  const double gamma = levels * u / (1 - levels * u);
+  const double accumulated = gamma * sum_of_magnitudes;
+  if (!rounded_to_bf16) return accumulated;
+  return accumulated + std::ldexp(1.0, -8) * (std::fabs(value) + accumulated);
+}
+
+Sample MakeContractionSample(ContractionSpec spec) {
+  Sample sample;
+  sample.name = spec.name;
+  sample.description = spec.description;
+  sample.axes = spec.axes;
+  sample.slow = spec.slow;
+  sample.runner = [spec = std::move(spec)](Backend& backend) { return RunContraction(spec, backend); };
+  return sample;
+}
+
+}  // namespace visa::samples
