@@ -426,6 +426,8 @@ absl::StatusOr<AlignStage> PlanAlign(const StreamShape& in, StreamPosition posit
                                      const Mapping& out_time, const Mapping& out_packet) {
   RETURN_IF_ERROR(out_time.status());
   RETURN_IF_ERROR(out_packet.status());
+  RETURN_IF_ERROR(in.Full().status());
+  RETURN_IF_ERROR(Pair({trf.chip, trf.cluster, trf.slice, trf.row, trf.element}).status());
   if (position != StreamPosition::kCollect) {
     return EngineError(kAdapter, "align takes the Collect Engine's stream, not a stream after ",
                        StreamPositionName(position));

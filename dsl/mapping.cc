@@ -451,6 +451,15 @@ void Finalize(const std::vector<Axis>& axes, Cell& cell) {
 
 Cell Mapping::map(int64_t i) const {
   if (node_ == nullptr) return Cell::OutOfBounds();
+  if (!node_->one_to_one) {
+    // Parts of a split combination (`$(W: 2, Fw: 1) / 16, $(W: 2, Fw: 1) % 16`) may combine
+    // their first cells out of range; the first in-range combination is the position's index.
+    std::vector<Cell> cells = maps(i);
+    for (const Cell& cell : cells) {
+      if (cell.live()) return cell;
+    }
+    return cells.empty() ? Cell::OutOfBounds() : cells.front();
+  }
   Cell cell = EvaluateOne(*this, i);
   Finalize(node_->axes, cell);
   return cell;

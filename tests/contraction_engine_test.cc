@@ -9,6 +9,7 @@
 
 #include "dsl/contraction_engine.h"
 #include "dsl/mapping_parser.h"
+#include "dsl/register_file_load.h"
 #include "interp/interpreter.h"
 #include "runtime/tensor_unit.h"
 #include "runtime/transfer.h"
@@ -155,6 +156,47 @@ TEST_F(AlignPlanTest, ReducerInterleavedAndSequential) {
       PlanAccumulate(*contracted, m("M, N"), m("K % 16 / 4 # 8"), AccumulationKind::kSequential);
   ASSERT_TRUE(sequential.ok()) << sequential.status();
   EXPECT_EQ(sequential->buffer_cells, 1024);
+}
+
+// Convolution case studies: shift-reuse (collect_flits = 3) over a buffered 64-byte input row.
+TEST_F(AlignPlanTest, ShiftReuseForConvolutions) {
+  struct Case {
+    std::string axes, row, shift, window;
+    int64_t shifts, stride, reg_read_size;
+  };
+  for (const Case& c : {Case{"H = 4, Fh = 3, K = 4, C = 8, W = 30, Fw = 3", "$(W: 1, Fw: 1)", "Fw", "W # 32", 2, 1, 2},
+                        Case{"H = 4, Fh = 3, K = 4, C = 8, W = 15, Fw = 4", "$(W: 2, Fw: 1)", "Fw / 2", "W # 16, Fw % 2", 1, 2, 4},
+                        Case{"H = 4, Fh = 3, K = 4, C = 8, W = 28, Fw = 3", "$(W: 1, Fw: 2)", "Fw", "W # 32", 2, 2, 2}}) {
+    Use(c.axes);
+    StreamShape in = Collected(DType::kBF16, "H, Fh, K, [" + c.row + "] / 16", "[" + c.row + "] % 16");
+    absl::StatusOr<AlignStage> stage =
+        Align(in, Trf(DType::kBF16, "C", "Fh, K, Fw # 4"), "H, Fh, K, " + c.shift, c.window);
+    ASSERT_TRUE(stage.ok()) << c.row << ": " << stage.status();
+    EXPECT_EQ(stage->collect_flits, 3) << c.row;
+    EXPECT_EQ(stage->feed_flits, 2) << c.row;
+    EXPECT_EQ(stage->shifts, c.shifts) << c.row;
+    EXPECT_EQ(stage->shift_stride, c.stride) << c.row;
+    EXPECT_EQ(stage->reg_read_size, c.reg_read_size) << c.row;
+  }
+  // A window that is not contiguous in the input row cannot be shifted out of it.
+  Use("H = 4, Fh = 3, K = 4, C = 8, W = 15, Fw = 2");
+  StreamShape in = Collected(DType::kBF16, "H, Fh, K, [$(W: 2, Fw: 1) # 32] / 16", "[$(W: 2, Fw: 1) # 32] % 16");
+  absl::StatusOr<AlignStage> strided = Align(in, Trf(DType::kBF16, "C", "Fh, K, Fw"), "H, Fh, K, Fw", "W # 32");
+  ASSERT_FALSE(strided.ok());
+  EXPECT_THAT(strided.status().message(), HasSubstr("none of the Stream Adapter's packets"));
+  EXPECT_THAT(strided.status().message(), HasSubstr("not a contiguous window"));
+}
+
+// The listing's GEMM with K = 2048 keeps [J / 8 % 4, K] per TRF row: 16 KB, twice the 8 KB row.
+TEST_F(AlignPlanTest, HelloGemmListingOverflowsTheTrf) {
+  Use("I = 512, J = 512, K = 2048");
+  StreamShape in{DType::kBF16, m("1"), m("1 # 2"), m("I / 32, J / 32"), m("J % 8, J / 8 % 4, K / 16"), m("K % 16"),
+                 std::nullopt};
+  absl::StatusOr<RegisterLoadStage> load = PlanToTrf(in, StreamPosition::kCollect, TuContextKind::kSub, m("J % 8"),
+                                                     m("J / 8 % 4, K"), "Full", 8192);
+  ASSERT_FALSE(load.ok());
+  EXPECT_THAT(load.status().message(), HasSubstr("16384 bytes per row"));
+  EXPECT_THAT(load.status().message(), HasSubstr("exceeds the tensor register file capacity (8192 bytes per row"));
 }
 
 // The manual's tree depths and widening.
