@@ -417,7 +417,7 @@ std::string ContractStage::Describe() const {
 
 std::string AccumulateStage::Describe() const {
   return absl::StrCat("accumulate ", AccumulationKindName(kind), " time [", out.time.ToString(), "] packet [",
-                      out.packet.ToString(), "], retained time [", retained_time.ToString(),
+                      out.packet.ToString(), "], retained time [", retained_time.normal_form().ToString(),
                       "], inner time ", inner_time, ", buffer ", buffer_cells, " of ", kAccumulatorSlots,
                       " slots");
 }
