@@ -451,17 +451,16 @@ void Finalize(const std::vector<Axis>& axes, Cell& cell) {
 
 Cell Mapping::map(int64_t i) const {
   if (node_ == nullptr) return Cell::OutOfBounds();
-  if (!node_->one_to_one) {
-    // Parts of a split combination (`$(W: 2, Fw: 1) / 16, $(W: 2, Fw: 1) % 16`) may combine
-    // their first cells out of range; the first in-range combination is the position's index.
-    std::vector<Cell> cells = maps(i);
-    for (const Cell& cell : cells) {
-      if (cell.live()) return cell;
-    }
-    return cells.empty() ? Cell::OutOfBounds() : cells.front();
-  }
   Cell cell = EvaluateOne(*this, i);
+  const bool was_live = cell.live();
   Finalize(node_->axes, cell);
+  if (!node_->one_to_one && was_live && !cell.live()) {
+    // Parts of a split combination (`$(W: 2, Fw: 1) / 16, $(W: 2, Fw: 1) % 16`) may combine
+    // their first cells out of range; then the first in-range combination is the position's index.
+    for (const Cell& other : maps(i)) {
+      if (other.live()) return other;
+    }
+  }
   return cell;
 }
 
@@ -547,6 +546,38 @@ const NormalForm& Mapping::normal_form() const {
   return *node_->normal;
 }
 
+namespace {
+
+// A pair whose two sides name different axes (no skews) holds an index exactly where each side
+// holds its share of it, so a composite side (a linear combination) is searched on its own
+// instead of across the whole pair. nullopt: the pair does not split that way.
+std::optional<std::optional<int64_t>> InverseByParts(const Mapping& m, const Index& index) {
+  if (m.kind() != Mapping::Kind::kPair) return std::nullopt;
+  for (const Axis& axis : m.symbols()) {
+    if (axis.skew) return std::nullopt;
+  }
+  const std::vector<std::string> major = m.major().axis_names(), minor = m.minor().axis_names();
+  for (const std::string& name : major) {
+    if (std::binary_search(minor.begin(), minor.end(), name)) return std::nullopt;
+  }
+  Index major_part, minor_part;
+  for (const auto& [name, value] : index.coords()) {
+    if (std::binary_search(major.begin(), major.end(), name)) {
+      major_part.Set(name, value);
+    } else if (std::binary_search(minor.begin(), minor.end(), name)) {
+      minor_part.Set(name, value);
+    } else {
+      return std::optional<int64_t>();  // an axis neither side names is held nowhere
+    }
+  }
+  std::optional<int64_t> q_major = m.major().inverse(major_part);
+  std::optional<int64_t> q_minor = m.minor().inverse(minor_part);
+  if (!q_major || !q_minor) return std::optional<int64_t>();
+  return std::optional<int64_t>(*q_major * m.minor().size() + *q_minor);
+}
+
+}  // namespace
+
 std::optional<int64_t> Mapping::inverse(const Index& index) const {
   if (node_ == nullptr) return std::nullopt;
   for (const auto& [name, value] : index.coords()) {
@@ -554,6 +585,7 @@ std::optional<int64_t> Mapping::inverse(const Index& index) const {
   }
   absl::StatusOr<std::optional<int64_t>> fast = normal_form().inverse(index);
   if (fast.ok()) return *fast;
+  if (std::optional<std::optional<int64_t>> parts = InverseByParts(*this, index)) return *parts;
   // The factors cannot answer (overlapping digits, composites): search position by position.
   const Cell wanted = Cell::Live(index);
   for (int64_t p = 0; p < size(); ++p) {

@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "dsl/status_macros.h"
+#include "runtime/backend.h"
 #include "runtime/device.h"
 #include "runtime/tensor_rules.h"
 
@@ -103,7 +104,9 @@ absl::StatusOr<DeviceTensor> Move(Dma& dma, const DeviceTensor& src, const Desti
   TransferReport report;
   auto check = [&](const TransferReport& r) { return CheckSpmChip(src.tier(), dst.tier, r); };
   ASSIGN_OR_RETURN(DeviceTensor out,
-                   TransferToDevice(src, dma.device(), std::move(placement), check, &report));
+                   dma.backend() != nullptr
+                       ? dma.backend()->Transfer(src, dma.device(), std::move(placement), check, &report)
+                       : TransferToDevice(src, dma.device(), std::move(placement), check, &report));
   DmaAccess::Record(dma, report, RefOf(src), RefOf(out));
   return out;
 }

@@ -30,6 +30,7 @@
 
 namespace visa {
 
+class Backend;
 class Device;
 
 // A DMA context of the manual's `Context` (`ctx.tdma`, `ctx.pdma`), bound to a device.
@@ -54,6 +55,10 @@ class Dma {
   using Recorder = std::function<void(const DmaOp&)>;
   void set_recorder(Recorder recorder) { recorder_ = std::move(recorder); }
 
+  // The backend whose Transfer runs device-to-device moves (the Context's); none: transfer.h.
+  void set_backend(Backend* backend) { backend_ = backend; }
+  Backend* backend() const { return backend_; }
+
  private:
   friend class DmaAccess;
   Device* device_;
@@ -61,6 +66,7 @@ class Dma {
   TransferReport last_;
   int64_t moves_ = 0;
   Recorder recorder_;
+  Backend* backend_ = nullptr;
 };
 
 // The destination of a move: its tier, address and level mappings (see tensor_rules.h).

@@ -199,6 +199,59 @@ TEST_F(AlignPlanTest, HelloGemmListingOverflowsTheTrf) {
   EXPECT_THAT(load.status().message(), HasSubstr("exceeds the tensor register file capacity (8192 bytes per row"));
 }
 
+// Stream Adapter page, collect_flits = 2: L = 2 flits of the innermost Time become the packet.
+TEST_F(AlignPlanTest, StreamAdapterCollectFlitsTwo) {
+  Use("M = 32, N = 8, K = 16, L = 2, O = 2");
+  absl::StatusOr<AlignStage> stage =
+      Align(Collected(DType::kBF16, "M, O, L", "K"), Trf(DType::kBF16, "N", "O, K"), "M, O", "L, K");
+  ASSERT_TRUE(stage.ok()) << stage.status();
+  EXPECT_EQ(stage->collect_flits, 2);
+  EXPECT_EQ(stage->rows, 8);
+  EXPECT_EQ(stage->reg_read_size, 32);
+  EXPECT_EQ(Entries(*stage), "(2:32)(32:0)");
+}
+
+// Reducer page, temporal reduction table: Time [B / 4, A % 8], Packet [B % 4]: the accumulator
+// keeps 8 slots (one per A % 8) across the B / 4 iterations.
+TEST_F(AlignPlanTest, ReducerTemporalTable) {
+  Use("A = 2048, B = 8");
+  absl::StatusOr<AlignStage> stage =
+      Align(Collected(DType::kBF16, "B / 4, A % 8", "B % 4 # 16"), Trf(DType::kBF16, "1", "B"), "B / 4, A % 8", "B % 4 # 32");
+  ASSERT_TRUE(stage.ok()) << stage.status();
+  absl::StatusOr<ContractStage> contracted = PlanContract(*stage, m("1"));
+  ASSERT_TRUE(contracted.ok()) << contracted.status();
+  EXPECT_EQ(contracted->depth, 2);
+  absl::StatusOr<AccumulateStage> acc = PlanAccumulate(*contracted, m("A % 8"), m("1 # 8"), AccumulationKind::kInterleaved);
+  ASSERT_TRUE(acc.ok()) << acc.status();
+  EXPECT_EQ(acc->inner_time, 8);
+  EXPECT_EQ(acc->reduced, (std::vector<bool>{false, true}));  // innermost first: A % 8 kept, B / 4 reduced
+}
+
+// Reducer page, Full Tensor Reduction: A % 32 by the tree (depth 5), A / 32 % 8 by the accumulator,
+// A / 256 across slices (left to the Vector Engine).
+TEST_F(AlignPlanTest, ReducerFullTensorReduction) {
+  Use("A = 65536");
+  StreamShape in{DType::kBF16, m("1"), m("1 # 2"), m("A / 256"), m("A / 16 % 16"), m("A % 16"), std::nullopt};
+  TrfOperand ones{DType::kBF16, m("1"), m("1 # 2"), m("A / 256"), m("1"), m("A % 256"), "Full", 0, "ones"};
+  absl::StatusOr<AlignStage> stage = PlanAlign(in, StreamPosition::kCollect, ones, m("A / 32 % 8"), m("A % 32"));
+  ASSERT_TRUE(stage.ok()) << stage.status();
+  absl::StatusOr<ContractStage> contracted = PlanContract(*stage, m("1"));
+  ASSERT_TRUE(contracted.ok()) << contracted.status();
+  EXPECT_EQ(contracted->depth, 5);
+  absl::StatusOr<AccumulateStage> acc = PlanAccumulate(*contracted, m("1"), m("1 # 8"), AccumulationKind::kInterleaved);
+  ASSERT_TRUE(acc.ok()) << acc.status();
+  EXPECT_EQ(acc->reduced, (std::vector<bool>{true}));
+}
+
+// The Stream Adapter's flit buffer holds 3 flits (96 bytes): a 4-flit input row cannot be shifted.
+TEST_F(AlignPlanTest, ShiftReuseNeedsTheRowInThreeFlits) {
+  Use("H = 4, K = 4, C = 8, W = 62, Fw = 3");
+  StreamShape in = Collected(DType::kBF16, "H, K, [$(W: 1, Fw: 1)] / 16", "[$(W: 1, Fw: 1)] % 16");
+  absl::StatusOr<AlignStage> stage = Align(in, Trf(DType::kBF16, "C", "K, Fw # 4"), "H, K, Fw", "W % 32");
+  ASSERT_FALSE(stage.ok());
+  EXPECT_THAT(stage.status().message(), HasSubstr("none of the Stream Adapter's packets"));
+}
+
 // The manual's tree depths and widening.
 TEST(ReducerTypes, DepthAndWidening) {
   EXPECT_EQ(TreeDepth(DType::kI4), 7);

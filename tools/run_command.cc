@@ -4,7 +4,10 @@
 #include <iostream>
 
 #include "absl/strings/str_format.h"
+#include "dsl/status_macros.h"
 #include "interp/interpreter.h"
+#include "jit/jit_backend.h"
+#include "runtime/trace_backend.h"
 #include "samples/sample.h"
 
 namespace visa::cli {
@@ -17,9 +20,12 @@ const samples::Sample* Find(const std::string& name, std::ostream& err) {
 }
 
 absl::StatusOr<samples::SampleRun> RunOn(const samples::Sample& sample, const std::string& backend) {
+  if (backend == "jit") {
+    ASSIGN_OR_RETURN(std::unique_ptr<jit::JitBackend> jit, jit::JitBackend::Create());
+    return sample.Run(*jit);
+  }
   if (backend != "interp") {
-    return absl::UnimplementedError(absl::StrCat("backend `", backend,
-                                                 "` is not available yet (available: interp)"));
+    return absl::InvalidArgumentError(absl::StrCat("unknown backend `", backend, "` (available: interp, jit)"));
   }
   interp::Interpreter interpreter;
   return sample.Run(interpreter);
@@ -53,7 +59,9 @@ int RunSampleCommand(const RunOptions& options, std::ostream& out, std::ostream&
 int ExplainSampleCommand(const std::string& name, std::ostream& out, std::ostream& err) {
   const samples::Sample* sample = Find(name, err);
   if (sample == nullptr) return 2;
-  absl::StatusOr<samples::SampleRun> run = RunOn(*sample, "interp");
+  // Planning alone derives every configuration; the trace backend skips computing the streams.
+  TraceBackend trace;
+  absl::StatusOr<samples::SampleRun> run = sample->Run(trace);
   if (!run.ok()) {
     err << "error: " << run.status().message() << "\n";
     return 2;
@@ -67,7 +75,7 @@ int ExplainSampleCommand(const std::string& name, std::ostream& out, std::ostrea
 void AddRunCommands(CLI::App& app, RunOptions& run, std::string& explain_sample, int& exit_code) {
   CLI::App* cmd = app.add_subcommand("run", "Run a sample kernel and check it against its host reference");
   cmd->add_option("sample", run.sample, "Sample name (see --list)");
-  cmd->add_option("--backend", run.backend, "Backend: interp");
+  cmd->add_option("--backend", run.backend, "Backend: interp or jit");
   cmd->add_flag("--list", run.list, "List the samples");
   cmd->add_flag("--time", run.time, "Print the kernel time and throughput");
   cmd->callback([&run, &exit_code] {

@@ -2,6 +2,8 @@
 #include <iostream>
 
 #include "CLI/CLI.hpp"
+#include "tools/bench_command.h"
+#include "tools/check_command.h"
 #include "tools/map_command.h"
 #include "tools/run_command.h"
 #include "tools/seq_command.h"
@@ -17,6 +19,10 @@ int main(int argc, char** argv) {
   visa::cli::RunOptions run_options;
   std::string explain_sample;
   visa::cli::AddRunCommands(app, run_options, explain_sample, exit_code);
+  visa::cli::CheckOptions check_options;
+  visa::cli::AddCheckCommand(app, check_options, exit_code);
+  visa::cli::BenchOptions bench_options;
+  visa::cli::AddBenchCommand(app, bench_options, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,187 @@
+// Contraction kernels in IR: widened products, the unrolled pairwise tree, accumulation slots.
+#include "jit/contraction_kernel.h"
+
+#include <functional>
+
+#include "absl/hash/hash.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "dsl/status_macros.h"
+#include "jit/element_op.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/GlobalVariable.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Module.h"
+
+namespace visa::jit {
+namespace {
+
+using llvm::Value;
+
+void EmitLoop(llvm::IRBuilder<>& b, Value* start, Value* end, const std::function<void(Value*)>& body) {
+  llvm::Function* fn = b.GetInsertBlock()->getParent();
+  llvm::LLVMContext& ctx = b.getContext();
+  llvm::BasicBlock* pre = b.GetInsertBlock();
+  llvm::BasicBlock* loop = llvm::BasicBlock::Create(ctx, "loop", fn);
+  llvm::BasicBlock* after = llvm::BasicBlock::Create(ctx, "after", fn);
+  b.CreateCondBr(b.CreateICmpSLT(start, end), loop, after);
+  b.SetInsertPoint(loop);
+  llvm::PHINode* i = b.CreatePHI(b.getInt64Ty(), 2, "i");
+  i->addIncoming(start, pre);
+  body(i);
+  Value* next = b.CreateNSWAdd(i, b.getInt64(1));
+  i->addIncoming(next, b.GetInsertBlock());
+  b.CreateCondBr(b.CreateICmpSLT(next, end), loop, after);
+  b.SetInsertPoint(after);
+}
+
+// Runs `body` only when `cond` holds (the rest of the enclosing loop body follows it).
+void EmitIf(llvm::IRBuilder<>& b, Value* cond, const std::function<void()>& body) {
+  llvm::Function* fn = b.GetInsertBlock()->getParent();
+  llvm::BasicBlock* then = llvm::BasicBlock::Create(b.getContext(), "then", fn);
+  llvm::BasicBlock* done = llvm::BasicBlock::Create(b.getContext(), "done", fn);
+  b.CreateCondBr(cond, then, done);
+  b.SetInsertPoint(then);
+  body();
+  b.CreateBr(done);
+  b.SetInsertPoint(done);
+}
+
+// A constant i64 (or i8) table in the module, read at a runtime index.
+template <typename T>
+Value* Lookup(llvm::IRBuilder<>& b, llvm::Module& m, const std::vector<T>& values, Value* index, int bits) {
+  llvm::Type* type = b.getIntNTy(bits);
+  std::vector<llvm::Constant*> entries;
+  for (T v : values) entries.push_back(llvm::ConstantInt::get(type, static_cast<uint64_t>(v)));
+  auto* array = llvm::ArrayType::get(type, values.size());
+  auto* global = new llvm::GlobalVariable(m, array, true, llvm::GlobalValue::PrivateLinkage,
+                                          llvm::ConstantArray::get(array, entries), "lookup");
+  return b.CreateLoad(type, b.CreateInBoundsGEP(array, global, {b.getInt64(0), index}));
+}
+
+// One operand element widened to the accumulator type, as an i32 pattern.
+Value* LoadWidened(llvm::IRBuilder<>& b, llvm::Module& m, const ElementOp& widen, Value* base, Value* pos) {
+  const int bits = StorageBits(widen.from);
+  Value* raw;
+  if (bits == 4) {
+    Value* byte = b.CreateLoad(b.getInt8Ty(), b.CreateGEP(b.getInt8Ty(), base, b.CreateLShr(pos, 1)));
+    Value* shift = b.CreateTrunc(b.CreateShl(b.CreateAnd(pos, 1), 2), b.getInt8Ty());
+    raw = b.CreateZExt(b.CreateAnd(b.CreateLShr(byte, shift), b.getInt8(15)), b.getInt32Ty());
+  } else {
+    llvm::Type* type = b.getIntNTy(bits);
+    raw = b.CreateAlignedLoad(type, b.CreateGEP(type, base, pos), llvm::Align(1));
+    if (bits < 32) raw = b.CreateZExt(raw, b.getInt32Ty());
+  }
+  return EmitElementOp(b, m, widen, raw, pos);
+}
+
+struct Math {
+  llvm::IRBuilder<>& b;
+  bool is_float;
+  ReduceOp op;
+
+  Value* Identity() {
+    if (op == ReduceOp::kAdd) return b.getInt32(0);
+    return b.getInt32(is_float ? 0xff800000u : 0x80000000u);
+  }
+  Value* F(Value* v) { return b.CreateBitCast(v, b.getFloatTy()); }
+  Value* I(Value* v) { return b.CreateBitCast(v, b.getInt32Ty()); }
+  Value* Multiply(Value* x, Value* w) { return is_float ? I(b.CreateFMul(F(x), F(w))) : b.CreateMul(x, w); }
+  Value* Combine(Value* a, Value* c) {
+    if (op == ReduceOp::kMax) {
+      Value* greater = is_float ? b.CreateFCmpOGT(F(c), F(a)) : b.CreateICmpSGT(c, a);
+      return b.CreateSelect(greater, c, a);
+    }
+    return is_float ? I(b.CreateFAdd(F(a), F(c))) : b.CreateAdd(a, c);
+  }
+};
+
+}  // namespace
+
+std::string ContractionSpec::Key() const {
+  return absl::StrFormat("contract %s*%s>%s %s o%d r%d t%d p%d g%d ot%d op%d %016x %016x %016x %016x %016x",
+                         std::string(Name(x_type)), std::string(Name(w_type)), std::string(Name(acc_type)),
+                         ReduceOpName(op), outer, rows, times, packet, group, out_times, out_packet,
+                         absl::HashOf(retained), absl::HashOf(target), absl::HashOf(live_outer),
+                         absl::HashOf(live_row), absl::HashOf(live_packet));
+}
+
+void BuildContractionFunction(llvm::Module& module, const std::string& name, const ContractionSpec& spec) {
+  llvm::LLVMContext& ctx = module.getContext();
+  llvm::IRBuilder<> b(ctx);
+  llvm::Type* ptr = b.getPtrTy();
+  llvm::Type* i64 = b.getInt64Ty();
+  llvm::Type* i32 = b.getInt32Ty();
+  auto* type = llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, ptr, ptr, i64, i64}, false);
+  auto* fn = llvm::Function::Create(type, llvm::Function::ExternalLinkage, name, module);
+  fn->addFnAttr(llvm::Attribute::NoUnwind);
+  for (unsigned a = 0; a < 4; ++a) fn->addParamAttr(a, llvm::Attribute::NoAlias);
+  Value* acc = fn->getArg(0);
+  Value* written = fn->getArg(1);
+  Value* x = fn->getArg(2);
+  Value* w = fn->getArg(3);
+  b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", fn));
+
+  absl::StatusOr<ElementOp> widen_x = ConversionOp(ConversionStage::kContraction, spec.x_type, spec.acc_type);
+  absl::StatusOr<ElementOp> widen_w = ConversionOp(ConversionStage::kContraction, spec.w_type, spec.acc_type);
+  VISA_CHECK(widen_x.ok() && widen_w.ok(), "the planner only pairs widenable operand types");
+  Math math{b, IsFloat(spec.acc_type), spec.op};
+  const int64_t groups = spec.packet / spec.group;
+  // Padding positions of the operands hold +0, whose products are the add identity: only max
+  // needs the packet's live mask.
+  const bool mask_packet = spec.op == ReduceOp::kMax;
+
+  EmitLoop(b, fn->getArg(4), fn->getArg(5), [&](Value* o) {
+    Value* live_o = b.CreateICmpNE(Lookup(b, module, spec.live_outer, o, 8), b.getInt8(0));
+    EmitIf(b, live_o, [&] {
+      EmitLoop(b, b.getInt64(0), b.getInt64(spec.rows), [&](Value* r) {
+        Value* live_r = b.CreateICmpNE(Lookup(b, module, spec.live_row, r, 8), b.getInt8(0));
+        EmitIf(b, live_r, [&] {
+          EmitLoop(b, b.getInt64(0), b.getInt64(spec.times), [&](Value* t) {
+            Value* ret = Lookup(b, module, spec.retained, t, 64);
+            EmitIf(b, b.CreateICmpSGE(ret, b.getInt64(0)), [&] {
+              Value* xb = b.CreateMul(b.CreateAdd(b.CreateMul(o, b.getInt64(spec.times)), t), b.getInt64(spec.packet));
+              Value* wb = b.CreateMul(
+                  b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(o, b.getInt64(spec.rows)), r), b.getInt64(spec.times)), t),
+                  b.getInt64(spec.packet));
+              Value* slot_base = b.CreateMul(
+                  b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(o, b.getInt64(spec.rows)), r), b.getInt64(spec.out_times)),
+                              ret),
+                  b.getInt64(spec.out_packet));
+              EmitLoop(b, b.getInt64(0), b.getInt64(groups), [&](Value* g) {
+                Value* tg = Lookup(b, module, spec.target, g, 64);
+                EmitIf(b, b.CreateICmpSGE(tg, b.getInt64(0)), [&] {
+                  std::vector<Value*> level;
+                  Value* first = b.CreateMul(g, b.getInt64(spec.group));
+                  for (int64_t k = 0; k < spec.group; ++k) {
+                    Value* p = b.CreateAdd(first, b.getInt64(k));
+                    Value* product = math.Multiply(LoadWidened(b, module, *widen_x, x, b.CreateAdd(xb, p)),
+                                                   LoadWidened(b, module, *widen_w, w, b.CreateAdd(wb, p)));
+                    if (mask_packet) {
+                      Value* live = b.CreateICmpNE(Lookup(b, module, spec.live_packet, p, 8), b.getInt8(0));
+                      product = b.CreateSelect(live, product, math.Identity());
+                    }
+                    level.push_back(product);
+                  }
+                  for (size_t width = level.size(); width > 1; width /= 2) {
+                    for (size_t k = 0; k < width / 2; ++k) level[k] = math.Combine(level[2 * k], level[2 * k + 1]);
+                  }
+                  Value* slot = b.CreateAdd(slot_base, tg);
+                  Value* acc_ptr = b.CreateGEP(i32, acc, slot);
+                  Value* seen_ptr = b.CreateGEP(b.getInt8Ty(), written, slot);
+                  Value* seen = b.CreateICmpNE(b.CreateLoad(b.getInt8Ty(), seen_ptr), b.getInt8(0));
+                  Value* combined = math.Combine(b.CreateLoad(i32, acc_ptr), level[0]);
+                  b.CreateStore(b.CreateSelect(seen, combined, level[0]), acc_ptr);
+                  b.CreateStore(b.getInt8(1), seen_ptr);
+                });
+              });
+            });
+          });
+        });
+      });
+    });
+  });
+  b.CreateRetVoid();
+}
+
+}  // namespace visa::jit

@@ -1,0 +1,59 @@
+// JitBackend: the Backend that compiles every stage into host code with LLVM ORC (see compiler.h)
+// instead of evaluating it element by element.
+//
+// Each stage is a move between two layouts (fetch: DM Element -> stream; switch / collect /
+// transpose: stream -> stream; cast: stream -> stream with a conversion; commit / to_trf / to_vrf
+// and DMA: -> a device tensor), lowered to the loop nest of (count, stride) levels that the
+// layouts' digits give (move_nest.h: the sequencer's loop structure over element positions),
+// packets vectorized by LLVM for the host CPU, and the outermost loop split over threads. Device
+// memory is staged per unit (staging.h). The results are bit-exact with the interpreter; an op the
+// JIT has no code for fails with Unimplemented naming it, never falling back to the interpreter.
+#pragma once
+
+#include <memory>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/statusor.h"
+#include "jit/kernel_cache.h"
+#include "runtime/backend.h"
+
+namespace visa::jit {
+
+struct JitOptions {
+  int threads = 0;  // worker threads per move; 0: the host's hardware threads
+};
+
+class JitBackend : public Backend {
+ public:
+  static absl::StatusOr<std::unique_ptr<JitBackend>> Create(JitOptions options = {});
+
+  const char* name() const override { return "jit"; }
+  absl::StatusOr<HostTensor> Fetch(const std::vector<DmTensor>& inputs, const BeginStage& begin,
+                                   const FetchStage& stage) override;
+  absl::StatusOr<HostTensor> Rearrange(const HostTensor& stream, const StreamShape& out) override;
+  absl::StatusOr<HostTensor> Cast(const HostTensor& stream, const CastStage& stage) override;
+  absl::StatusOr<DeviceTensor> Store(const HostTensor& stream, Device& device, Placement placement) override;
+  absl::Status StoreInto(const HostTensor& stream, const DmTensor& target, const SliceBitmap& slices) override;
+  absl::StatusOr<HostTensor> Contract(const HostTensor& stream, const TrfTensor& weights, const AlignStage& align,
+                                      const ContractStage& contract, const AccumulateStage& accumulate) override;
+  absl::StatusOr<DeviceTensor> Transfer(const DeviceTensor& src, Device& device, Placement dst,
+                                        TransferCheck check, TransferReport* report) override;
+
+  // Compiles every kernel `program` needs before it runs (Launch then only runs code). A program
+  // whose hash was prepared before costs one lookup. Returns the seconds spent compiling.
+  absl::StatusOr<double> Prepare(const Program& program);
+
+  int threads() const { return kernels_->threads(); }
+  void set_threads(int threads) { kernels_->set_threads(threads); }
+  const JitStats& stats() const { return kernels_->stats(); }
+  std::string target() const { return kernels_->compiler().target(); }
+
+ private:
+  explicit JitBackend(std::unique_ptr<KernelCache> kernels) : kernels_(std::move(kernels)) {}
+  absl::Status PrepareOp(const Op& op);
+
+  std::unique_ptr<KernelCache> kernels_;
+  absl::flat_hash_set<uint64_t> prepared_;
+};
+
+}  // namespace visa::jit

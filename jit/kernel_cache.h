@@ -1,0 +1,80 @@
+// KernelCache: compiled move kernels cached in memory, and running a move on host buffers.
+//
+// A move is planned once per (destination mapping, source mapping) pair: its loop nest, or when it
+// has none, its run list from the relayout table. The code is keyed by what it computes (the nest's
+// levels or "runs", and the element op), so equal stages of different programs share one compiled
+// function. Running splits the outermost loop (or the run list) over the configured threads.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "dsl/mapping.h"
+#include "jit/compiler.h"
+#include "jit/contraction_kernel.h"
+#include "jit/move_kernel.h"
+
+namespace visa::jit {
+
+struct JitStats {
+  int64_t compiles = 0;       // kernels compiled
+  int64_t cache_hits = 0;     // kernel requests served from the cache
+  double compile_seconds = 0; // IR building, O3 and code generation, summed
+  int64_t nest_moves = 0;     // moves run as loop nests
+  int64_t run_moves = 0;      // moves run from a run list (no affine form)
+};
+
+class KernelCache {
+ public:
+  static absl::StatusOr<std::unique_ptr<KernelCache>> Create(int threads);
+
+  // dst[p] = op(src[q]) for every live position p of `dst` and the position q of `src` holding
+  // its index. `allow_drop`: source indices the destination lacks are not an error. Returns the
+  // destination positions written.
+  absl::StatusOr<int64_t> Move(const Mapping& dst, const Mapping& src, const ElementOp& op, uint8_t* dst_data,
+                    int64_t dst_positions, const uint8_t* src_data, int64_t src_positions, bool allow_drop);
+
+  // Plans and compiles the move without running it (Prepare).
+  absl::Status Compile(const Mapping& dst, const Mapping& src, const ElementOp& op, bool allow_drop);
+
+  // The compiled contraction kernel of `spec` (cached by its key).
+  absl::StatusOr<ContractFn> Contraction(const ContractionSpec& spec);
+
+  // How many destination positions the move writes (a nest's elements, or the runs' lengths).
+  absl::StatusOr<int64_t> Coverage(const Mapping& dst, const Mapping& src, bool allow_drop);
+
+  // Whether the move of the pair runs as a loop nest (false: a run list).
+  absl::StatusOr<bool> IsNest(const Mapping& dst, const Mapping& src, bool allow_drop);
+
+  int threads() const { return threads_; }
+  void set_threads(int threads) { threads_ = std::max(threads, 1); }
+  const JitStats& stats() const { return stats_; }
+  JitStats& stats() { return stats_; }
+  const Compiler& compiler() const { return *compiler_; }
+
+ private:
+  struct Plan {
+    std::optional<MoveNest> nest;  // before Simplify
+    std::vector<int64_t> runs;     // four per run when there is no nest
+  };
+  explicit KernelCache(std::unique_ptr<Compiler> compiler, int threads)
+      : compiler_(std::move(compiler)), threads_(std::max(threads, 1)) {}
+  absl::StatusOr<const Plan*> PlanFor(const Mapping& dst, const Mapping& src, bool allow_drop);
+  absl::StatusOr<MoveFn> KernelFor(const MoveSpec& spec);
+  // Builds, compiles and caches the function `key` with `build(module, name)` on a miss.
+  absl::StatusOr<void*> Cached(const std::string& key, const std::function<void(llvm::Module&, const std::string&)>& build);
+
+  std::unique_ptr<Compiler> compiler_;
+  int threads_;
+  absl::flat_hash_map<std::string, std::unique_ptr<Plan>> plans_;
+  absl::flat_hash_map<std::string, void*> kernels_;
+  int64_t next_name_ = 0;
+  JitStats stats_;
+};
+
+}  // namespace visa::jit

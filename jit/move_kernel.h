@@ -1,0 +1,34 @@
+// Move kernels: the LLVM IR of one compiled move, `dst[d] = op(src[s])` over a loop nest of
+// constant (count, stride) levels or over a run list, with the outermost loop split into
+// [begin, end) so slices of work run on separate threads.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "jit/element_op.h"
+#include "jit/move_nest.h"
+
+namespace llvm {
+class Module;
+}
+
+namespace visa::jit {
+
+// void f(uint8_t* dst, const uint8_t* src, const int64_t* runs, int64_t begin, int64_t end):
+// nest kernels ignore `runs` and run outermost iterations [begin, end); run-list kernels run runs
+// [begin, end), each four int64 (dst, src, length, src_stride).
+using MoveFn = void (*)(uint8_t* dst, const uint8_t* src, const int64_t* runs, int64_t begin, int64_t end);
+
+struct MoveSpec {
+  std::optional<MoveNest> nest;  // absent: a run-list kernel
+  ElementOp op;                  // op.from is the source's type, op.to the destination's
+  // The code's identity: what the cache of compiled kernels is keyed by.
+  std::string Key() const;
+};
+
+// Adds the function `name` computing `spec` to `module`.
+void BuildMoveFunction(llvm::Module& module, const std::string& name, const MoveSpec& spec);
+
+}  // namespace visa::jit

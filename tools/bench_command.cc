@@ -1,0 +1,148 @@
+// `visa bench`: medians of repeated runs, measured in one process so the ratios compare like with like.
+#include "tools/bench_command.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <iostream>
+
+#include "absl/strings/str_format.h"
+#include "dsl/status_macros.h"
+#include "interp/index_move.h"
+#include "interp/interpreter.h"
+#include "jit/jit_backend.h"
+#include "samples/sample.h"
+
+namespace visa::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+struct Figures {
+  double interp = 0, compile_first = 0, compile_cached = 0, jit = 0, reference = 0, memcpy = 0;
+  int threads = 1;
+  std::string target;
+};
+
+// The sample's host reference evaluated at every output element (what `visa run` checks against),
+// and a plain copy of the output's bytes.
+absl::Status TimeHost(const samples::Sample& sample, int repeat, Figures& f) {
+  if (sample.readback.empty()) return absl::OkStatus();  // a sample with its own read-back: no reference here
+  ASSIGN_OR_RETURN(Axes axes, Axes::Parse(sample.axes));
+  MappingScope s(axes);
+  ASSIGN_OR_RETURN(HostTensor input, HostTensor::Random(sample.dtype, Pair({s.m(sample.slice), s.m(sample.element)}), 42));
+  Mapping layout = s.m(sample.readback);
+  RETURN_IF_ERROR(layout.status());
+  const std::vector<std::string> input_axes = input.mapping().axis_names();
+  std::vector<double> reference, copy;
+  double sink = 0;
+  for (int r = 0; r < repeat; ++r) {
+    auto start = Clock::now();
+    for (int64_t p = 0; p < layout.size(); ++p) {
+      Cell cell = layout.map(p);
+      if (!cell.live()) continue;
+      sink += sample.reference ? sample.reference(cell.index, input)
+                               : input.Get(interp::Restrict(cell.index, input_axes)).value_or(0);
+    }
+    reference.push_back(Seconds(start));
+    std::vector<uint8_t> from(input.bytes()), to(from.size());
+    start = Clock::now();
+    std::memcpy(to.data(), from.data(), from.size());
+    copy.push_back(Seconds(start));
+    sink += to.empty() ? 0 : to[to.size() / 2];
+  }
+  f.reference = Median(reference);
+  f.memcpy = Median(copy) + sink * 0;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Figures> Measure(const samples::Sample& sample, const BenchOptions& options) {
+  const int repeat = std::max(options.repeat, 1);
+  Figures f;
+  interp::Interpreter interpreter;
+  std::vector<double> interp_times, first, cached, jit_times;
+  Program program;
+  for (int r = 0; r < repeat; ++r) {
+    ASSIGN_OR_RETURN(samples::SampleRun run, sample.Run(interpreter));
+    interp_times.push_back(run.kernel_seconds);
+    program = run.program;
+  }
+  for (int r = 0; r < std::min(repeat, 3); ++r) {
+    ASSIGN_OR_RETURN(std::unique_ptr<jit::JitBackend> jit, jit::JitBackend::Create({.threads = options.threads}));
+    ASSIGN_OR_RETURN(double seconds, jit->Prepare(program));
+    first.push_back(seconds);
+    auto start = Clock::now();
+    RETURN_IF_ERROR(jit->Prepare(program).status());
+    cached.push_back(Seconds(start));
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<jit::JitBackend> jit, jit::JitBackend::Create({.threads = options.threads}));
+  f.threads = jit->threads();
+  f.target = jit->target();
+  for (int r = 0; r < repeat + 1; ++r) {
+    ASSIGN_OR_RETURN(samples::SampleRun run, sample.Run(*jit));
+    if (run.mismatch) return absl::InternalError(absl::StrCat("the JIT's result is wrong: ", *run.mismatch));
+    if (r > 0) jit_times.push_back(run.kernel_seconds);  // the first run compiles
+  }
+  f.interp = Median(interp_times);
+  f.compile_first = Median(first);
+  f.compile_cached = Median(cached);
+  f.jit = Median(jit_times);
+  RETURN_IF_ERROR(TimeHost(sample, repeat, f));
+  return f;
+}
+
+double Ratio(double a, double b) { return b > 0 ? a / b : 0; }
+
+}  // namespace
+
+int BenchSampleCommand(const BenchOptions& options, std::ostream& out, std::ostream& err) {
+  const samples::Sample* sample = samples::FindSample(options.sample);
+  if (sample == nullptr) {
+    err << "error: unknown sample `" << options.sample << "` (see `visa run --list`)\n";
+    return 2;
+  }
+  absl::StatusOr<Figures> f = Measure(*sample, options);
+  if (!f.ok()) {
+    err << "error: " << f.status().message() << "\n";
+    return absl::IsInternal(f.status()) ? 1 : 2;
+  }
+  if (options.json) {
+    out << absl::StrFormat(
+        "{\"sample\": \"%s\", \"threads\": %d, \"target\": \"%s\", \"interp_s\": %.9g, "
+        "\"jit_compile_first_s\": %.9g, \"jit_compile_cached_s\": %.9g, \"jit_run_s\": %.9g, "
+        "\"host_reference_s\": %.9g, \"memcpy_s\": %.9g, \"interp_over_jit\": %.6g, "
+        "\"jit_over_memcpy\": %.6g, \"host_reference_over_jit\": %.6g}\n",
+        sample->name, f->threads, f->target, f->interp, f->compile_first, f->compile_cached, f->jit, f->reference,
+        f->memcpy, Ratio(f->interp, f->jit), Ratio(f->jit, f->memcpy), Ratio(f->reference, f->jit));
+    return 0;
+  }
+  out << absl::StrFormat("%s (median of %d, JIT on %d threads, %s)\n", sample->name, options.repeat, f->threads,
+                         f->target);
+  out << absl::StrFormat("  interpreter        %12.6f ms\n", f->interp * 1e3);
+  out << absl::StrFormat("  jit compile first  %12.6f ms\n", f->compile_first * 1e3);
+  out << absl::StrFormat("  jit compile cached %12.6f ms\n", f->compile_cached * 1e3);
+  out << absl::StrFormat("  jit run            %12.6f ms\n", f->jit * 1e3);
+  out << absl::StrFormat("  host reference     %12.6f ms\n", f->reference * 1e3);
+  out << absl::StrFormat("  memcpy of output   %12.6f ms\n", f->memcpy * 1e3);
+  out << absl::StrFormat("  interp / jit %.3gx, jit / memcpy %.3gx, host reference / jit %.3gx\n",
+                         Ratio(f->interp, f->jit), Ratio(f->jit, f->memcpy), Ratio(f->reference, f->jit));
+  return 0;
+}
+
+void AddBenchCommand(CLI::App& app, BenchOptions& options, int& exit_code) {
+  CLI::App* cmd = app.add_subcommand("bench", "Time a sample on the interpreter and the JIT (medians and ratios)");
+  cmd->add_option("sample", options.sample, "Sample name (see `visa run --list`)")->required();
+  cmd->add_flag("--json", options.json, "One JSON object instead of the table");
+  cmd->add_option("--repeat", options.repeat, "Runs per measurement (default 5)");
+  cmd->add_option("--threads", options.threads, "JIT threads (default: the host's)");
+  cmd->callback([&options, &exit_code] { exit_code = BenchSampleCommand(options, std::cout, std::cerr); });
+}
+
+}  // namespace visa::cli
