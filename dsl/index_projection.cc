@@ -1,30 +1,37 @@
 // Digit projection of an index onto a source mapping's normal form.
 #include "dsl/index_projection.h"
 
-#include <map>
-#include <string>
-#include <vector>
-
-#include "dsl/normal_form.h"
+#include <algorithm>
 
 namespace visa {
 
-Index ProjectOntoSource(const Index& index, const Mapping& src) {
+std::vector<SourceDigit> SourceDigitsOf(const NormalForm& src, const std::string& axis) {
+  std::vector<const Factor*> factors;
+  for (const Factor& f : src.factors()) {
+    if (f.kind == Factor::Kind::kDigit && f.axis == axis && f.live > 1) factors.push_back(&f);
+  }
+  std::sort(factors.begin(), factors.end(), [](const Factor* a, const Factor* b) { return a->coef < b->coef; });
+  std::vector<SourceDigit> digits;
+  for (size_t i = 0; i < factors.size(); ++i) {
+    const Factor& f = *factors[i];
+    int64_t modulus = f.live;
+    if (i + 1 < factors.size()) modulus = std::min(f.count, std::max<int64_t>(1, factors[i + 1]->coef / f.coef));
+    digits.push_back({f.coef, f.live, modulus});
+  }
+  return digits;
+}
+
+std::optional<Index> ProjectOntoSource(const Index& index, const Mapping& src) {
   const NormalForm& form = src.normal_form();
   if (!form.is_canonical()) return index;
-  std::map<std::string, std::vector<const Factor*>> digits;
-  for (const Factor& f : form.factors()) {
-    if (f.kind == Factor::Kind::kDigit && !f.axis.empty()) digits[f.axis].push_back(&f);
-  }
   Index out;
   for (const auto& [axis, value] : index.coords()) {
-    auto it = digits.find(axis);
-    if (it == digits.end()) {
-      out.Set(axis, 0);  // named with no digit (`B = 1`): the one coordinate it holds
-      continue;
-    }
     int64_t projected = 0;
-    for (const Factor* f : it->second) projected += (value / f->coef) % f->live * f->coef;
+    for (const SourceDigit& d : SourceDigitsOf(form, axis)) {
+      const int64_t x = value / d.coef % d.modulus;
+      if (x >= d.live) return std::nullopt;
+      projected += x * d.coef;
+    }
     out.Set(axis, projected);
   }
   return out;

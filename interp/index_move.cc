@@ -71,8 +71,8 @@ absl::StatusOr<HostTensor> MoveByIndexReference(const HostTensor& src, const Map
       if (policy.pad_bits != 0) RETURN_IF_ERROR(out.SetBits(p, policy.pad_bits));
       continue;
     }
-    Index wanted = ProjectOntoSource(Restrict(cell.index, src_axes), src.mapping());
-    std::optional<int64_t> q = src.mapping().inverse(wanted);
+    std::optional<Index> wanted = ProjectOntoSource(Restrict(cell.index, src_axes), src.mapping());
+    std::optional<int64_t> q = wanted ? src.mapping().inverse(*wanted) : std::nullopt;
     if (!q) return NotHeldError(dst, p, cell, src.mapping());
     ASSIGN_OR_RETURN(uint32_t bits, src.GetBits(*q));
     RETURN_IF_ERROR(out.SetBits(p, bits));
@@ -235,7 +235,7 @@ void FlattenPairs(const Mapping& m, std::vector<const Mapping*>& out) {
 // the axis do not overlap.
 struct AxisInverse {
   struct Digit {
-    int64_t coef, live, inner, count;
+    int64_t coef, live, inner, count, modulus;
   };
   int64_t limit = 0;           // Mapping::inverse's and NormalForm::inverse's range checks
   std::vector<Digit> digits;   // largest coefficient first, as the greedy decomposition runs
@@ -245,7 +245,11 @@ struct AxisInverse {
     if (v == 0) return 0;  // an Index drops zero coordinates, so they are never checked
     if (v >= limit) return -1;
     int64_t position = 0;
-    for (const Digit& d : digits) position += (v / d.coef) % d.live * d.inner;
+    for (const Digit& d : digits) {
+      const int64_t x = v / d.coef % d.modulus;
+      if (x >= d.live) return -1;
+      position += x * d.inner;
+    }
     return position;
   }
   int64_t Of(int64_t v) const {
@@ -276,7 +280,7 @@ std::optional<std::map<std::string, AxisInverse>> SourceInverse(const Mapping& s
       if (it == out.end()) return std::nullopt;
       if (!noted[f.axis]) it->second.limit = std::min(it->second.limit, f.axis_size);
       noted[f.axis] = true;
-      it->second.digits.push_back({f.coef, f.live, inner, f.count});
+      it->second.digits.push_back({f.coef, f.live, inner, f.count, 1});
     }
     inner = f.kind == Factor::Kind::kBlockPad ? f.block : inner * f.count;
   }
@@ -286,6 +290,10 @@ std::optional<std::map<std::string, AxisInverse>> SourceInverse(const Mapping& s
     for (size_t j = 1; j < d.size(); ++j) {
       if (d[j].coef < d[j - 1].coef * d[j - 1].live) return std::nullopt;
     }
+    // The moduli of ProjectOntoSource (dsl/index_projection.h), over the same digits.
+    const std::vector<SourceDigit> moduli = SourceDigitsOf(form, name);
+    if (moduli.size() != d.size()) return std::nullopt;
+    for (size_t j = 0; j < d.size(); ++j) d[j].modulus = moduli[j].modulus;
     std::reverse(d.begin(), d.end());
   }
   return out;
@@ -673,7 +681,9 @@ absl::Status MoveError(const HostTensor& src, const Mapping& dst, int64_t p, Mov
     VISA_CHECK(!fit.ok(), "compiled move stopped at padding the reference writes");
     return fit;
   }
-  VISA_CHECK(!src.mapping().inverse(ProjectOntoSource(Restrict(cell.index, src.mapping().axis_names()), src.mapping())),
+  const std::optional<Index> wanted =
+      ProjectOntoSource(Restrict(cell.index, src.mapping().axis_names()), src.mapping());
+  VISA_CHECK(!wanted || !src.mapping().inverse(*wanted),
              "compiled move stopped at an index the source holds");
   return NotHeldError(dst, p, cell, src.mapping());
 }

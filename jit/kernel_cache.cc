@@ -31,7 +31,8 @@ absl::StatusOr<std::vector<int64_t>> RunsOf(const Mapping& dst, const Mapping& s
     for (const auto& [axis, value] : cell.index.coords()) {
       if (std::binary_search(src_axes.begin(), src_axes.end(), axis)) wanted.Set(axis, value);
     }
-    std::optional<int64_t> q = src.inverse(ProjectOntoSource(wanted, src));
+    std::optional<Index> projected = ProjectOntoSource(wanted, src);
+    std::optional<int64_t> q = projected ? src.inverse(*projected) : std::nullopt;
     if (!q) {
       return absl::InvalidArgumentError(absl::StrCat("move: position ", p, " of `", dst.ToString(), "` holds ",
                                                      cell.index.ToString(), ", which the source `", src.ToString(),

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "dsl/index_projection.h"
 #include "dsl/normal_form.h"
 
 namespace visa::jit {
@@ -14,6 +15,7 @@ namespace {
 struct Digit {
   std::string axis;  // "" for a broadcast digit
   int64_t coef = 0, live = 1, weight = 1;
+  int64_t count = 1, modulus = 1;  // the digit's extent; how a coordinate reads it (source side)
 };
 
 // The digits of a canonical form with their position weights (innermost first); nullopt when the
@@ -25,7 +27,7 @@ std::optional<std::vector<Digit>> DigitsOf(const Mapping& mapping) {
   int64_t running = 1;
   for (const Factor& f : form.factors()) {
     if (f.kind == Factor::Kind::kDigit) {
-      digits.push_back({f.axis, f.coef, f.live, running});
+      digits.push_back({f.axis, f.coef, f.live, running, f.count, 1});
       running *= f.count;
     } else {
       running = f.block;  // a block pad only changes the weights of the factors outside it
@@ -46,13 +48,33 @@ struct AxisLookup {
 // value the source does not hold.
 bool Split(const Digit& d, AxisLookup& lookup, std::vector<NestLevel>& levels) {
   int64_t coef = d.coef, remaining = d.live, weight = d.weight;
+  const std::vector<Digit>& src = lookup.ascending;
   while (remaining > 1) {
-    const std::vector<Digit>& src = lookup.ascending;
-    int j = -1;
+    int j = -1;  // the source digit whose range (coef_j, modulus_j) holds `coef`
     for (int i = 0; i < static_cast<int>(src.size()); ++i) {
-      if (src[i].coef <= coef) j = i;
+      if (src[i].coef <= coef && coef < src[i].coef * src[i].modulus) j = i;
     }
-    if (j < 0 || coef % src[j].coef != 0) return false;
+    if (j < 0) {
+      // Coordinates the source has no digit for broadcast (ProjectOntoSource), up to the next
+      // source digit.
+      int64_t next = 0;
+      for (const Digit& s : src) {
+        if (s.coef > coef && (next == 0 || s.coef < next)) next = s.coef;
+      }
+      if (next != 0 && next % coef != 0) return false;
+      const int64_t gap = next == 0 ? remaining : next / coef;
+      if (remaining <= gap) {
+        levels.push_back({remaining, weight, 0});
+        return true;
+      }
+      if (remaining % gap != 0) return false;
+      levels.push_back({gap, weight, 0});
+      coef *= gap;
+      weight *= gap;
+      remaining /= gap;
+      continue;
+    }
+    if (coef % src[j].coef != 0) return false;
     const int64_t step = coef / src[j].coef;
     const int64_t fits = (src[j].live - 1) / step + 1;  // values t * step < live
     if (remaining <= fits) {
@@ -60,9 +82,8 @@ bool Split(const Digit& d, AxisLookup& lookup, std::vector<NestLevel>& levels) {
       lookup.used[j] += (remaining - 1) * step;
       return true;
     }
-    // The rest must continue exactly at the next source digit.
-    if (fits * step != src[j].live || remaining % fits != 0) return false;
-    if (j + 1 >= static_cast<int>(src.size()) || src[j + 1].coef != src[j].coef * src[j].live) return false;
+    // The rest wraps to the next digit range: only when no value lands in this digit's padding.
+    if (src[j].modulus % step != 0 || src[j].modulus / step != fits || remaining % fits != 0) return false;
     levels.push_back({fits, weight, step * src[j].weight});
     lookup.used[j] += (fits - 1) * step;
     coef *= fits;
@@ -113,6 +134,10 @@ std::optional<MoveNest> DeriveMoveNest(const Mapping& dst, const Mapping& src) {
     for (size_t i = 0; i + 1 < l.ascending.size(); ++i) {
       if (l.ascending[i + 1].coef < l.ascending[i].coef * l.ascending[i].live) return std::nullopt;  // overlap
     }
+    // The moduli of ProjectOntoSource (dsl/index_projection.h).
+    const std::vector<SourceDigit> moduli = SourceDigitsOf(src.normal_form(), axis);
+    if (moduli.size() != l.ascending.size()) return std::nullopt;
+    for (size_t i = 0; i < moduli.size(); ++i) l.ascending[i].modulus = moduli[i].modulus;
     l.used.assign(l.ascending.size(), 0);
   }
   const std::vector<std::string> src_axes = src.axis_names();
@@ -125,7 +150,11 @@ std::optional<MoveNest> DeriveMoveNest(const Mapping& dst, const Mapping& src) {
       continue;
     }
     auto it = lookup.find(d.axis);
-    if (it == lookup.end() || !Split(d, it->second, nest.levels)) return std::nullopt;
+    if (it == lookup.end()) {
+      nest.levels.push_back({d.live, d.weight, 0});  // named without digits (`B = 1`): broadcast
+      continue;
+    }
+    if (!Split(d, it->second, nest.levels)) return std::nullopt;
   }
   for (const auto& [axis, l] : lookup) {
     for (size_t i = 0; i < l.ascending.size(); ++i) {

@@ -245,9 +245,9 @@ TEST_F(AlignPlanTest, ReducerFullTensorReduction) {
 
 // The Stream Adapter's flit buffer holds 3 flits (96 bytes): a 4-flit input row cannot be shifted.
 TEST_F(AlignPlanTest, ShiftReuseNeedsTheRowInThreeFlits) {
-  Use("H = 4, K = 4, C = 8, W = 62, Fw = 3");
+  Use("H = 4, K = 4, C = 8, W = 62, Fw = 3");  // the row $(W + Fw) is 64 elements: 4 flits
   StreamShape in = Collected(DType::kBF16, "H, K, [$(W: 1, Fw: 1)] / 16", "[$(W: 1, Fw: 1)] % 16");
-  absl::StatusOr<AlignStage> stage = Align(in, Trf(DType::kBF16, "C", "K, Fw # 4"), "H, K, Fw", "W % 32");
+  absl::StatusOr<AlignStage> stage = Align(in, Trf(DType::kBF16, "C", "K, Fw # 4"), "H, K, Fw", "W # 64 % 32");
   ASSERT_FALSE(stage.ok());
   EXPECT_THAT(stage.status().message(), HasSubstr("none of the Stream Adapter's packets"));
 }
