@@ -99,11 +99,13 @@ struct Math {
 }  // namespace
 
 std::string ContractionSpec::Key() const {
-  return absl::StrFormat("contract %s*%s>%s %s o%d r%d t%d p%d g%d ot%d op%d %016x %016x %016x %016x %016x",
+  return absl::StrFormat("contract %s*%s>%s %s o%d r%d t%d p%d g%d ot%d op%d %016x %016x %016x %016x %016x "
+                         "w%d,%d %016x %016x",
                          std::string(Name(x_type)), std::string(Name(w_type)), std::string(Name(acc_type)),
                          ReduceOpName(op), outer, rows, times, packet, group, out_times, out_packet,
                          absl::HashOf(retained), absl::HashOf(target), absl::HashOf(live_outer),
-                         absl::HashOf(live_row), absl::HashOf(live_packet));
+                         absl::HashOf(live_row), absl::HashOf(live_packet), w_outer, w_row, absl::HashOf(w_time),
+                         absl::HashOf(w_packet));
 }
 
 void BuildContractionFunction(llvm::Module& module, const std::string& name, const ContractionSpec& spec) {
@@ -127,9 +129,9 @@ void BuildContractionFunction(llvm::Module& module, const std::string& name, con
   VISA_CHECK(widen_x.ok() && widen_w.ok(), "the planner only pairs widenable operand types");
   Math math{b, IsFloat(spec.acc_type), spec.op};
   const int64_t groups = spec.packet / spec.group;
-  // Padding positions of the operands hold +0, whose products are the add identity: only max
-  // needs the packet's live mask.
-  const bool mask_packet = spec.op == ReduceOp::kMax;
+  // Padded packet positions contribute the identity (the weight read there is a broadcast copy,
+  // so the product is not always +0).
+  const bool mask_packet = true;
 
   EmitLoop(b, fn->getArg(4), fn->getArg(5), [&](Value* o) {
     Value* live_o = b.CreateICmpNE(Lookup(b, module, spec.live_outer, o, 8), b.getInt8(0));
@@ -141,9 +143,8 @@ void BuildContractionFunction(llvm::Module& module, const std::string& name, con
             Value* ret = Lookup(b, module, spec.retained, t, 64);
             EmitIf(b, b.CreateICmpSGE(ret, b.getInt64(0)), [&] {
               Value* xb = b.CreateMul(b.CreateAdd(b.CreateMul(o, b.getInt64(spec.times)), t), b.getInt64(spec.packet));
-              Value* wb = b.CreateMul(
-                  b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(o, b.getInt64(spec.rows)), r), b.getInt64(spec.times)), t),
-                  b.getInt64(spec.packet));
+              Value* wb = b.CreateAdd(b.CreateAdd(b.CreateMul(o, b.getInt64(spec.w_outer)), b.CreateMul(r, b.getInt64(spec.w_row))),
+                                      Lookup(b, module, spec.w_time, t, 64));
               Value* slot_base = b.CreateMul(
                   b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(o, b.getInt64(spec.rows)), r), b.getInt64(spec.out_times)),
                               ret),
@@ -155,8 +156,9 @@ void BuildContractionFunction(llvm::Module& module, const std::string& name, con
                   Value* first = b.CreateMul(g, b.getInt64(spec.group));
                   for (int64_t k = 0; k < spec.group; ++k) {
                     Value* p = b.CreateAdd(first, b.getInt64(k));
+                    Value* wp = b.CreateAdd(wb, Lookup(b, module, spec.w_packet, p, 64));
                     Value* product = math.Multiply(LoadWidened(b, module, *widen_x, x, b.CreateAdd(xb, p)),
-                                                   LoadWidened(b, module, *widen_w, w, b.CreateAdd(wb, p)));
+                                                   LoadWidened(b, module, *widen_w, w, wp));
                     if (mask_packet) {
                       Value* live = b.CreateICmpNE(Lookup(b, module, spec.live_packet, p, 8), b.getInt8(0));
                       product = b.CreateSelect(live, product, math.Identity());

@@ -22,8 +22,9 @@ class Module;
 namespace visa::jit {
 
 // void f(uint32_t* acc, uint8_t* written, const uint8_t* x, const uint8_t* w, int64_t begin, int64_t end):
-// outer positions [begin, end). x is [outer, time, packet], w is [outer, row, time, packet]; acc and
-// written are [outer, row, retained time, contracted packet].
+// outer positions [begin, end). x is [outer, time, packet]; w is addressed through the spec's
+// w_* tables (the TRF image walked by its sequencer); acc and written are [outer, row, retained
+// time, contracted packet].
 using ContractFn = void (*)(uint32_t* acc, uint8_t* written, const uint8_t* x, const uint8_t* w, int64_t begin,
                             int64_t end);
 
@@ -34,6 +35,11 @@ struct ContractionSpec {
   std::vector<int64_t> retained;     // per time step: retained position, -1 for padding
   std::vector<int64_t> target;       // per tree group: contracted packet position, -1 when dropped
   std::vector<uint8_t> live_outer, live_row, live_packet;
+  // Where weight (outer o, Row r, time t, packet p) is in w: o * w_outer + r * w_row + w_time[t] +
+  // w_packet[p]. With the TRF image itself these come from the TRF Sequencer (entries over time,
+  // the contiguous reg_read_size read repeated over the packet).
+  int64_t w_outer = 0, w_row = 0;
+  std::vector<int64_t> w_time, w_packet;
   std::string Key() const;
 };
 

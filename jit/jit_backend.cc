@@ -127,6 +127,44 @@ absl::StatusOr<ContractionSpec> PlanContraction(DType x_type, DType w_type, cons
   return spec;
 }
 
+// Weights read from the TRF image the way the TRF Sequencer reads them: the time entries (sizes
+// and strides, innermost first) walk the element, the packet repeats a contiguous reg_read_size
+// read. False when the entries do not cover Time exactly (then the weights are placed by a move).
+bool AddressThroughTrfSequencer(const AlignStage& align, const TrfTensor& weights, ContractionSpec& spec) {
+  const int bits = StorageBits(weights.dtype());
+  const int64_t element = weights.element().size();
+  int64_t covered = 1;
+  for (const SequencerEntry& e : align.trf_entries) covered *= e.size;
+  const int64_t read = align.reg_read_size * 8 / bits;
+  if (covered != spec.times || read < 1 || element * spec.rows * spec.outer != Pair(weights.levels()).size()) {
+    return false;
+  }
+  spec.w_time.assign(spec.times, 0);
+  for (int64_t t = 0; t < spec.times; ++t) {
+    int64_t rest = t, offset = 0;
+    for (const SequencerEntry& e : align.trf_entries) {  // innermost first
+      offset += (rest % e.size) * (e.stride * 8 / bits);
+      rest /= e.size;
+    }
+    spec.w_time[t] = offset;
+  }
+  spec.w_packet.assign(spec.packet, 0);
+  for (int64_t p = 0; p < spec.packet; ++p) spec.w_packet[p] = p % read;
+  spec.w_outer = spec.rows * element;
+  spec.w_row = element;
+  return true;
+}
+
+// Weights already placed in the computation mapping [outer, row, time, packet].
+void AddressComputationImage(ContractionSpec& spec) {
+  spec.w_row = spec.times * spec.packet;
+  spec.w_outer = spec.rows * spec.w_row;
+  spec.w_time.assign(spec.times, 0);
+  for (int64_t t = 0; t < spec.times; ++t) spec.w_time[t] = t * spec.packet;
+  spec.w_packet.assign(spec.packet, 0);
+  for (int64_t p = 0; p < spec.packet; ++p) spec.w_packet[p] = p;
+}
+
 // Whether the move into a new tensor at `placement` writes every position of every live unit, so
 // that the units' current bytes need not be read first.
 absl::StatusOr<bool> Covers(KernelCache& kernels, const Mapping& dst, const Mapping& src, const Placement& placement,
@@ -217,18 +255,25 @@ absl::StatusOr<HostTensor> JitBackend::Contract(const HostTensor& stream, const 
                                  stream.bytes().data(), stream.size(), /*allow_drop=*/true)
                       .status());
   ASSIGN_OR_RETURN(Staged trf, Staged::Read(weights));
-  const Mapping w_layout = comp.Full();
-  std::vector<uint8_t> w(static_cast<size_t>(StorageBytes(weights.dtype(), w_layout.size())), 0);
-  RETURN_IF_ERROR(kernels_->Move(w_layout, weights.full_mapping(), CopyOp(weights.dtype()), w.data(), w_layout.size(),
-                                 trf.data(), trf.positions(), /*allow_drop=*/true)
-                      .status());
   ASSIGN_OR_RETURN(ContractionSpec spec, PlanContraction(stream.dtype(), weights.dtype(), align, contract, accumulate));
+  const uint8_t* w_data = trf.data();
+  std::vector<uint8_t> w;
+  if (!AddressThroughTrfSequencer(align, weights, spec)) {
+    // The weights placed in the computation mapping by a compiled move instead.
+    const Mapping w_layout = comp.Full();
+    w.assign(static_cast<size_t>(StorageBytes(weights.dtype(), w_layout.size())), 0);
+    RETURN_IF_ERROR(kernels_->Move(w_layout, weights.full_mapping(), CopyOp(weights.dtype()), w.data(),
+                                   w_layout.size(), trf.data(), trf.positions(), /*allow_drop=*/true)
+                        .status());
+    AddressComputationImage(spec);
+    w_data = w.data();
+  }
   ASSIGN_OR_RETURN(ContractFn fn, kernels_->Contraction(spec));
   const int64_t slots = spec.outer * spec.rows * spec.out_times * spec.out_packet;
   std::vector<uint32_t> acc(static_cast<size_t>(slots), 0);
   std::vector<uint8_t> written(static_cast<size_t>(slots), 0);
   Parallel(spec.outer, kernels_->threads(), [&](int64_t begin, int64_t end) {
-    fn(acc.data(), written.data(), x.data(), w.data(), begin, end);
+    fn(acc.data(), written.data(), x.data(), w_data, begin, end);
   });
   // The accumulator image laid out by the Reducer's output stream.
   const Mapping acc_layout = Pair({outer, *comp.row, accumulate.retained_time, contract.out.packet});
@@ -308,8 +353,11 @@ absl::Status JitBackend::PrepareOp(const Op& op) {
       const DeviceTensor& weights = *pipe.weights->handle;
       const Mapping outer = Pair({align.out.chip, align.out.cluster, align.out.slice});
       RETURN_IF_ERROR(kernels_->Compile(Pair({outer, align.out.time, align.out.packet}), stream, CopyOp(dtype), true));
-      RETURN_IF_ERROR(kernels_->Compile(align.out.Full(), weights.full_mapping(), CopyOp(weights.dtype()), true));
       ASSIGN_OR_RETURN(ContractionSpec spec, PlanContraction(dtype, weights.dtype(), align, contract, *accumulate));
+      if (!AddressThroughTrfSequencer(align, TrfTensor(weights), spec)) {
+        RETURN_IF_ERROR(kernels_->Compile(align.out.Full(), weights.full_mapping(), CopyOp(weights.dtype()), true));
+        AddressComputationImage(spec);
+      }
       RETURN_IF_ERROR(kernels_->Contraction(spec).status());
       const Mapping acc_layout = Pair({outer, *align.out.row, accumulate->retained_time, contract.out.packet});
       RETURN_IF_ERROR(kernels_->Compile(accumulate->out.Full(), acc_layout, CopyOp(contract.out.dtype), false));
