@@ -272,7 +272,8 @@ absl::StatusOr<HostTensor> JitBackend::Contract(const HostTensor& stream, const 
   const int64_t slots = spec.outer * spec.rows * spec.out_times * spec.out_packet;
   std::vector<uint32_t> acc(static_cast<size_t>(slots), 0);
   std::vector<uint8_t> written(static_cast<size_t>(slots), 0);
-  Parallel(spec.outer, kernels_->threads(), [&](int64_t begin, int64_t end) {
+  Parallel(spec.outer, ThreadsFor(spec.outer * spec.rows * spec.times * spec.packet, kernels_->threads()),
+           [&](int64_t begin, int64_t end) {
     fn(acc.data(), written.data(), x.data(), w_data, begin, end);
   });
   // The accumulator image laid out by the Reducer's output stream.

@@ -166,7 +166,7 @@ absl::StatusOr<int64_t> KernelCache::Move(const Mapping& dst, const Mapping& src
                "a move nest leaves its buffers");
     ASSIGN_OR_RETURN(MoveFn fn, KernelFor(spec));
     ++stats_.nest_moves;
-    Parallel(spec.nest->levels.back().count, threads,
+    Parallel(spec.nest->levels.back().count, ThreadsFor(spec.nest->elements(), threads),
              [&](int64_t begin, int64_t end) { fn(dst_data, src_data, nullptr, begin, end); });
     return spec.nest->elements();
   }
@@ -174,10 +174,10 @@ absl::StatusOr<int64_t> KernelCache::Move(const Mapping& dst, const Mapping& src
   ASSIGN_OR_RETURN(MoveFn fn, KernelFor(spec));
   ++stats_.run_moves;
   const int64_t* runs = plan->runs.data();
-  Parallel(static_cast<int64_t>(plan->runs.size() / 4), threads,
-           [&](int64_t begin, int64_t end) { fn(dst_data, src_data, runs, begin, end); });
   int64_t elements = 0;
   for (size_t r = 2; r < plan->runs.size(); r += 4) elements += plan->runs[r];
+  Parallel(static_cast<int64_t>(plan->runs.size() / 4), ThreadsFor(elements, threads),
+           [&](int64_t begin, int64_t end) { fn(dst_data, src_data, runs, begin, end); });
   return elements;
 }
 

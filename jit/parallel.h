@@ -8,6 +8,13 @@
 
 namespace visa::jit {
 
+// Below this many elements a second thread costs more to start than it saves (a 2 MiB move took
+// 0.90 ms on one thread and 2.9 ms on two).
+inline constexpr int64_t kParallelMinElements = int64_t{1} << 21;
+
+// The threads worth using for `elements` of work.
+inline int ThreadsFor(int64_t elements, int threads) { return elements >= kParallelMinElements ? threads : 1; }
+
 // Runs fn(begin, end) over [0, n) split into `threads` contiguous parts, the calling thread taking
 // the first; returns when every part is done.
 template <typename Fn>
