@@ -311,7 +311,9 @@ Cell EvaluateOne(const Mapping& m, int64_t i) {
       return Cell::Live({});
     case Mapping::Kind::kPair: {
       int64_t minor_size = m.minor().size();
-      return CombineCells(EvaluateOne(m.major(), i / minor_size), EvaluateOne(m.minor(), i % minor_size));
+      Cell major = EvaluateOne(m.major(), i / minor_size);
+      if (!major.live()) return major;  // CombineCells would return it; skip evaluating the minor side
+      return CombineCells(major, EvaluateOne(m.minor(), i % minor_size));
     }
     case Mapping::Kind::kPadding:
       if (i >= m.inner().size()) return Cell::Pad(m.pad_kind());
@@ -382,6 +384,10 @@ void Evaluate(const Mapping& m, int64_t i, std::vector<Cell>& out) {
       int64_t minor_size = m.minor().size();
       std::vector<Cell> majors, minors;
       Evaluate(m.major(), i / minor_size, majors);
+      if (std::none_of(majors.begin(), majors.end(), [](const Cell& c) { return c.live(); })) {
+        out.insert(out.end(), majors.begin(), majors.end());  // every combination is this padding
+        break;
+      }
       Evaluate(m.minor(), i % minor_size, minors);
       for (const Cell& a : majors) {
         for (const Cell& b : minors) out.push_back(CombineCells(a, b));
