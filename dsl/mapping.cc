@@ -554,32 +554,90 @@ const NormalForm& Mapping::normal_form() const {
 
 namespace {
 
-// A pair whose two sides name different axes (no skews) holds an index exactly where each side
-// holds its share of it, so a composite side (a linear combination) is searched on its own
-// instead of across the whole pair. nullopt: the pair does not split that way.
+void FlattenPairs(const Mapping& m, std::vector<Mapping>& leaves) {
+  if (m.kind() == Mapping::Kind::kPair) {
+    FlattenPairs(m.major(), leaves);
+    FlattenPairs(m.minor(), leaves);
+  } else {
+    leaves.push_back(m);
+  }
+}
+
+// A pair's leaves fall into groups that share no axis (no skews): an index is held exactly where
+// each group holds its share, and the smallest such position takes each group's smallest, so a
+// composite leaf (a linear combination) is searched with the few leaves it shares axes with
+// instead of across the whole pair. nullopt: the mapping does not split that way.
 std::optional<std::optional<int64_t>> InverseByParts(const Mapping& m, const Index& index) {
   if (m.kind() != Mapping::Kind::kPair) return std::nullopt;
   for (const Axis& axis : m.symbols()) {
     if (axis.skew) return std::nullopt;
   }
-  const std::vector<std::string> major = m.major().axis_names(), minor = m.minor().axis_names();
-  for (const std::string& name : major) {
-    if (std::binary_search(minor.begin(), minor.end(), name)) return std::nullopt;
+  std::vector<Mapping> leaves;
+  FlattenPairs(m, leaves);
+  const size_t n = leaves.size();
+  std::vector<std::vector<std::string>> names(n);
+  std::vector<size_t> group(n);
+  for (size_t i = 0; i < n; ++i) {
+    names[i] = leaves[i].axis_names();
+    group[i] = i;
   }
-  Index major_part, minor_part;
-  for (const auto& [name, value] : index.coords()) {
-    if (std::binary_search(major.begin(), major.end(), name)) {
-      major_part.Set(name, value);
-    } else if (std::binary_search(minor.begin(), minor.end(), name)) {
-      minor_part.Set(name, value);
-    } else {
-      return std::optional<int64_t>();  // an axis neither side names is held nowhere
+  auto root = [&group](size_t i) {
+    while (group[i] != i) i = group[i] = group[group[i]];
+    return i;
+  };
+  for (size_t i = 0; i < n; ++i) {
+    for (size_t j = i + 1; j < n; ++j) {
+      const bool shared = std::any_of(names[i].begin(), names[i].end(), [&](const std::string& a) {
+        return std::binary_search(names[j].begin(), names[j].end(), a);
+      });
+      if (shared) group[root(j)] = root(i);
     }
   }
-  std::optional<int64_t> q_major = m.major().inverse(major_part);
-  std::optional<int64_t> q_minor = m.minor().inverse(minor_part);
-  if (!q_major || !q_minor) return std::optional<int64_t>();
-  return std::optional<int64_t>(*q_major * m.minor().size() + *q_minor);
+  for (const auto& [name, value] : index.coords()) {
+    bool named = false;
+    for (size_t i = 0; i < n && !named; ++i) named = std::binary_search(names[i].begin(), names[i].end(), name);
+    if (!named) return std::optional<int64_t>();  // an axis no leaf names is held nowhere
+  }
+  std::vector<int64_t> leaf_position(n, 0);
+  std::vector<bool> done(n, false);
+  for (size_t i = 0; i < n; ++i) {
+    if (done[root(i)]) continue;
+    done[root(i)] = true;
+    std::vector<size_t> members;
+    std::vector<Mapping> parts;
+    std::vector<std::string> axes;
+    for (size_t j = 0; j < n; ++j) {
+      if (root(j) != root(i)) continue;
+      members.push_back(j);
+      parts.push_back(leaves[j]);
+      axes.insert(axes.end(), names[j].begin(), names[j].end());
+    }
+    std::sort(axes.begin(), axes.end());
+    Index share;
+    for (const auto& [name, value] : index.coords()) {
+      if (std::binary_search(axes.begin(), axes.end(), name)) share.Set(name, value);
+    }
+    const Mapping joined = parts.size() == 1 ? parts[0] : Pair(parts);
+    const Cell wanted = Cell::Live(share);
+    std::optional<int64_t> found;
+    for (int64_t p = 0; p < joined.size() && !found; ++p) {
+      for (const Cell& cell : joined.maps(p)) {
+        if (cell == wanted) {
+          found = p;
+          break;
+        }
+      }
+    }
+    if (!found) return std::optional<int64_t>();
+    for (size_t k = members.size(); k-- > 0;) {  // the group's position, minor leaf first
+      const int64_t size = leaves[members[k]].size();
+      leaf_position[members[k]] = *found % size;
+      *found /= size;
+    }
+  }
+  int64_t position = 0;
+  for (size_t i = 0; i < n; ++i) position = position * leaves[i].size() + leaf_position[i];
+  return std::optional<int64_t>(position);
 }
 
 }  // namespace
