@@ -10,6 +10,7 @@
 #include "jit/element_op.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/GlobalVariable.h"
+#include "jit/ir_loops.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"
 
@@ -18,22 +19,6 @@ namespace {
 
 using llvm::Value;
 
-void EmitLoop(llvm::IRBuilder<>& b, Value* start, Value* end, const std::function<void(Value*)>& body) {
-  llvm::Function* fn = b.GetInsertBlock()->getParent();
-  llvm::LLVMContext& ctx = b.getContext();
-  llvm::BasicBlock* pre = b.GetInsertBlock();
-  llvm::BasicBlock* loop = llvm::BasicBlock::Create(ctx, "loop", fn);
-  llvm::BasicBlock* after = llvm::BasicBlock::Create(ctx, "after", fn);
-  b.CreateCondBr(b.CreateICmpSLT(start, end), loop, after);
-  b.SetInsertPoint(loop);
-  llvm::PHINode* i = b.CreatePHI(b.getInt64Ty(), 2, "i");
-  i->addIncoming(start, pre);
-  body(i);
-  Value* next = b.CreateNSWAdd(i, b.getInt64(1));
-  i->addIncoming(next, b.GetInsertBlock());
-  b.CreateCondBr(b.CreateICmpSLT(next, end), loop, after);
-  b.SetInsertPoint(after);
-}
 
 // Runs `body` only when `cond` holds (the rest of the enclosing loop body follows it).
 void EmitIf(llvm::IRBuilder<>& b, Value* cond, const std::function<void()>& body) {

@@ -4,6 +4,7 @@
 #include <functional>
 
 #include "absl/strings/str_cat.h"
+#include "jit/ir_loops.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"
 
@@ -12,23 +13,6 @@ namespace {
 
 using llvm::Value;
 
-// Emits `for (i = start; i < end; ++i) body(i)`; the body may open blocks of its own.
-void EmitLoop(llvm::IRBuilder<>& b, Value* start, Value* end, const std::function<void(Value*)>& body) {
-  llvm::Function* fn = b.GetInsertBlock()->getParent();
-  llvm::LLVMContext& ctx = b.getContext();
-  llvm::BasicBlock* pre = b.GetInsertBlock();
-  llvm::BasicBlock* loop = llvm::BasicBlock::Create(ctx, "loop", fn);
-  llvm::BasicBlock* after = llvm::BasicBlock::Create(ctx, "after", fn);
-  b.CreateCondBr(b.CreateICmpSLT(start, end), loop, after);
-  b.SetInsertPoint(loop);
-  llvm::PHINode* i = b.CreatePHI(b.getInt64Ty(), 2, "i");
-  i->addIncoming(start, pre);
-  body(i);
-  Value* next = b.CreateNSWAdd(i, b.getInt64(1));
-  i->addIncoming(next, b.GetInsertBlock());
-  b.CreateCondBr(b.CreateICmpSLT(next, end), loop, after);
-  b.SetInsertPoint(after);
-}
 
 // Element access by storage width: 4-bit elements are nibbles (even positions low).
 class Elements {

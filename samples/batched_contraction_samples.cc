@@ -45,6 +45,15 @@ Expected BatchedExpected(const HostTensor& lhs, const HostTensor& rhs, int level
   return expected;
 }
 
+// rhs [V, N, K] into the TRF as Row [N % 8], Element [V, N / 8, K] (the K and N x M mappings).
+absl::StatusOr<TrfTensor> WeightsByRow(Context& ctx, const HbmTensor& rhs_hbm, const MappingScope& s) {
+  ASSIGN_OR_RETURN(DmTensor rhs, rhs_hbm.to_dm(ctx.tdma, 1 << 16, s.m("1 # 2"), s.m("1 # 256"), s.m("V, N, K")));
+  return ctx.sub.begin(rhs.view())
+      .fetch(DType::kBF16, s.m("N % 8, V, N / 8"), s.m("K"))
+      .collect(s.m("N % 8, V, N / 8, K / 16"), s.m("K % 16"))
+      .to_trf(s.m("N % 8"), s.m("V, N / 8, K"), TrfAddress::kFull);
+}
+
 ContractionSpec BatchedSpec(std::string name, std::string description) {
   ContractionSpec spec;
   spec.name = std::move(name);
@@ -62,11 +71,7 @@ Sample BatchedKContraction() {
   spec.kernel = [](Context& ctx, const std::vector<HbmTensor>& in, const MappingScope& s) -> absl::StatusOr<DeviceTensor> {
     const Mapping cluster = s.m("1 # 2"), slice = s.m("1 # 256");
     ASSIGN_OR_RETURN(DmTensor lhs, in[0].to_dm(ctx.tdma, 0, cluster, slice, s.m("V, M, K")));
-    ASSIGN_OR_RETURN(DmTensor rhs, in[1].to_dm(ctx.tdma, 1 << 16, cluster, slice, s.m("V, N, K")));
-    ASSIGN_OR_RETURN(TrfTensor trf, ctx.sub.begin(rhs.view())
-                                        .fetch(DType::kBF16, s.m("N % 8, V, N / 8"), s.m("K"))
-                                        .collect(s.m("N % 8, V, N / 8, K / 16"), s.m("K % 16"))
-                                        .to_trf(s.m("N % 8"), s.m("V, N / 8, K"), TrfAddress::kFull));
+    ASSIGN_OR_RETURN(TrfTensor trf, WeightsByRow(ctx, in[1], s));
     ASSIGN_OR_RETURN(DmTensor out, ctx.main.begin(lhs.view())
                                        .fetch(DType::kBF16, s.m("V, M"), s.m("K"))
                                        .collect(s.m("V, M, K / 16"), s.m("K % 16"))
@@ -117,11 +122,7 @@ Sample BatchedNmTiled() {
   spec.kernel = [](Context& ctx, const std::vector<HbmTensor>& in, const MappingScope& s) -> absl::StatusOr<DeviceTensor> {
     const Mapping cluster = s.m("1 # 2"), slice = s.m("1 # 256");
     ASSIGN_OR_RETURN(DmTensor lhs, in[0].to_dm(ctx.tdma, 0, cluster, slice, s.m("V, K, M")));
-    ASSIGN_OR_RETURN(DmTensor rhs, in[1].to_dm(ctx.tdma, 1 << 16, cluster, slice, s.m("V, N, K")));
-    ASSIGN_OR_RETURN(TrfTensor trf, ctx.sub.begin(rhs.view())
-                                        .fetch(DType::kBF16, s.m("N % 8, V, N / 8"), s.m("K"))
-                                        .collect(s.m("N % 8, V, N / 8, K / 16"), s.m("K % 16"))
-                                        .to_trf(s.m("N % 8"), s.m("V, N / 8, K"), TrfAddress::kFull));
+    ASSIGN_OR_RETURN(TrfTensor trf, WeightsByRow(ctx, in[1], s));
     ASSIGN_OR_RETURN(DmTensor out, ctx.main.begin(lhs.view())
                                        .fetch(DType::kBF16, s.m("V, N / 8, K"), s.m("M"))
                                        .collect(s.m("V, N / 8, K, M / 16"), s.m("M % 16"))

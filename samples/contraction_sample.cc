@@ -12,18 +12,6 @@
 namespace visa::samples {
 namespace {
 
-int64_t StreamPositions(const Program& program) {
-  int64_t total = 0;
-  for (const Op& op : program.ops) {
-    const auto* pipe = std::get_if<PipelineOp>(&op.body);
-    if (pipe == nullptr) continue;
-    for (const Stage& stage : pipe->stages) {
-      if (const auto* fetch = std::get_if<FetchStage>(&stage)) total += fetch->out.Full().size();
-    }
-  }
-  return total;
-}
-
 absl::StatusOr<SampleRun> RunContraction(const ContractionSpec& spec, Backend& backend) {
   ASSIGN_OR_RETURN(Axes axes, Axes::Parse(spec.axes));
   MappingScope s(axes);

@@ -21,6 +21,9 @@ absl::StatusOr<DmTensor> PlaceInput(Context& ctx, const Sample& sample, const Ma
   return hbm.to_dm(ctx.tdma, 0, s.m(sample.cluster), s.m(sample.slice), s.m(sample.element));
 }
 
+
+}  // namespace
+
 int64_t StreamPositions(const Program& program) {
   int64_t total = 0;
   for (const Op& op : program.ops) {
@@ -32,8 +35,6 @@ int64_t StreamPositions(const Program& program) {
   }
   return total;
 }
-
-}  // namespace
 
 std::string SampleRun::Summary(const std::string& name) const {
   if (mismatch) return absl::StrCat(name, ": MISMATCH at ", *mismatch);

@@ -50,6 +50,9 @@ struct Sample {
   absl::StatusOr<SampleRun> Run(Backend& backend) const;
 };
 
+// Stream positions the fetch stages of `program` produce (the throughput figure of `visa run --time`).
+int64_t StreamPositions(const Program& program);
+
 const std::vector<Sample>& AllSamples();
 const Sample* FindSample(absl::string_view name);
 
