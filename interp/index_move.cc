@@ -119,7 +119,7 @@ struct Part {
       if (axis >= 0) v[axis] += i * scale;
       return;
     }
-    const int64_t* c = &coords[static_cast<size_t>(i * axes)];
+    const int64_t* c = coords.data() + i * axes;
     for (int a = 0; a < axes; ++a) v[a] += c[a];
   }
 };
@@ -193,7 +193,7 @@ Part AsTable(const Part& part, int axes) {
   table.coords.assign(static_cast<size_t>(part.size * axes), 0);
   for (int64_t i = 0; i < part.size; ++i) {
     table.live[i] = part.Live(i) ? 1 : 0;
-    part.AddCoords(i, axes, &table.coords[static_cast<size_t>(i * axes)]);
+    part.AddCoords(i, axes, table.coords.data() + i * axes);
   }
   return table;
 }
