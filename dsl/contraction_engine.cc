@@ -576,4 +576,27 @@ int64_t RetainedTimePosition(const AccumulateStage& stage, int64_t t) {
   return position;
 }
 
+std::vector<int64_t> RetainedTimeTable(const AccumulateStage& stage, const Mapping& time) {
+  std::vector<int64_t> table(time.size());
+  for (int64_t t = 0; t < time.size(); ++t) table[t] = time.map(t).live() ? RetainedTimePosition(stage, t) : -1;
+  return table;
+}
+
+std::vector<int64_t> TreeGroupTargets(const Mapping& packet, const ContractStage& contract) {
+  const Mapping groups = packet / (int64_t{1} << contract.depth);
+  const Mapping& out_packet = contract.out.packet;
+  const std::vector<std::string> axes = out_packet.axis_names();
+  std::vector<int64_t> target(groups.size(), -1);
+  for (int64_t g = 0; g < groups.size(); ++g) {
+    Cell cell = groups.map(g);
+    if (!cell.live()) continue;
+    Index wanted;
+    for (const auto& [axis, value] : cell.index.coords()) {
+      if (std::binary_search(axes.begin(), axes.end(), axis)) wanted.Set(axis, value);
+    }
+    if (std::optional<int64_t> q = out_packet.inverse(wanted)) target[g] = *q;
+  }
+  return target;
+}
+
 }  // namespace visa

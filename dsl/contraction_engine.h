@@ -102,4 +102,11 @@ absl::StatusOr<AccumulateStage> PlanAccumulate(const ContractStage& contracted, 
 // or -1 when `t` is a padding position.
 int64_t RetainedTimePosition(const AccumulateStage& stage, int64_t t);
 
+// Per time step of the computation mapping: its retained-time position, -1 for padding.
+std::vector<int64_t> RetainedTimeTable(const AccumulateStage& stage, const Mapping& time);
+
+// Per tree group (a position of Packet / 2^depth): the contracted packet position it lands in, or
+// -1 when it is padding (both backends read the Reducer's output through this table).
+std::vector<int64_t> TreeGroupTargets(const Mapping& packet, const ContractStage& contract);
+
 }  // namespace visa

@@ -81,20 +81,6 @@ std::vector<bool> LiveMask(const Mapping& mapping) {
   return live;
 }
 
-// Where each tree group (a position of Packet / 2^depth) lands in the contracted packet, or -1.
-std::vector<int64_t> GroupTargets(const Mapping& packet, int depth, const Mapping& out_packet) {
-  const Mapping groups = packet / (int64_t{1} << depth);
-  const std::vector<std::string> axes = out_packet.axis_names();
-  std::vector<int64_t> target(groups.size(), -1);
-  for (int64_t g = 0; g < groups.size(); ++g) {
-    Cell cell = groups.map(g);
-    if (!cell.live()) continue;
-    std::optional<int64_t> q = out_packet.inverse(Restrict(cell.index, axes));
-    if (q) target[g] = *q;
-  }
-  return target;
-}
-
 }  // namespace
 
 absl::StatusOr<HostTensor> Interpreter::Contract(const HostTensor& stream, const TrfTensor& weights,
@@ -115,11 +101,8 @@ absl::StatusOr<HostTensor> Interpreter::Contract(const HostTensor& stream, const
   const int64_t packet = comp.packet.size(), group = int64_t{1} << contract.depth, groups = packet / group;
   const std::vector<bool> live_outer = LiveMask(outer), live_row = LiveMask(*comp.row),
                           live_packet = LiveMask(comp.packet);
-  std::vector<int64_t> retained(times);
-  for (int64_t t = 0; t < times; ++t) {
-    retained[t] = comp.time.map(t).live() ? RetainedTimePosition(accumulate, t) : -1;
-  }
-  const std::vector<int64_t> target = GroupTargets(comp.packet, contract.depth, contract.out.packet);
+  const std::vector<int64_t> retained = RetainedTimeTable(accumulate, comp.time);
+  const std::vector<int64_t> target = TreeGroupTargets(comp.packet, contract);
   const int64_t out_times = accumulate.retained_time.size(), out_packet = contract.out.packet.size();
 
   std::vector<uint32_t> acc(n_outer * rows * out_times * out_packet, 0);

@@ -106,24 +106,8 @@ absl::StatusOr<ContractionSpec> PlanContraction(DType x_type, DType w_type, cons
   spec.live_outer = LiveMask(outer);
   spec.live_row = LiveMask(*comp.row);
   spec.live_packet = LiveMask(comp.packet);
-  for (int64_t t = 0; t < spec.times; ++t) {
-    spec.retained.push_back(comp.time.map(t).live() ? RetainedTimePosition(accumulate, t) : -1);
-  }
-  const Mapping groups = comp.packet / spec.group;
-  RETURN_IF_ERROR(groups.status());
-  const std::vector<std::string> axes = contract.out.packet.axis_names();
-  for (int64_t g = 0; g < groups.size(); ++g) {
-    Cell cell = groups.map(g);
-    std::optional<int64_t> q;
-    if (cell.live()) {
-      Index wanted;
-      for (const auto& [axis, value] : cell.index.coords()) {
-        if (std::binary_search(axes.begin(), axes.end(), axis)) wanted.Set(axis, value);
-      }
-      q = contract.out.packet.inverse(wanted);
-    }
-    spec.target.push_back(q ? *q : -1);
-  }
+  spec.retained = RetainedTimeTable(accumulate, comp.time);
+  spec.target = TreeGroupTargets(comp.packet, contract);
   return spec;
 }
 
