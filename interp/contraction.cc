@@ -14,7 +14,7 @@
 #include "dsl/scalar_convert.h"
 #include "dsl/status_macros.h"
 #include "interp/index_move.h"
-#include "interp/interpreter.h"
+#include "interp/stages.h"
 #include "runtime/scalar_convert.h"
 #include "runtime/transfer.h"
 
@@ -83,9 +83,9 @@ std::vector<bool> LiveMask(const Mapping& mapping) {
 
 }  // namespace
 
-absl::StatusOr<HostTensor> Interpreter::Contract(const HostTensor& stream, const TrfTensor& weights,
-                                                 const AlignStage& align, const ContractStage& contract,
-                                                 const AccumulateStage& accumulate) {
+absl::StatusOr<HostTensor> ContractStream(const HostTensor& stream, const TrfTensor& weights,
+                                          const AlignStage& align, const ContractStage& contract,
+                                          const AccumulateStage& accumulate) {
   const StreamShape& comp = align.out;
   const Mapping outer = Pair({comp.chip, comp.cluster, comp.slice});
   ASSIGN_OR_RETURN(HostTensor x, MoveByIndex(stream, Pair({outer, comp.time, comp.packet}), {.allow_drop = true}));

@@ -1,9 +1,12 @@
-// Interpreter stages: fetch (read, cast, adapter), rearrangements, and stores.
+// Interpreter stages: fetch (read, cast, adapter), rearrangements, casts and stores, and the walk
+// of a pipeline through them.
 #include "interp/interpreter.h"
 
 #include "absl/strings/str_cat.h"
 #include "dsl/status_macros.h"
 #include "interp/index_move.h"
+#include "interp/stages.h"
+#include "runtime/pipeline_walk.h"
 #include "runtime/device.h"
 #include "runtime/scalar_convert.h"
 #include "runtime/transfer.h"
@@ -39,8 +42,8 @@ absl::StatusOr<uint32_t> Adapt(const FetchStage& stage, uint32_t bits, int64_t t
 
 }  // namespace
 
-absl::StatusOr<HostTensor> Interpreter::Fetch(const std::vector<DmTensor>& inputs,
-                                              const BeginStage& begin, const FetchStage& stage) {
+absl::StatusOr<HostTensor> FetchStream(const std::vector<DmTensor>& inputs, const BeginStage& begin,
+                                       const FetchStage& stage) {
   ASSIGN_OR_RETURN(HostTensor source, SourceImage(inputs, begin));
   // The adapter is element-wise, so it runs over the source image (tensor t of an interleave is
   // its t-th block) and the move then only rearranges; padded stream positions read the mask value.
@@ -57,11 +60,11 @@ absl::StatusOr<HostTensor> Interpreter::Fetch(const std::vector<DmTensor>& input
   return MoveByIndex(adapted, stage.out.Full(), {.allow_drop = true, .pad_bits = pad_bits});
 }
 
-absl::StatusOr<HostTensor> Interpreter::Rearrange(const HostTensor& stream, const StreamShape& out) {
+absl::StatusOr<HostTensor> RearrangeStream(const HostTensor& stream, const StreamShape& out) {
   return MoveByIndex(stream, out.Full());
 }
 
-absl::StatusOr<HostTensor> Interpreter::Cast(const HostTensor& stream, const CastStage& stage) {
+absl::StatusOr<HostTensor> CastStream(const HostTensor& stream, const CastStage& stage) {
   std::vector<uint32_t> bits = stream.ToBits();
   for (uint32_t& b : bits) {
     ASSIGN_OR_RETURN(b, Convert(ConversionStage::kCastEngine, stage.from, stage.to, b));
@@ -70,14 +73,11 @@ absl::StatusOr<HostTensor> Interpreter::Cast(const HostTensor& stream, const Cas
   return MoveByIndex(converted, stage.out.Full());
 }
 
-absl::StatusOr<DeviceTensor> Interpreter::Store(const HostTensor& stream, Device& device,
-                                                Placement placement) {
-  ASSIGN_OR_RETURN(HostTensor image, MoveByIndex(stream, Pair(placement.levels), {.allow_drop = true}));
-  return WriteAs(image, device, std::move(placement));
-}
+namespace {
 
-absl::Status Interpreter::StoreInto(const HostTensor& stream, const DmTensor& target,
-                                    const SliceBitmap& slices) {
+// A commit_view or a commit with disabled slices: unit by unit, only the target's live positions
+// on enabled slices change.
+absl::Status StorePartial(const HostTensor& stream, const DeviceTensor& target, const SliceBitmap& slices) {
   RETURN_IF_ERROR(target.CheckReadable());
   const Mapping full = target.full_mapping();
   ASSIGN_OR_RETURN(HostTensor image, MoveByIndex(stream, full, {.allow_drop = true}));
@@ -103,6 +103,42 @@ absl::Status Interpreter::StoreInto(const HostTensor& stream, const DmTensor& ta
     RETURN_IF_ERROR(device.Write(placement.tier, unit, placement.address, cells.bytes()));
   }
   return absl::OkStatus();
+}
+
+// The walk's visitor: streams are host images.
+struct Evaluator {
+  using Stream = HostTensor;
+  const PipelineTensors& tensors;
+
+  absl::StatusOr<HostTensor> Fetch(const BeginStage& begin, const FetchStage& stage) {
+    return FetchStream(tensors.inputs, begin, stage);
+  }
+  absl::StatusOr<HostTensor> Rearrange(HostTensor stream, const StreamShape& out) {
+    return RearrangeStream(stream, out);
+  }
+  absl::StatusOr<HostTensor> Cast(HostTensor stream, const CastStage& stage) { return CastStream(stream, stage); }
+  absl::StatusOr<HostTensor> Contract(HostTensor stream, const AlignStage& align, const ContractStage& contract,
+                                      const AccumulateStage& accumulate) {
+    VISA_CHECK(tensors.weights.has_value(), "a contraction runs with its TRF weights");
+    return ContractStream(stream, *tensors.weights, align, contract, accumulate);
+  }
+  absl::Status Store(HostTensor stream, const Stage& last) {
+    const auto* commit = std::get_if<CommitStage>(&last);
+    return StoreStream(stream, tensors.output, commit != nullptr ? commit->slices : SliceBitmap::All());
+  }
+};
+
+}  // namespace
+
+absl::Status StoreStream(const HostTensor& stream, const DeviceTensor& output, const SliceBitmap& slices) {
+  if (output.is_view() || !slices.all()) return StorePartial(stream, output, slices);
+  ASSIGN_OR_RETURN(HostTensor image, MoveByIndex(stream, output.full_mapping(), {.allow_drop = true}));
+  return WriteInto(image, output);
+}
+
+absl::Status Interpreter::Run(const PipelineOp& op, const PipelineTensors& tensors) {
+  Evaluator evaluator{tensors};
+  return WalkPipeline(op, evaluator);
 }
 
 }  // namespace visa::interp

@@ -1,4 +1,5 @@
-// The reference backend: Tensor Unit stages evaluated element by element by tensor index.
+// The reference backend: a recorded pipeline evaluated stage by stage, element by element by
+// tensor index (stages.h); DMA moves through the shared transfer path.
 #pragma once
 
 #include "runtime/backend.h"
@@ -8,18 +9,7 @@ namespace visa::interp {
 class Interpreter : public Backend {
  public:
   const char* name() const override { return "interp"; }
-  absl::StatusOr<HostTensor> Fetch(const std::vector<DmTensor>& inputs, const BeginStage& begin,
-                                   const FetchStage& stage) override;
-  absl::StatusOr<HostTensor> Rearrange(const HostTensor& stream, const StreamShape& out) override;
-  absl::StatusOr<HostTensor> Cast(const HostTensor& stream, const CastStage& stage) override;
-  absl::StatusOr<DeviceTensor> Store(const HostTensor& stream, Device& device,
-                                     Placement placement) override;
-  absl::Status StoreInto(const HostTensor& stream, const DmTensor& target,
-                         const SliceBitmap& slices) override;
-  // Defined in contraction.cc.
-  absl::StatusOr<HostTensor> Contract(const HostTensor& stream, const TrfTensor& weights,
-                                      const AlignStage& align, const ContractStage& contract,
-                                      const AccumulateStage& accumulate) override;
+  absl::Status Run(const PipelineOp& op, const PipelineTensors& tensors) override;
 };
 
 }  // namespace visa::interp

@@ -1,4 +1,5 @@
-// JitBackend: each stage as a compiled move between host buffers (streams, staged device units).
+// JitBackend: a pipeline walked stage by stage, each stage a compiled move between host buffers
+// (streams, staged device units); DMA moves likewise.
 #include "jit/jit_backend.h"
 
 #include <chrono>
@@ -10,6 +11,7 @@
 #include "dsl/status_macros.h"
 #include "jit/parallel.h"
 #include "jit/staging.h"
+#include "runtime/pipeline_walk.h"
 #include "runtime/relayout.h"
 #include "runtime/scalar_convert.h"
 
@@ -59,24 +61,6 @@ absl::Status CheckSameType(DType src, DType dst) {
   return absl::InvalidArgumentError(absl::StrCat(
       "Tensor Function: a move keeps the element type; the source is ", std::string(Name(src)),
       " and the destination ", std::string(Name(dst))));
-}
-
-// Whether some element of the move changes chip (the SPM same-chip rule); one chip never does.
-absl::StatusOr<bool> CrossesChips(const DeviceTensor& src, const Placement& dst, int chips) {
-  if (chips == 1) return false;
-  const Mapping dst_full = Pair(dst.levels);
-  ASSIGN_OR_RETURN(RelayoutPlan plan, RelayoutPlan::Make(dst_full, src.full_mapping()));
-  const int64_t src_chip = src.element().size() * (src.placement().prefix_size / chips);
-  const int64_t dst_chip = dst.levels.back().size() * (dst.prefix_size / chips);
-  bool crosses = false;
-  RETURN_IF_ERROR(plan.Run([&](absl::Span<const RelayoutRun> runs) {
-    for (const RelayoutRun& r : runs) {
-      for (int64_t i = 0; i < r.length && !crosses; ++i) {
-        crosses = (r.src + i * r.src_stride) / src_chip != (r.dst + i) / dst_chip;
-      }
-    }
-  }));
-  return crosses;
 }
 
 std::vector<uint8_t> LiveMask(const Mapping& mapping) {
@@ -165,6 +149,160 @@ HostTensor Image(DType dtype, const Mapping& mapping, std::vector<uint8_t> bytes
   return *std::move(image);
 }
 
+// The walk's visitor that runs: streams are host images moved by compiled kernels.
+struct KernelRunner {
+  using Stream = HostTensor;
+  KernelCache& kernels;
+  const PipelineTensors& tensors;
+
+  absl::StatusOr<HostTensor> Fetch(const BeginStage& begin, const FetchStage& stage) {
+    const std::vector<DmTensor>& inputs = tensors.inputs;
+    ASSIGN_OR_RETURN(Staged source, begin.interleave ? Staged::ReadPair(inputs[0], inputs[1])
+                                                     : Staged::Read(inputs[0]));
+    ASSIGN_OR_RETURN(ElementOp op, FetchOp(stage, begin.interleave.has_value(), source.positions_per_tensor()));
+    uint32_t pad_bits = 0;
+    if (stage.adapter.pad_value) {
+      ASSIGN_OR_RETURN(pad_bits, DoubleToBits(stage.out.dtype, *stage.adapter.pad_value));
+    }
+    const Mapping out = stage.out.Full();
+    ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, StreamBuffer(stage.out.dtype, out.size(), pad_bits));
+    RETURN_IF_ERROR(kernels.Move(out, FetchSource(inputs, begin), op, bytes.data(), out.size(), source.data(),
+                                 source.positions(), /*allow_drop=*/true).status());
+    return Image(stage.out.dtype, out, std::move(bytes));
+  }
+
+  absl::StatusOr<HostTensor> Rearrange(HostTensor stream, const StreamShape& out) {
+    const Mapping full = out.Full();
+    std::vector<uint8_t> bytes(static_cast<size_t>(StorageBytes(stream.dtype(), full.size())), 0);
+    RETURN_IF_ERROR(kernels.Move(full, stream.mapping(), CopyOp(stream.dtype()), bytes.data(), full.size(),
+                                 stream.bytes().data(), stream.size(), /*allow_drop=*/false).status());
+    return Image(stream.dtype(), full, std::move(bytes));
+  }
+
+  absl::StatusOr<HostTensor> Cast(HostTensor stream, const CastStage& stage) {
+    ASSIGN_OR_RETURN(ElementOp op, ConversionOp(ConversionStage::kCastEngine, stage.from, stage.to));
+    const Mapping full = stage.out.Full();
+    std::vector<uint8_t> bytes(static_cast<size_t>(StorageBytes(stage.to, full.size())), 0);
+    RETURN_IF_ERROR(kernels.Move(full, stream.mapping(), op, bytes.data(), full.size(), stream.bytes().data(),
+                                 stream.size(), /*allow_drop=*/false).status());
+    return Image(stage.to, full, std::move(bytes));
+  }
+
+  absl::StatusOr<HostTensor> Contract(HostTensor stream, const AlignStage& align, const ContractStage& contract,
+                                      const AccumulateStage& accumulate) {
+    const StreamShape& comp = align.out;
+    if (!comp.row || !tensors.weights) {
+      return absl::InvalidArgumentError("JIT: the computation mapping of align has no Row");
+    }
+    const TrfTensor& weights = *tensors.weights;
+    // x placed in the computation mapping by a compiled move (it has no Row: it is broadcast).
+    const Mapping outer = Pair({comp.chip, comp.cluster, comp.slice});
+    const Mapping x_layout = Pair({outer, comp.time, comp.packet});
+    std::vector<uint8_t> x(static_cast<size_t>(StorageBytes(stream.dtype(), x_layout.size())), 0);
+    RETURN_IF_ERROR(kernels.Move(x_layout, stream.mapping(), CopyOp(stream.dtype()), x.data(), x_layout.size(),
+                                 stream.bytes().data(), stream.size(), /*allow_drop=*/true).status());
+    ASSIGN_OR_RETURN(Staged trf, Staged::Read(weights));
+    ASSIGN_OR_RETURN(ContractionSpec spec, PlanContraction(stream.dtype(), weights.dtype(), align, contract, accumulate));
+    const uint8_t* w_data = trf.data();
+    std::vector<uint8_t> w;
+    if (!AddressThroughTrfSequencer(align, weights, spec)) {
+      // The weights placed in the computation mapping by a compiled move instead.
+      const Mapping w_layout = comp.Full();
+      w.assign(static_cast<size_t>(StorageBytes(weights.dtype(), w_layout.size())), 0);
+      RETURN_IF_ERROR(kernels.Move(w_layout, weights.full_mapping(), CopyOp(weights.dtype()), w.data(),
+                                   w_layout.size(), trf.data(), trf.positions(), /*allow_drop=*/true).status());
+      AddressComputationImage(spec);
+      w_data = w.data();
+    }
+    ASSIGN_OR_RETURN(ContractFn fn, kernels.Contraction(spec));
+    const int64_t slots = spec.outer * spec.rows * spec.out_times * spec.out_packet;
+    std::vector<uint32_t> acc(static_cast<size_t>(slots), 0);
+    std::vector<uint8_t> written(static_cast<size_t>(slots), 0);
+    Parallel(spec.outer, ThreadsFor(spec.outer * spec.rows * spec.times * spec.packet, kernels.threads()),
+             [&](int64_t begin, int64_t end) { fn(acc.data(), written.data(), x.data(), w_data, begin, end); });
+    // The accumulator image laid out by the Reducer's output stream.
+    const Mapping acc_layout = Pair({outer, *comp.row, accumulate.retained_time, contract.out.packet});
+    const Mapping out = accumulate.out.Full();
+    std::vector<uint8_t> bytes(static_cast<size_t>(StorageBytes(contract.out.dtype, out.size())), 0);
+    RETURN_IF_ERROR(kernels.Move(out, acc_layout, CopyOp(contract.out.dtype), bytes.data(), out.size(),
+                                 reinterpret_cast<const uint8_t*>(acc.data()), acc_layout.size(),
+                                 /*allow_drop=*/false).status());
+    return Image(contract.out.dtype, out, std::move(bytes));
+  }
+
+  absl::Status Store(HostTensor stream, const Stage& last) {
+    const DeviceTensor& output = tensors.output;
+    RETURN_IF_ERROR(CheckSameType(stream.dtype(), output.dtype()));
+    const auto* commit = std::get_if<CommitStage>(&last);
+    const SliceBitmap slices = commit != nullptr ? commit->slices : SliceBitmap::All();
+    const Mapping full = output.full_mapping();
+    if (output.is_view() || !slices.all()) {
+      // commit_view, or a commit that leaves disabled slices as they were.
+      ASSIGN_OR_RETURN(Staged staged, Staged::Read(output));
+      RETURN_IF_ERROR(kernels.Move(full, stream.mapping(), CopyOp(stream.dtype()), staged.data(), staged.positions(),
+                                   stream.bytes().data(), stream.size(), /*allow_drop=*/true).status());
+      return staged.Write(&slices);
+    }
+    const Placement& placement = output.placement();
+    ASSIGN_OR_RETURN(bool covered, Covers(kernels, full, stream.mapping(), placement, true));
+    ASSIGN_OR_RETURN(Staged target, Staged::Read(output.device(), placement, !covered));
+    RETURN_IF_ERROR(kernels.Move(full, stream.mapping(), CopyOp(stream.dtype()), target.data(), target.positions(),
+                                 stream.bytes().data(), stream.size(), /*allow_drop=*/true).status());
+    return target.Write();
+  }
+};
+
+// The walk's visitor that only compiles: a stream is its layout and type.
+struct KernelCompiler {
+  struct Stream {
+    Mapping layout;
+    DType dtype;
+  };
+  KernelCache& kernels;
+  const PipelineOp& op;
+
+  absl::StatusOr<Stream> Fetch(const BeginStage& begin, const FetchStage& stage) {
+    const DeviceTensor& input = *op.inputs[0].handle;
+    const Mapping full = input.full_mapping();
+    const Mapping source = begin.interleave ? Pair({*begin.interleave, full}) : full;
+    ASSIGN_OR_RETURN(ElementOp element_op, FetchOp(stage, begin.interleave.has_value(), full.size()));
+    Stream out{stage.out.Full(), stage.out.dtype};
+    RETURN_IF_ERROR(kernels.Compile(out.layout, source, element_op, /*allow_drop=*/true));
+    return out;
+  }
+  absl::StatusOr<Stream> Rearrange(Stream stream, const StreamShape& out) {
+    RETURN_IF_ERROR(kernels.Compile(out.Full(), stream.layout, CopyOp(stream.dtype), /*allow_drop=*/false));
+    return Stream{out.Full(), stream.dtype};
+  }
+  absl::StatusOr<Stream> Cast(Stream stream, const CastStage& stage) {
+    ASSIGN_OR_RETURN(ElementOp element_op, ConversionOp(ConversionStage::kCastEngine, stage.from, stage.to));
+    RETURN_IF_ERROR(kernels.Compile(stage.out.Full(), stream.layout, element_op, /*allow_drop=*/false));
+    return Stream{stage.out.Full(), stage.to};
+  }
+  absl::StatusOr<Stream> Contract(Stream stream, const AlignStage& align, const ContractStage& contract,
+                                  const AccumulateStage& accumulate) {
+    Stream out{accumulate.out.Full(), contract.out.dtype};
+    if (!op.weights || !op.weights->handle || !align.out.row) return out;
+    const DeviceTensor& weights = *op.weights->handle;
+    const Mapping outer = Pair({align.out.chip, align.out.cluster, align.out.slice});
+    RETURN_IF_ERROR(kernels.Compile(Pair({outer, align.out.time, align.out.packet}), stream.layout,
+                                    CopyOp(stream.dtype), true));
+    ASSIGN_OR_RETURN(ContractionSpec spec, PlanContraction(stream.dtype, weights.dtype(), align, contract, accumulate));
+    if (!AddressThroughTrfSequencer(align, TrfTensor(weights), spec)) {
+      RETURN_IF_ERROR(kernels.Compile(align.out.Full(), weights.full_mapping(), CopyOp(weights.dtype()), true));
+      AddressComputationImage(spec);
+    }
+    RETURN_IF_ERROR(kernels.Contraction(spec).status());
+    const Mapping acc_layout = Pair({outer, *align.out.row, accumulate.retained_time, contract.out.packet});
+    RETURN_IF_ERROR(kernels.Compile(out.layout, acc_layout, CopyOp(contract.out.dtype), false));
+    return out;
+  }
+  absl::Status Store(Stream stream, const Stage&) {
+    if (!op.output.handle) return absl::OkStatus();
+    return kernels.Compile(op.output.handle->full_mapping(), stream.layout, CopyOp(stream.dtype), /*allow_drop=*/true);
+  }
+};
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<JitBackend>> JitBackend::Create(JitOptions options) {
@@ -173,124 +311,22 @@ absl::StatusOr<std::unique_ptr<JitBackend>> JitBackend::Create(JitOptions option
   return std::unique_ptr<JitBackend>(new JitBackend(std::move(kernels)));
 }
 
-absl::StatusOr<HostTensor> JitBackend::Fetch(const std::vector<DmTensor>& inputs, const BeginStage& begin,
-                                             const FetchStage& stage) {
-  ASSIGN_OR_RETURN(Staged source, begin.interleave ? Staged::ReadPair(inputs[0], inputs[1])
-                                                   : Staged::Read(inputs[0]));
-  ASSIGN_OR_RETURN(ElementOp op, FetchOp(stage, begin.interleave.has_value(), source.positions_per_tensor()));
-  uint32_t pad_bits = 0;
-  if (stage.adapter.pad_value) {
-    ASSIGN_OR_RETURN(pad_bits, DoubleToBits(stage.out.dtype, *stage.adapter.pad_value));
-  }
-  const Mapping out = stage.out.Full();
-  ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, StreamBuffer(stage.out.dtype, out.size(), pad_bits));
-  RETURN_IF_ERROR(kernels_->Move(out, FetchSource(inputs, begin), op, bytes.data(), out.size(), source.data(),
-                                 source.positions(), /*allow_drop=*/true).status());
-  return Image(stage.out.dtype, out, std::move(bytes));
+absl::Status JitBackend::Run(const PipelineOp& op, const PipelineTensors& tensors) {
+  KernelRunner runner{*kernels_, tensors};
+  return WalkPipeline(op, runner);
 }
 
-absl::StatusOr<HostTensor> JitBackend::Rearrange(const HostTensor& stream, const StreamShape& out) {
-  const Mapping full = out.Full();
-  std::vector<uint8_t> bytes(static_cast<size_t>(StorageBytes(stream.dtype(), full.size())), 0);
-  RETURN_IF_ERROR(kernels_->Move(full, stream.mapping(), CopyOp(stream.dtype()), bytes.data(), full.size(),
-                                 stream.bytes().data(), stream.size(), /*allow_drop=*/false).status());
-  return Image(stream.dtype(), full, std::move(bytes));
-}
-
-absl::StatusOr<HostTensor> JitBackend::Cast(const HostTensor& stream, const CastStage& stage) {
-  ASSIGN_OR_RETURN(ElementOp op, ConversionOp(ConversionStage::kCastEngine, stage.from, stage.to));
-  const Mapping full = stage.out.Full();
-  std::vector<uint8_t> bytes(static_cast<size_t>(StorageBytes(stage.to, full.size())), 0);
-  RETURN_IF_ERROR(kernels_->Move(full, stream.mapping(), op, bytes.data(), full.size(), stream.bytes().data(),
-                                 stream.size(), /*allow_drop=*/false).status());
-  return Image(stage.to, full, std::move(bytes));
-}
-
-absl::StatusOr<DeviceTensor> JitBackend::Store(const HostTensor& stream, Device& device, Placement placement) {
-  RETURN_IF_ERROR(CheckSameType(stream.dtype(), placement.dtype));
-  ASSIGN_OR_RETURN(bool covered, Covers(*kernels_, Pair(placement.levels), stream.mapping(), placement, true));
-  ASSIGN_OR_RETURN(Staged target, Staged::Read(device, placement, !covered));
-  RETURN_IF_ERROR(kernels_->Move(Pair(placement.levels), stream.mapping(), CopyOp(stream.dtype()), target.data(),
-                                 target.positions(), stream.bytes().data(), stream.size(), /*allow_drop=*/true)
-                      .status());
-  RETURN_IF_ERROR(target.Write());
-  return DeviceTensor::Claim(device, std::move(placement));
-}
-
-absl::Status JitBackend::StoreInto(const HostTensor& stream, const DmTensor& target, const SliceBitmap& slices) {
-  RETURN_IF_ERROR(CheckSameType(stream.dtype(), target.dtype()));
-  ASSIGN_OR_RETURN(Staged staged, Staged::Read(target));
-  RETURN_IF_ERROR(kernels_->Move(target.full_mapping(), stream.mapping(), CopyOp(stream.dtype()), staged.data(),
-                                 staged.positions(), stream.bytes().data(), stream.size(), /*allow_drop=*/true)
-                      .status());
-  return staged.Write(&slices);
-}
-
-absl::StatusOr<HostTensor> JitBackend::Contract(const HostTensor& stream, const TrfTensor& weights,
-                                                const AlignStage& align, const ContractStage& contract,
-                                                const AccumulateStage& accumulate) {
-  const StreamShape& comp = align.out;
-  if (!comp.row) return absl::InvalidArgumentError("JIT: the computation mapping of align has no Row");
-  // Both operands placed in the computation mapping by compiled moves (x has no Row: it is broadcast).
-  const Mapping outer = Pair({comp.chip, comp.cluster, comp.slice});
-  const Mapping x_layout = Pair({outer, comp.time, comp.packet});
-  std::vector<uint8_t> x(static_cast<size_t>(StorageBytes(stream.dtype(), x_layout.size())), 0);
-  RETURN_IF_ERROR(kernels_->Move(x_layout, stream.mapping(), CopyOp(stream.dtype()), x.data(), x_layout.size(),
-                                 stream.bytes().data(), stream.size(), /*allow_drop=*/true)
-                      .status());
-  ASSIGN_OR_RETURN(Staged trf, Staged::Read(weights));
-  ASSIGN_OR_RETURN(ContractionSpec spec, PlanContraction(stream.dtype(), weights.dtype(), align, contract, accumulate));
-  const uint8_t* w_data = trf.data();
-  std::vector<uint8_t> w;
-  if (!AddressThroughTrfSequencer(align, weights, spec)) {
-    // The weights placed in the computation mapping by a compiled move instead.
-    const Mapping w_layout = comp.Full();
-    w.assign(static_cast<size_t>(StorageBytes(weights.dtype(), w_layout.size())), 0);
-    RETURN_IF_ERROR(kernels_->Move(w_layout, weights.full_mapping(), CopyOp(weights.dtype()), w.data(),
-                                   w_layout.size(), trf.data(), trf.positions(), /*allow_drop=*/true)
-                        .status());
-    AddressComputationImage(spec);
-    w_data = w.data();
-  }
-  ASSIGN_OR_RETURN(ContractFn fn, kernels_->Contraction(spec));
-  const int64_t slots = spec.outer * spec.rows * spec.out_times * spec.out_packet;
-  std::vector<uint32_t> acc(static_cast<size_t>(slots), 0);
-  std::vector<uint8_t> written(static_cast<size_t>(slots), 0);
-  Parallel(spec.outer, ThreadsFor(spec.outer * spec.rows * spec.times * spec.packet, kernels_->threads()),
-           [&](int64_t begin, int64_t end) {
-    fn(acc.data(), written.data(), x.data(), w_data, begin, end);
-  });
-  // The accumulator image laid out by the Reducer's output stream.
-  const Mapping acc_layout = Pair({outer, *comp.row, accumulate.retained_time, contract.out.packet});
-  const Mapping out = accumulate.out.Full();
-  std::vector<uint8_t> bytes(static_cast<size_t>(StorageBytes(contract.out.dtype, out.size())), 0);
-  RETURN_IF_ERROR(kernels_->Move(out, acc_layout, CopyOp(contract.out.dtype), bytes.data(), out.size(),
-                                 reinterpret_cast<const uint8_t*>(acc.data()), acc_layout.size(),
-                                 /*allow_drop=*/false)
-                      .status());
-  return Image(contract.out.dtype, out, std::move(bytes));
-}
-
-absl::StatusOr<DeviceTensor> JitBackend::Transfer(const DeviceTensor& src, Device& device, Placement dst,
-                                                  TransferCheck check, TransferReport* report) {
-  if (&src.device() != &device) {
-    return absl::InvalidArgumentError("Transfer: source and destination are on different devices");
-  }
-  RETURN_IF_ERROR(CheckSameType(src.dtype(), dst.dtype));
+absl::Status JitBackend::Run(const DmaOp&, const DmaTensors& tensors) {
+  const DeviceTensor& src = tensors.src;
+  const DeviceTensor& dst = tensors.dst;
+  RETURN_IF_ERROR(CheckSameType(src.dtype(), dst.dtype()));
   ASSIGN_OR_RETURN(Staged from, Staged::Read(src));
-  ASSIGN_OR_RETURN(bool covered, Covers(*kernels_, Pair(dst.levels), src.full_mapping(), dst, false));
-  ASSIGN_OR_RETURN(Staged to, Staged::Read(device, dst, !covered));
-  TransferReport local;
-  ASSIGN_OR_RETURN(local.elements, kernels_->Move(Pair(dst.levels), src.full_mapping(), CopyOp(src.dtype()),
-                                                  to.data(), to.positions(), from.data(), from.positions(),
-                                                  /*allow_drop=*/false));
-  ASSIGN_OR_RETURN(local.crosses_chips, CrossesChips(src, dst, device.chips()));
-  local.bytes_read = from.live_bytes();
-  local.bytes_written = to.live_bytes();
-  RETURN_IF_ERROR(check(local));
-  RETURN_IF_ERROR(to.Write());
-  if (report != nullptr) *report = local;
-  return DeviceTensor::Claim(device, std::move(dst));
+  const Placement& placement = dst.placement();
+  ASSIGN_OR_RETURN(bool covered, Covers(*kernels_, dst.full_mapping(), src.full_mapping(), placement, false));
+  ASSIGN_OR_RETURN(Staged to, Staged::Read(dst.device(), placement, !covered));
+  RETURN_IF_ERROR(kernels_->Move(dst.full_mapping(), src.full_mapping(), CopyOp(src.dtype()), to.data(),
+                                 to.positions(), from.data(), from.positions(), /*allow_drop=*/false).status());
+  return to.Write();
 }
 
 absl::Status JitBackend::PrepareOp(const Op& op) {
@@ -300,59 +336,9 @@ absl::Status JitBackend::PrepareOp(const Op& op) {
                              CopyOp(dma->src.handle->dtype()), /*allow_drop=*/false);
   }
   const auto& pipe = std::get<PipelineOp>(op.body);
-  const BeginStage& begin = std::get<BeginStage>(pipe.stages.front());
   if (pipe.inputs.empty() || !pipe.inputs[0].handle) return absl::OkStatus();
-  const DeviceTensor& input = *pipe.inputs[0].handle;
-  Mapping stream;
-  DType dtype = input.dtype();
-  for (size_t i = 1; i < pipe.stages.size(); ++i) {
-    const Stage& stage = pipe.stages[i];
-    if (const auto* fetch = std::get_if<FetchStage>(&stage)) {
-      const Mapping full = input.full_mapping();
-      const Mapping source = begin.interleave ? Pair({*begin.interleave, full}) : full;
-      ASSIGN_OR_RETURN(ElementOp op, FetchOp(*fetch, begin.interleave.has_value(), full.size()));
-      stream = fetch->out.Full();
-      dtype = fetch->out.dtype;
-      RETURN_IF_ERROR(kernels_->Compile(stream, source, op, /*allow_drop=*/true));
-    } else if (const auto* cast = std::get_if<CastStage>(&stage)) {
-      ASSIGN_OR_RETURN(ElementOp op, ConversionOp(ConversionStage::kCastEngine, cast->from, cast->to));
-      Mapping out = cast->out.Full();
-      RETURN_IF_ERROR(kernels_->Compile(out, stream, op, /*allow_drop=*/false));
-      stream = out;
-      dtype = cast->to;
-    } else if (const auto* sw = std::get_if<SwitchStage>(&stage)) {
-      RETURN_IF_ERROR(kernels_->Compile(sw->out.Full(), stream, CopyOp(dtype), false));
-      stream = sw->out.Full();
-    } else if (const auto* collect = std::get_if<CollectStage>(&stage)) {
-      RETURN_IF_ERROR(kernels_->Compile(collect->out.Full(), stream, CopyOp(dtype), false));
-      stream = collect->out.Full();
-    } else if (const auto* transpose = std::get_if<TransposeStage>(&stage)) {
-      RETURN_IF_ERROR(kernels_->Compile(transpose->out.Full(), stream, CopyOp(dtype), false));
-      stream = transpose->out.Full();
-    } else if (std::holds_alternative<AlignStage>(stage) || std::holds_alternative<ContractStage>(stage)) {
-      continue;  // compiled with the accumulate stage that completes the contraction
-    } else if (const auto* accumulate = std::get_if<AccumulateStage>(&stage)) {
-      const auto& align = std::get<AlignStage>(pipe.stages[i - 2]);
-      const auto& contract = std::get<ContractStage>(pipe.stages[i - 1]);
-      if (!pipe.weights || !pipe.weights->handle || !align.out.row) return absl::OkStatus();
-      const DeviceTensor& weights = *pipe.weights->handle;
-      const Mapping outer = Pair({align.out.chip, align.out.cluster, align.out.slice});
-      RETURN_IF_ERROR(kernels_->Compile(Pair({outer, align.out.time, align.out.packet}), stream, CopyOp(dtype), true));
-      ASSIGN_OR_RETURN(ContractionSpec spec, PlanContraction(dtype, weights.dtype(), align, contract, *accumulate));
-      if (!AddressThroughTrfSequencer(align, TrfTensor(weights), spec)) {
-        RETURN_IF_ERROR(kernels_->Compile(align.out.Full(), weights.full_mapping(), CopyOp(weights.dtype()), true));
-        AddressComputationImage(spec);
-      }
-      RETURN_IF_ERROR(kernels_->Contraction(spec).status());
-      const Mapping acc_layout = Pair({outer, *align.out.row, accumulate->retained_time, contract.out.packet});
-      RETURN_IF_ERROR(kernels_->Compile(accumulate->out.Full(), acc_layout, CopyOp(contract.out.dtype), false));
-      stream = accumulate->out.Full();
-      dtype = contract.out.dtype;
-    } else if (pipe.output.handle) {
-      return kernels_->Compile(pipe.output.handle->full_mapping(), stream, CopyOp(dtype), /*allow_drop=*/true);
-    }
-  }
-  return absl::OkStatus();
+  KernelCompiler compiler{*kernels_, pipe};
+  return WalkPipeline(pipe, compiler);
 }
 
 absl::StatusOr<double> JitBackend::Prepare(const Program& program) {

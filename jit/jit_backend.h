@@ -28,16 +28,8 @@ class JitBackend : public Backend {
   static absl::StatusOr<std::unique_ptr<JitBackend>> Create(JitOptions options = {});
 
   const char* name() const override { return "jit"; }
-  absl::StatusOr<HostTensor> Fetch(const std::vector<DmTensor>& inputs, const BeginStage& begin,
-                                   const FetchStage& stage) override;
-  absl::StatusOr<HostTensor> Rearrange(const HostTensor& stream, const StreamShape& out) override;
-  absl::StatusOr<HostTensor> Cast(const HostTensor& stream, const CastStage& stage) override;
-  absl::StatusOr<DeviceTensor> Store(const HostTensor& stream, Device& device, Placement placement) override;
-  absl::Status StoreInto(const HostTensor& stream, const DmTensor& target, const SliceBitmap& slices) override;
-  absl::StatusOr<HostTensor> Contract(const HostTensor& stream, const TrfTensor& weights, const AlignStage& align,
-                                      const ContractStage& contract, const AccumulateStage& accumulate) override;
-  absl::StatusOr<DeviceTensor> Transfer(const DeviceTensor& src, Device& device, Placement dst,
-                                        TransferCheck check, TransferReport* report) override;
+  absl::Status Run(const PipelineOp& op, const PipelineTensors& tensors) override;
+  absl::Status Run(const DmaOp& op, const DmaTensors& tensors) override;
 
   // Compiles every kernel `program` needs before it runs (Launch then only runs code). A program
   // whose hash was prepared before costs one lookup. Returns the seconds spent compiling.

@@ -5,18 +5,35 @@
 #include "absl/strings/str_format.h"
 #include "dsl/status_macros.h"
 #include "runtime/backend.h"
+#include "runtime/tensor_unit.h"
 #include "runtime/device.h"
 #include "runtime/tensor_rules.h"
 
 namespace visa {
 
-// Records the outcome of a move in its context.
+// Records a move in its context's Program and, unless the context only records, carries it out.
 class DmaAccess {
  public:
-  static void Record(Dma& dma, const TransferReport& report, TensorRef src, TensorRef dst) {
+  static absl::Status Submit(Dma& dma, const TransferReport& report, DmaOp op, const DmaTensors& tensors) {
+    if (dma.context_ != nullptr) {
+      RETURN_IF_ERROR(dma.context_->Submit(Op{std::move(op)}, tensors));
+    } else {
+      RETURN_IF_ERROR(TransferInto(tensors.src, tensors.dst));
+    }
+    Count(dma, report);
+    return absl::OkStatus();
+  }
+  // A move to or from the host: its data path is not a device op, so it is recorded after it ran.
+  static void RecordHostMove(Dma& dma, const TransferReport& report, DmaOp op) {
+    if (dma.context_ != nullptr) dma.context_->Record(Op{std::move(op)});
+    Count(dma, report);
+  }
+  static bool Executes(const Dma& dma) { return dma.context_ == nullptr || dma.context_->executes(); }
+
+ private:
+  static void Count(Dma& dma, const TransferReport& report) {
     dma.last_ = report;
     ++dma.moves_;
-    if (dma.recorder_) dma.recorder_(DmaOp{dma.name(), std::move(src), std::move(dst)});
   }
 };
 
@@ -97,17 +114,24 @@ absl::Status CheckSpmChip(Tier from, Tier to, const TransferReport& report) {
 
 absl::StatusOr<DeviceTensor> Move(Dma& dma, const DeviceTensor& src, const Destination& dst) {
   RETURN_IF_ERROR(CheckContext(dma, src.tier(), dst.tier));
+  if (&dma.device() != &src.device()) {
+    return absl::InvalidArgumentError("DMA Context: the context is bound to another device");
+  }
+  RETURN_IF_ERROR(src.CheckReadable());
   ASSIGN_OR_RETURN(Placement placement,
                    Place(dma.device(), src.dtype(), dst.tier, dst.levels, dst.address));
   const int64_t read = ReadAddress(src);
   RETURN_IF_ERROR(CheckDmaAlignment(src.tier(), read < 0 ? 1 : read, dst.tier, placement.address));
-  TransferReport report;
-  auto check = [&](const TransferReport& r) { return CheckSpmChip(src.tier(), dst.tier, r); };
-  ASSIGN_OR_RETURN(DeviceTensor out,
-                   dma.backend() != nullptr
-                       ? dma.backend()->Transfer(src, dma.device(), std::move(placement), check, &report)
-                       : TransferToDevice(src, dma.device(), std::move(placement), check, &report));
-  DmaAccess::Record(dma, report, RefOf(src), RefOf(out));
+  ASSIGN_OR_RETURN(TransferReport report, PlanTransfer(src, placement));
+  RETURN_IF_ERROR(CheckSpmChip(src.tier(), dst.tier, report));
+  // The source is read before the destination owns its ranges (a move may overwrite its source).
+  DeviceTensor out = DeviceTensor::Reserve(dma.device(), std::move(placement));
+  absl::Status done = DmaAccess::Submit(dma, report, DmaOp{dma.name(), RefOf(src), RefOf(out)}, DmaTensors{src, out});
+  if (!done.ok()) {
+    out.Release();
+    return done;
+  }
+  out.ClaimRanges();
   return out;
 }
 
@@ -118,8 +142,10 @@ absl::StatusOr<DeviceTensor> Move(Dma& dma, const HostTensor& src, const Destina
   TransferReport report;
   auto check = [](const TransferReport&) { return absl::OkStatus(); };
   ASSIGN_OR_RETURN(DeviceTensor out,
-                   TransferToDevice(src, dma.device(), std::move(placement), check, &report));
-  DmaAccess::Record(dma, report, RefOf(src), RefOf(out));
+                   DmaAccess::Executes(dma)
+                       ? TransferToDevice(src, dma.device(), std::move(placement), check, &report)
+                       : absl::StatusOr<DeviceTensor>(DeviceTensor::Claim(dma.device(), std::move(placement))));
+  DmaAccess::RecordHostMove(dma, report, DmaOp{dma.name(), RefOf(src), RefOf(out)});
   return out;
 }
 
@@ -131,8 +157,9 @@ absl::StatusOr<HostTensor> MoveToHost(Dma& dma, const DeviceTensor& src, const M
   RETURN_IF_ERROR(element.status());
   TransferReport report;
   auto check = [](const TransferReport&) { return absl::OkStatus(); };
-  ASSIGN_OR_RETURN(HostTensor out, TransferToHost(src, element, check, &report));
-  DmaAccess::Record(dma, report, RefOf(src), RefOf(out));
+  ASSIGN_OR_RETURN(HostTensor out, DmaAccess::Executes(dma) ? TransferToHost(src, element, check, &report)
+                                                            : HostTensor::Zeros(src.dtype(), element));
+  DmaAccess::RecordHostMove(dma, report, DmaOp{dma.name(), RefOf(src), RefOf(out)});
   return out;
 }
 

@@ -16,7 +16,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <utility>
 #include <vector>
 
@@ -30,7 +29,7 @@
 
 namespace visa {
 
-class Backend;
+class Context;
 class Device;
 
 // A DMA context of the manual's `Context` (`ctx.tdma`, `ctx.pdma`), bound to a device.
@@ -50,14 +49,10 @@ class Dma {
   const TransferReport& last() const { return last_; }
   int64_t moves() const { return moves_; }
 
-  // Called after every successful move of this context with what it did (the Context records it
-  // in its Program); empty by default.
-  using Recorder = std::function<void(const DmaOp&)>;
-  void set_recorder(Recorder recorder) { recorder_ = std::move(recorder); }
-
-  // The backend whose Transfer runs device-to-device moves (the Context's); none: transfer.h.
-  void set_backend(Backend* backend) { backend_ = backend; }
-  Backend* backend() const { return backend_; }
+  // The Context whose Program records this context's moves and whose backend runs them; without
+  // one (a Dma made on its own) a move runs at once through the shared transfer path.
+  void set_context(Context* context) { context_ = context; }
+  Context* context() const { return context_; }
 
  private:
   friend class DmaAccess;
@@ -65,8 +60,7 @@ class Dma {
   Kind kind_;
   TransferReport last_;
   int64_t moves_ = 0;
-  Recorder recorder_;
-  Backend* backend_ = nullptr;
+  Context* context_ = nullptr;
 };
 
 // The destination of a move: its tier, address and level mappings (see tensor_rules.h).

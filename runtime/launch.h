@@ -29,19 +29,18 @@ absl::StatusOr<LaunchResult> Launch(Device& device, Backend& backend, const Kern
 using KernelOf =
     std::function<absl::StatusOr<std::vector<DeviceTensor>>(Context&, const std::vector<DeviceTensor>&)>;
 
-// Replays a traced Program (see Trace below) on `device` with `backend`: `inputs` are bound to the
-// program's inputs in order (same dtypes and placements as traced, data may differ), every op runs
-// again from its recorded configuration, and the program's outputs are returned.
+// Runs a traced Program (see Trace below) on `device` with `backend` (executor.h): `inputs` are
+// bound to the program's inputs in order (same dtypes and placements as traced, data may differ),
+// every op runs from its recorded configuration, and the program's outputs are returned.
 absl::StatusOr<std::vector<DeviceTensor>> Launch(const Program& program, Device& device,
                                                  Backend& backend, const std::vector<DeviceTensor>& inputs);
 
-// Runs `kernel` once on `inputs` with the interpreter (on the inputs' device) and returns the
-// Program it records, with its inputs and outputs, ready for Launch. Defined in interp/.
+// Records `kernel` once on `inputs` without executing anything (symbolic: every rule is checked and
+// every configuration derived, no byte is moved) and returns the Program with its inputs and
+// outputs, ready for Launch. The outputs are reserved on the inputs' device.
 absl::StatusOr<Program> Trace(const KernelOf& kernel, const std::vector<DeviceTensor>& inputs);
 
-// Runs `kernel` on a scratch device of `chips` chips with the interpreter and returns its Program
-// (the outputs die with the scratch device). Defined in interp/ (link visa_interp), since the
-// interpreter builds on this library.
+// The same for a kernel of no inputs, on a scratch device of `chips` chips.
 absl::StatusOr<Program> Trace(const Kernel& kernel, int chips = 1);
 
 }  // namespace visa

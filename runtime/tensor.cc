@@ -77,15 +77,22 @@ absl::StatusOr<Placement> Place(const Device& device, DType dtype, Tier tier,
 }
 
 DeviceTensor DeviceTensor::Claim(Device& device, Placement placement) {
+  DeviceTensor t = Reserve(device, std::move(placement));
+  t.ClaimRanges();
+  return t;
+}
+
+DeviceTensor DeviceTensor::Reserve(Device& device, Placement placement) {
   DeviceTensor t;
   t.device_ = &device;
   t.id_ = device.book().Add("", placement.tier);
   device.book().SetName(t.id_, DefaultName(placement.tier, t.id_));
   t.element_ = placement.levels.back();
   t.placement_ = std::make_shared<const Placement>(std::move(placement));
-  device.book().Claim(t.id_, t.placement_->units, t.placement_->range());
   return t;
 }
+
+void DeviceTensor::ClaimRanges() const { device_->book().Claim(id_, placement_->units, placement_->range()); }
 
 std::string DeviceTensor::name() const { return device_->book().Name(id_); }
 void DeviceTensor::SetName(std::string name) const { device_->book().SetName(id_, std::move(name)); }

@@ -84,6 +84,10 @@ class DeviceTensor {
   // (clobbering any tensor there) without writing the bytes (they keep what memory holds: zero if
   // never written). The manual's `from_addr` and the destination of every move.
   static DeviceTensor Claim(Device& device, Placement placement);
+  // The same in two steps, for an op that must read its inputs before its output's ranges change
+  // owner: Reserve gives the handle (and its id) without claiming, ClaimRanges claims.
+  static DeviceTensor Reserve(Device& device, Placement placement);
+  void ClaimRanges() const;
 
   // OK unless the bytes this handle covers were overwritten by another tensor or released.
   absl::Status CheckReadable() const;

@@ -1,4 +1,4 @@
-// The Tensor Unit pipeline builder: position rules, engine planning, recording and execution.
+// The Tensor Unit pipeline builder: order rules, engine planning, recording; the Context submits ops.
 #include "runtime/tensor_unit.h"
 
 #include <algorithm>
@@ -9,32 +9,6 @@
 
 namespace visa {
 namespace {
-
-// Which calls may follow each position (manual, "Tensor Unit Stream" and each engine's page).
-std::vector<std::string> AllowedAfter(StreamPosition position) {
-  switch (position) {
-    case StreamPosition::kBegin:
-      return {"fetch", "fetch_with_zero_point", "fetch_with_zero_points", "fetch_with_table", "fetch_masked"};
-    case StreamPosition::kFetch:
-      return {"switch", "collect"};
-    case StreamPosition::kSwitch:
-      return {"collect"};
-    case StreamPosition::kCollect:
-      return {"align", "cast", "transpose", "commit", "to_trf", "to_vrf"};
-    case StreamPosition::kAligned:
-      return {"contract"};
-    case StreamPosition::kContracted:
-      return {"accumulate"};
-    case StreamPosition::kContraction:
-      return {"cast", "transpose", "commit"};
-    case StreamPosition::kCast:
-      return {"transpose", "commit"};
-    case StreamPosition::kTranspose:
-      return {"commit"};
-    default:
-      return {"commit"};
-  }
-}
 
 TensorRef RefOf(const DeviceTensor& tensor) { return TensorRef{tensor.ToString(), tensor.id(), tensor}; }
 
@@ -47,10 +21,20 @@ Context::Context(Device& device, Backend& backend)
       pdma(Dma::Pcie(device)),
       device_(&device),
       backend_(&backend) {
-  tdma.set_recorder([this](const DmaOp& op) { Record(Op{op}); });
-  pdma.set_recorder([this](const DmaOp& op) { Record(Op{op}); });
-  tdma.set_backend(&backend);
-  pdma.set_backend(&backend);
+  tdma.set_context(this);
+  pdma.set_context(this);
+}
+
+absl::Status Context::Submit(Op op, const PipelineTensors& tensors) {
+  if (executes()) RETURN_IF_ERROR(backend_->Run(std::get<PipelineOp>(op.body), tensors));
+  Record(std::move(op));
+  return absl::OkStatus();
+}
+
+absl::Status Context::Submit(Op op, const DmaTensors& tensors) {
+  if (executes()) RETURN_IF_ERROR(backend_->Run(std::get<DmaOp>(op.body), tensors));
+  Record(std::move(op));
+  return absl::OkStatus();
 }
 
 Stream TensorUnit::begin(const DmTensor& input) {
@@ -88,14 +72,10 @@ Stream TensorUnit::begin_interleaved(const Mapping& axis, const DmTensor& lhs, c
   return stream;
 }
 
-bool Stream::Allow(absl::string_view call) {
+bool Stream::Allow(StreamCall call) {
   if (!status_.ok()) return false;
-  std::vector<std::string> allowed = AllowedAfter(position_);
-  if (std::find(allowed.begin(), allowed.end(), call) != allowed.end()) return true;
-  status_ = absl::FailedPreconditionError(absl::StrCat(
-      "`", call, "` is not allowed after ", StreamPositionName(position_), " (", TuContextName(kind_),
-      " context); allowed here: ", absl::StrJoin(allowed, ", ")));
-  return false;
+  status_ = CheckStreamOrder(position_, call, kind_);
+  return status_.ok();
 }
 
 Stream Stream::Fail(absl::Status status) && {
@@ -103,141 +83,115 @@ Stream Stream::Fail(absl::Status status) && {
   return std::move(*this);
 }
 
-Stream Stream::FetchWith(DType out, const Mapping& time, const Mapping& packet, FetchAdapter adapter) && {
-  const BeginStage& begin = std::get<BeginStage>(op_.stages.front());
-  const Mapping* interleave = begin.interleave ? &*begin.interleave : nullptr;
-  absl::StatusOr<FetchStage> stage =
-      PlanFetchStage(shape_, interleave, kind_, out, time, packet, std::move(adapter));
+template <typename S>
+Stream Stream::Then(StreamCall call, absl::StatusOr<S> stage, const StreamShape& (*out)(const S&)) && {
   if (!stage.ok()) return std::move(*this).Fail(stage.status());
-  absl::StatusOr<HostTensor> data = ctx_->backend().Fetch(inputs_, begin, *stage);
-  if (!data.ok()) return std::move(*this).Fail(data.status());
-  data_ = *std::move(data);
-  shape_ = stage->out;
-  position_ = StreamPosition::kFetch;
+  shape_ = out(*stage);
+  position_ = *PositionAfter(call);
   op_.stages.push_back(*std::move(stage));
   return std::move(*this);
 }
 
+namespace {
+template <typename S>
+const StreamShape& OutOf(const S& stage) {
+  return stage.out;
+}
+}  // namespace
+
+Stream Stream::FetchWith(StreamCall call, DType out, const Mapping& time, const Mapping& packet,
+                         FetchAdapter adapter) && {
+  if (!Allow(call)) return std::move(*this);
+  const BeginStage& begin = std::get<BeginStage>(op_.stages.front());
+  const Mapping* interleave = begin.interleave ? &*begin.interleave : nullptr;
+  return std::move(*this).Then(call, PlanFetchStage(shape_, interleave, kind_, out, time, packet, std::move(adapter)),
+                               &OutOf<FetchStage>);
+}
+
 Stream Stream::fetch(DType out, const Mapping& time, const Mapping& packet) && {
-  if (!Allow("fetch")) return std::move(*this);
-  return std::move(*this).FetchWith(out, time, packet, {});
+  return std::move(*this).FetchWith(StreamCall::kFetch, out, time, packet, {});
 }
 
 Stream Stream::fetch_with_zero_point(DType out, int32_t zero_point, const Mapping& time,
                                      const Mapping& packet) && {
-  if (!Allow("fetch_with_zero_point")) return std::move(*this);
-  return std::move(*this).FetchWith(out, time, packet, FetchAdapter{{zero_point}, {}, std::nullopt});
+  return std::move(*this).FetchWith(StreamCall::kFetchWithZeroPoint, out, time, packet,
+                                    FetchAdapter{{zero_point}, {}, std::nullopt});
 }
 
 Stream Stream::fetch_with_zero_points(DType out, int32_t lhs, int32_t rhs, const Mapping& time,
                                       const Mapping& packet) && {
-  if (!Allow("fetch_with_zero_points")) return std::move(*this);
-  return std::move(*this).FetchWith(out, time, packet, FetchAdapter{{lhs, rhs}, {}, std::nullopt});
+  return std::move(*this).FetchWith(StreamCall::kFetchWithZeroPoints, out, time, packet,
+                                    FetchAdapter{{lhs, rhs}, {}, std::nullopt});
 }
 
 Stream Stream::fetch_with_table(DType out, std::vector<uint32_t> table, const Mapping& time,
                                 const Mapping& packet) && {
-  if (!Allow("fetch_with_table")) return std::move(*this);
-  return std::move(*this).FetchWith(out, time, packet, FetchAdapter{{}, std::move(table), std::nullopt});
+  return std::move(*this).FetchWith(StreamCall::kFetchWithTable, out, time, packet,
+                                    FetchAdapter{{}, std::move(table), std::nullopt});
 }
 
 Stream Stream::fetch_masked(DType out, double pad_value, const Mapping& time, const Mapping& packet) && {
-  if (!Allow("fetch_masked")) return std::move(*this);
-  return std::move(*this).FetchWith(out, time, packet, FetchAdapter{{}, {}, pad_value});
-}
-
-template <typename S>
-Stream Stream::Rearranged(absl::StatusOr<S> stage, StreamPosition position) && {
-  if (!stage.ok()) return std::move(*this).Fail(stage.status());
-  absl::StatusOr<HostTensor> data = ctx_->backend().Rearrange(*data_, stage->out);
-  if (!data.ok()) return std::move(*this).Fail(data.status());
-  data_ = *std::move(data);
-  shape_ = stage->out;
-  position_ = position;
-  op_.stages.push_back(*std::move(stage));
-  return std::move(*this);
+  return std::move(*this).FetchWith(StreamCall::kFetchMasked, out, time, packet, FetchAdapter{{}, {}, pad_value});
 }
 
 Stream Stream::switch_engine(const SwitchConfig& config, const Mapping& slice, const Mapping& time) && {
-  if (!Allow("switch")) return std::move(*this);
-  return std::move(*this).Rearranged(PlanSwitch(shape_, config, slice, time), StreamPosition::kSwitch);
+  if (!Allow(StreamCall::kSwitch)) return std::move(*this);
+  return std::move(*this).Then(StreamCall::kSwitch, PlanSwitch(shape_, config, slice, time), &OutOf<SwitchStage>);
 }
 
 Stream Stream::collect(const Mapping& time, const Mapping& packet) && {
-  if (!Allow("collect")) return std::move(*this);
-  return std::move(*this).Rearranged(PlanCollect(shape_, time, packet), StreamPosition::kCollect);
+  if (!Allow(StreamCall::kCollect)) return std::move(*this);
+  return std::move(*this).Then(StreamCall::kCollect, PlanCollect(shape_, time, packet), &OutOf<CollectStage>);
 }
 
 Stream Stream::transpose(const Mapping& time, const Mapping& packet) && {
-  if (!Allow("transpose")) return std::move(*this);
-  return std::move(*this).Rearranged(PlanTranspose(shape_, time, packet), StreamPosition::kTranspose);
+  if (!Allow(StreamCall::kTranspose)) return std::move(*this);
+  return std::move(*this).Then(StreamCall::kTranspose, PlanTranspose(shape_, time, packet),
+                               &OutOf<TransposeStage>);
 }
 
 Stream Stream::align(const Mapping& time, const Mapping& packet, const TrfTensor& weights) && {
-  if (!Allow("align")) return std::move(*this);
+  if (!Allow(StreamCall::kAlign)) return std::move(*this);
   absl::Status readable = weights.CheckReadable();
   if (!readable.ok()) return std::move(*this).Fail(readable);
   TrfOperand trf{weights.dtype(),     weights.chip(), weights.cluster(), weights.slice(), weights.row(),
                  weights.element(),   TrfAddressName(weights.trf_address()),
                  TrfAddressBase(weights.trf_address()), weights.ToString()};
-  absl::StatusOr<AlignStage> stage = PlanAlign(shape_, position_, trf, time, packet);
-  if (!stage.ok()) return std::move(*this).Fail(stage.status());
   weights_ = weights;
   op_.weights = RefOf(weights);
-  shape_ = stage->out;
-  position_ = StreamPosition::kAligned;
-  op_.stages.push_back(*std::move(stage));
-  return std::move(*this);
+  return std::move(*this).Then(StreamCall::kAlign, PlanAlign(shape_, position_, trf, time, packet),
+                               &OutOf<AlignStage>);
 }
 
 Stream Stream::contract(const Mapping& packet, ReduceOp op) && {
-  if (!Allow("contract")) return std::move(*this);
-  absl::StatusOr<ContractStage> stage = PlanContract(std::get<AlignStage>(op_.stages.back()), packet, op);
-  if (!stage.ok()) return std::move(*this).Fail(stage.status());
-  shape_ = stage->out;
-  position_ = StreamPosition::kContracted;
-  op_.stages.push_back(*std::move(stage));
-  return std::move(*this);
+  if (!Allow(StreamCall::kContract)) return std::move(*this);
+  return std::move(*this).Then(StreamCall::kContract,
+                               PlanContract(std::get<AlignStage>(op_.stages.back()), packet, op),
+                               &OutOf<ContractStage>);
 }
 
 Stream Stream::accumulate(const Mapping& time, const Mapping& packet, AccumulationKind kind) && {
-  if (!Allow("accumulate")) return std::move(*this);
-  const auto& contracted = std::get<ContractStage>(op_.stages.back());
-  const auto& aligned = std::get<AlignStage>(op_.stages[op_.stages.size() - 2]);
-  absl::StatusOr<AccumulateStage> stage = PlanAccumulate(contracted, time, packet, kind);
-  if (!stage.ok()) return std::move(*this).Fail(stage.status());
-  absl::StatusOr<HostTensor> data = ctx_->backend().Contract(*data_, *weights_, aligned, contracted, *stage);
-  if (!data.ok()) return std::move(*this).Fail(data.status());
-  data_ = *std::move(data);
-  shape_ = stage->out;
-  position_ = StreamPosition::kContraction;
-  op_.stages.push_back(*std::move(stage));
-  return std::move(*this);
+  if (!Allow(StreamCall::kAccumulate)) return std::move(*this);
+  return std::move(*this).Then(StreamCall::kAccumulate,
+                               PlanAccumulate(std::get<ContractStage>(op_.stages.back()), time, packet, kind),
+                               &OutOf<AccumulateStage>);
 }
 
 Stream Stream::cast(DType out, const Mapping& packet) && {
-  if (!Allow("cast")) return std::move(*this);
-  absl::StatusOr<CastStage> stage = PlanCast(shape_, out, packet);
-  if (!stage.ok()) return std::move(*this).Fail(stage.status());
-  absl::StatusOr<HostTensor> data = ctx_->backend().Cast(*data_, *stage);
-  if (!data.ok()) return std::move(*this).Fail(data.status());
-  data_ = *std::move(data);
-  shape_ = stage->out;
-  position_ = StreamPosition::kCast;
-  op_.stages.push_back(*std::move(stage));
-  return std::move(*this);
+  if (!Allow(StreamCall::kCast)) return std::move(*this);
+  return std::move(*this).Then(StreamCall::kCast, PlanCast(shape_, out, packet), &OutOf<CastStage>);
 }
 
-absl::StatusOr<DeviceTensor> Stream::Finish(Stage stage, Placement placement) {
-  ASSIGN_OR_RETURN(DeviceTensor out, ctx_->backend().Store(*data_, ctx_->device(), std::move(placement)));
-  RecordWith(std::move(stage), out);
-  return out;
-}
-
-void Stream::RecordWith(Stage stage, const DeviceTensor& output) {
+absl::Status Stream::Finish(Stage stage, const DeviceTensor& output, bool reserved) {
   op_.stages.push_back(std::move(stage));
   op_.output = RefOf(output);
-  ctx_->Record(Op{std::move(op_)});
+  PipelineTensors tensors{inputs_, weights_, output};
+  absl::Status done = ctx_->Submit(Op{std::move(op_)}, tensors);
+  if (!reserved) return done;
+  // The inputs are read; now the new tensor owns its ranges (clobbering what was there).
+  if (done.ok()) output.ClaimRanges();
+  else output.Release();
+  return done;
 }
 
 absl::Status Stream::CheckCommitTarget(const DmTensor& view) const {
@@ -280,45 +234,32 @@ absl::Status Stream::CheckCommitTarget(const DmTensor& view) const {
 
 absl::StatusOr<DmTensor> Stream::commit(const Mapping& element, Address address,
                                         const SliceBitmap& slices) && {
-  if (!Allow("commit")) return status_;
+  if (!Allow(StreamCall::kCommit)) return status_;
   RETURN_IF_ERROR(slices.status());
   ASSIGN_OR_RETURN(CommitStage stage, PlanCommitStage(shape_, position_, kind_, element));
   stage.slices = slices;
   ASSIGN_OR_RETURN(Placement placement,
                    Place(ctx_->device(), shape_.dtype, Tier::kDm,
                          {shape_.chip, shape_.cluster, shape_.slice, element}, address));
-  // The new tensor owns its ranges without writing them; disabled slices keep their bytes.
-  DmTensor out(DeviceTensor::Claim(ctx_->device(), std::move(placement)));
-  absl::Status stored = ctx_->backend().StoreInto(*data_, out.view(), slices);
-  if (!stored.ok()) {
-    out.Release();
-    return stored;
-  }
-  RecordWith(std::move(stage), out);
+  // The new tensor owns its ranges without writing them all; disabled slices keep their bytes.
+  DmTensor out(DeviceTensor::Reserve(ctx_->device(), std::move(placement)));
+  RETURN_IF_ERROR(Finish(std::move(stage), out, /*reserved=*/true));
   return out;
 }
 
 absl::Status Stream::commit_view(const DmTensor& view) && {
-  if (!Allow("commit")) return status_;
+  if (!Allow(StreamCall::kCommit)) return status_;
   RETURN_IF_ERROR(CheckCommitTarget(view));
   ASSIGN_OR_RETURN(CommitStage stage, PlanCommitStage(shape_, position_, kind_, view.element()));
-  RETURN_IF_ERROR(ctx_->backend().StoreInto(*data_, view, SliceBitmap::All()));
-  RecordWith(std::move(stage), view);
-  return absl::OkStatus();
+  return Finish(std::move(stage), view, /*reserved=*/false);
 }
 
 absl::StatusOr<DmTensor> Stream::commit(const Mapping& element, Address address) && {
-  if (!Allow("commit")) return status_;
-  ASSIGN_OR_RETURN(CommitStage stage, PlanCommitStage(shape_, position_, kind_, element));
-  ASSIGN_OR_RETURN(Placement placement,
-                   Place(ctx_->device(), shape_.dtype, Tier::kDm,
-                         {shape_.chip, shape_.cluster, shape_.slice, element}, address));
-  ASSIGN_OR_RETURN(DeviceTensor out, Finish(std::move(stage), std::move(placement)));
-  return DmTensor(std::move(out));
+  return std::move(*this).commit(element, address, SliceBitmap::All());
 }
 
 absl::StatusOr<TrfTensor> Stream::to_trf(const Mapping& row, const Mapping& element, TrfAddress address) && {
-  if (!Allow("to_trf")) return status_;
+  if (!Allow(StreamCall::kToTrf)) return status_;
   ASSIGN_OR_RETURN(RegisterLoadStage stage,
                    PlanToTrf(shape_, position_, kind_, row, element, TrfAddressName(address),
                              TrfAddressCapacity(address)));
@@ -326,18 +267,20 @@ absl::StatusOr<TrfTensor> Stream::to_trf(const Mapping& row, const Mapping& elem
                    Place(ctx_->device(), shape_.dtype, Tier::kTrf,
                          {shape_.chip, shape_.cluster, shape_.slice, row, element},
                          Address::At(TrfAddressBase(address)), address));
-  ASSIGN_OR_RETURN(DeviceTensor out, Finish(std::move(stage), std::move(placement)));
-  return TrfTensor(std::move(out));
+  TrfTensor out(DeviceTensor::Reserve(ctx_->device(), std::move(placement)));
+  RETURN_IF_ERROR(Finish(std::move(stage), out, /*reserved=*/true));
+  return out;
 }
 
 absl::StatusOr<VrfTensor> Stream::to_vrf(const Mapping& element, int64_t address) && {
-  if (!Allow("to_vrf")) return status_;
+  if (!Allow(StreamCall::kToVrf)) return status_;
   ASSIGN_OR_RETURN(RegisterLoadStage stage, PlanToVrf(shape_, position_, kind_, element, address));
   ASSIGN_OR_RETURN(Placement placement,
                    Place(ctx_->device(), shape_.dtype, Tier::kVrf,
                          {shape_.chip, shape_.cluster, shape_.slice, element}, Address::At(address)));
-  ASSIGN_OR_RETURN(DeviceTensor out, Finish(std::move(stage), std::move(placement)));
-  return VrfTensor(std::move(out));
+  VrfTensor out(DeviceTensor::Reserve(ctx_->device(), std::move(placement)));
+  RETURN_IF_ERROR(Finish(std::move(stage), out, /*reserved=*/true));
+  return out;
 }
 
 }  // namespace visa

@@ -3,11 +3,13 @@
 //
 //   ctx.main.begin(dm.view()).fetch(DType::kI32, T, P).collect(T, P).commit(E, 1024)
 //
-// Every call checks the engine's rules on the stream it receives, derives the hardware
-// configuration, records it in the context's Program, and runs it on the context's backend. A
-// call that breaks a rule (or comes at a position where the pipeline does not allow it) makes the
-// stream invalid; later calls pass the error along and the chain's final call (commit, to_trf,
-// to_vrf) returns it, so the error names the call that broke the rule.
+// The builder plans, checks and records; it computes nothing. Every call checks the engine's rules
+// on the stream shape it receives and derives the hardware configuration; the chain's final call
+// (commit, to_trf, to_vrf) records the whole pipeline as one op of the context's Program and, when
+// the context's backend executes, runs it there at once (record, then execute: the same path a
+// traced Program takes through Launch). A call that breaks a rule (or comes at a position where the
+// pipeline does not allow it) makes the stream invalid; later calls pass the error along and the
+// final call returns it, so the error names the call that broke the rule.
 #pragma once
 
 #include <memory>
@@ -17,6 +19,7 @@
 
 #include "absl/status/statusor.h"
 #include "dsl/stream.h"
+#include "dsl/stream_order.h"
 #include "runtime/address.h"
 #include "runtime/backend.h"
 #include "runtime/device.h"
@@ -28,8 +31,7 @@ namespace visa {
 
 class Context;
 
-// A stream between two engines, as a value: its shape, position, the op being recorded and the
-// data (the backend's image of the stream).
+// A stream between two engines, as a value: its shape, position and the op being recorded.
 class Stream {
  public:
   // Fetch Engine (with the adapter's stages as options).
@@ -76,17 +78,16 @@ class Stream {
   friend class TensorUnit;
   Stream(Context* ctx, TuContextKind kind) : ctx_(ctx), kind_(kind) {}
 
-  // Fails the stream unless `call` may follow the current position.
-  bool Allow(absl::string_view call);
+  // Fails the stream unless `call` may follow the current position (stream_order.h).
+  bool Allow(StreamCall call);
   Stream Fail(absl::Status status) &&;
-  // Records a planned rearranging stage (switch, collect, transpose) and moves the data to its
-  // output shape; a planning error fails the stream.
+  // Records a planned stage and moves the stream to the shape and position it leads to.
   template <typename S>
-  Stream Rearranged(absl::StatusOr<S> stage, StreamPosition position) &&;
-  Stream FetchWith(DType out, const Mapping& time, const Mapping& packet, FetchAdapter adapter) &&;
-  absl::StatusOr<DeviceTensor> Finish(Stage stage, Placement placement);
-  // Records the finished pipeline with `output` as its result.
-  void RecordWith(Stage stage, const DeviceTensor& output);
+  Stream Then(StreamCall call, absl::StatusOr<S> stage, const StreamShape& (*out)(const S&)) &&;
+  Stream FetchWith(StreamCall call, DType out, const Mapping& time, const Mapping& packet, FetchAdapter adapter) &&;
+  // Records the finished pipeline writing `output` and runs it. A new tensor `reserved` for it
+  // claims its ranges once the run succeeded (the inputs are read first) and is released otherwise.
+  absl::Status Finish(Stage stage, const DeviceTensor& output, bool reserved);
   // The commit_view rules on the target that the Commit Engine's own plan does not cover.
   absl::Status CheckCommitTarget(const DmTensor& view) const;
 
@@ -96,9 +97,8 @@ class Stream {
   StreamShape shape_;
   absl::Status status_;
   std::vector<DmTensor> inputs_;
+  std::optional<TrfTensor> weights_;  // paired by align
   PipelineOp op_;
-  std::optional<HostTensor> data_;
-  std::optional<TrfTensor> weights_;  // paired by align, read at accumulate
 };
 
 // `ctx.main` or `ctx.sub`.
@@ -117,6 +117,8 @@ class TensorUnit {
 
 class Context {
  public:
+  // Ops run on `backend` as they are recorded; a backend that does not execute (TraceBackend)
+  // makes the Context record only: no byte of the device is read or written.
   Context(Device& device, Backend& backend);
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;
@@ -128,7 +130,13 @@ class Context {
 
   Device& device() const { return *device_; }
   Backend& backend() const { return *backend_; }
+  bool executes() const { return backend_->executes(); }
   const Program& program() const { return program_; }
+
+  // Runs a planned op on the backend (unless recording only) and records it once it succeeded.
+  absl::Status Submit(Op op, const PipelineTensors& tensors);
+  absl::Status Submit(Op op, const DmaTensors& tensors);
+  // Records an op without running it (a host transfer, whose data path is not a device op).
   void Record(Op op) { program_.ops.push_back(std::move(op)); }
 
  private:

@@ -181,15 +181,26 @@ absl::Status Relayout(const Mapping& dst_mapping, Staging& dst, const Mapping& s
   return absl::OkStatus();
 }
 
-absl::StatusOr<DeviceTensor> Commit(Device& device, Placement dst, const Staging& staged,
-                                    TransferReport& report) {
-  const int64_t start = dst.address;
+absl::Status WriteUnits(Device& device, const Placement& dst, const Staging& staged, TransferReport& report) {
   for (size_t k = 0; k < dst.live_prefixes.size(); ++k) {
     absl::Span<const uint8_t> bytes(staged.data + k * staged.slot_bytes, staged.slot_bytes);
-    RETURN_IF_ERROR(device.Write(dst.tier, dst.units[k], start, bytes));
+    RETURN_IF_ERROR(device.Write(dst.tier, dst.units[k], dst.address, bytes));
   }
   report.bytes_written = static_cast<int64_t>(dst.live_prefixes.size()) * staged.slot_bytes;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<DeviceTensor> Commit(Device& device, Placement dst, const Staging& staged,
+                                    TransferReport& report) {
+  RETURN_IF_ERROR(WriteUnits(device, dst, staged, report));
   return DeviceTensor::Claim(device, std::move(dst));
+}
+
+// A destination tensor written whole by a transfer: a view keeps the bytes outside its window.
+absl::Status CheckWholeTensor(const DeviceTensor& dst) {
+  if (!dst.is_view()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("Transfer: the destination ", dst.ToString(),
+                                                 " is a view; a transfer writes a whole tensor"));
 }
 
 // Stages the destination's current bytes: its padding keeps what memory holds (not written).
@@ -267,6 +278,58 @@ absl::StatusOr<HostTensor> TransferToHost(const DeviceTensor& src, const Mapping
   local.bytes_written = static_cast<int64_t>(to.owned.size());
   if (report) *report = local;
   return HostTensor::FromBytes(src.dtype(), layout, std::move(to.owned));
+}
+
+absl::Status TransferInto(const DeviceTensor& src, const DeviceTensor& dst, TransferReport* report) {
+  if (&src.device() != &dst.device()) {
+    return absl::InvalidArgumentError("Transfer: source and destination are on different devices");
+  }
+  RETURN_IF_ERROR(CheckSameType(src.dtype(), dst.dtype()));
+  RETURN_IF_ERROR(CheckWholeTensor(dst));
+  RETURN_IF_ERROR(src.CheckReadable());
+  TransferReport local;
+  ASSIGN_OR_RETURN(Staging from, StageSource(src));
+  local.bytes_read = static_cast<int64_t>(from.owned.size());
+  ASSIGN_OR_RETURN(Staging to, StageDestination(dst.device(), dst.placement()));
+  RETURN_IF_ERROR(Relayout(dst.full_mapping(), to, src.full_mapping(), from, local));
+  RETURN_IF_ERROR(WriteUnits(dst.device(), dst.placement(), to, local));
+  if (report) *report = local;
+  return absl::OkStatus();
+}
+
+absl::Status WriteInto(const HostTensor& src, const DeviceTensor& dst) {
+  RETURN_IF_ERROR(CheckSameType(src.dtype(), dst.dtype()));
+  RETURN_IF_ERROR(CheckWholeTensor(dst));
+  TransferReport local;
+  Staging from = StageHost(src, src.bytes());
+  ASSIGN_OR_RETURN(Staging to, StageDestination(dst.device(), dst.placement()));
+  RETURN_IF_ERROR(Relayout(dst.full_mapping(), to, src.mapping(), from, local));
+  return WriteUnits(dst.device(), dst.placement(), to, local);
+}
+
+absl::StatusOr<TransferReport> PlanTransfer(const DeviceTensor& src, const Placement& dst) {
+  RETURN_IF_ERROR(CheckSameType(src.dtype(), dst.dtype));
+  const Mapping dst_full = Pair(dst.levels);
+  ASSIGN_OR_RETURN(RelayoutPlan plan, RelayoutPlan::Make(dst_full, src.full_mapping()));
+  const Placement& from = src.placement();
+  int64_t first = 0, last = 0;
+  RETURN_IF_ERROR(Window(src, &first, &last));
+  const int chips = src.device().chips();
+  const int64_t src_unit = src.element().size(), dst_unit = dst.levels.back().size();
+  const int64_t src_chip = from.prefix_size / chips, dst_chip = dst.prefix_size / chips;
+  TransferReport report;
+  RETURN_IF_ERROR(plan.Run([&](absl::Span<const RelayoutRun> runs) {
+    for (const RelayoutRun& r : runs) {
+      report.elements += r.length;
+      if (chips == 1 || report.crosses_chips) continue;
+      for (int64_t i = 0; i < r.length && !report.crosses_chips; ++i) {
+        report.crosses_chips = (r.src + i * r.src_stride) / src_unit / src_chip != (r.dst + i) / dst_unit / dst_chip;
+      }
+    }
+  }));
+  report.bytes_read = static_cast<int64_t>(from.live_prefixes.size()) * StorageBytes(from.dtype, last - first);
+  report.bytes_written = static_cast<int64_t>(dst.live_prefixes.size()) * dst.unit_bytes();
+  return report;
 }
 
 absl::StatusOr<HostTensor> ReadAs(const DeviceTensor& src, const Mapping& layout) {

@@ -40,6 +40,16 @@ absl::StatusOr<DeviceTensor> TransferToDevice(const HostTensor& src, Device& dev
 absl::StatusOr<HostTensor> TransferToHost(const DeviceTensor& src, const Mapping& layout,
                                           TransferCheck check, TransferReport* report = nullptr);
 
+// Device (or view) -> an existing whole tensor `dst` (claimed by the caller): only the live
+// positions of `dst` are written; the rest of its bytes keep what memory holds.
+absl::Status TransferInto(const DeviceTensor& src, const DeviceTensor& dst, TransferReport* report = nullptr);
+// Host image -> an existing whole tensor, likewise.
+absl::Status WriteInto(const HostTensor& src, const DeviceTensor& dst);
+// What a transfer of `src` into a tensor at `dst` would do, from the mappings alone (no bytes are
+// read): the elements, the staged bytes and whether an element changes chip. Fails as the
+// transfer would on an index one side does not hold.
+absl::StatusOr<TransferReport> PlanTransfer(const DeviceTensor& src, const Placement& dst);
+
 // The same without extra rules: the identity relayouts the engines build on.
 absl::StatusOr<HostTensor> ReadAs(const DeviceTensor& src, const Mapping& layout);
 absl::StatusOr<DeviceTensor> WriteAs(const HostTensor& src, Device& device, Placement dst);

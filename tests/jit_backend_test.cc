@@ -217,22 +217,22 @@ TEST(JitCommands, FirstDifferenceNamesOpPositionIndexAndBothValues) {
   const samples::Sample* sample = samples::FindSample("transpose_engine");
   ASSERT_NE(sample, nullptr);
   interp::Interpreter a, b;
-  cli::RecordingBackend ra(a), rb(b);
+  RecordingBackend ra(a), rb(b);
   absl::StatusOr<samples::SampleRun> run = sample->Run(ra);
   ASSERT_TRUE(run.ok());
   ASSERT_TRUE(sample->Run(rb).ok());
-  std::vector<cli::RecordingBackend::Record> records = rb.records();
-  HostTensor& image = *records[1].image;  // the fetch stream (after the input's DMA move)
+  std::vector<RecordingBackend::Record> records = rb.records();
+  HostTensor& image = *records[1].image;  // what the pipeline committed (after the input's DMA move)
   Index index;
   index.Set("C", 1);
   index.Set("F", 2);
   index.Set("E", 3);
   const int64_t p = image.mapping().inverse(index).value();
   ASSERT_TRUE(image.SetBits(p, (*image.GetBits(p) + 1) & 0xff).ok());
-  std::optional<std::string> diff = cli::FirstDifference(run->program, ra.records(), "interp", records, "jit");
+  std::optional<std::string> diff = FirstDifference(run->program, ra.records(), "interp", records, "jit");
   ASSERT_TRUE(diff.has_value());
-  EXPECT_THAT(*diff, HasSubstr("op 2 (fetch)"));  // op 0 host -> HBM, op 1 HBM -> DM
-  EXPECT_THAT(*diff, HasSubstr("(chip 0, cluster 0, slice 0, time 10, packet 3)"));
+  EXPECT_THAT(*diff, HasSubstr("op 2 (commit)"));  // op 0 host -> HBM, op 1 HBM -> DM
+  EXPECT_THAT(*diff, HasSubstr("(chip 0, cluster 0, slice 0, element "));
   EXPECT_THAT(*diff, HasSubstr("{C=1, E=3, F=2}"));
   EXPECT_THAT(*diff, HasSubstr("interp 0x"));
   EXPECT_THAT(*diff, HasSubstr("jit 0x"));
@@ -261,11 +261,11 @@ TEST(JitLaunch, OneAndTwoThreadsGiveTheSameBytes) {
   const samples::Sample* sample = samples::FindSample("switch_custom_broadcast");
   ASSERT_NE(sample, nullptr);
   std::unique_ptr<JitBackend> one = NewJit(1), two = NewJit(2);
-  cli::RecordingBackend r1(*one), r2(*two);
+  RecordingBackend r1(*one), r2(*two);
   absl::StatusOr<samples::SampleRun> run = sample->Run(r1);
   ASSERT_TRUE(run.ok());
   ASSERT_TRUE(sample->Run(r2).ok());
-  EXPECT_EQ(cli::FirstDifference(run->program, r1.records(), "1 thread", r2.records(), "2 threads"), std::nullopt);
+  EXPECT_EQ(FirstDifference(run->program, r1.records(), "1 thread", r2.records(), "2 threads"), std::nullopt);
 }
 
 TEST(JitLaunch, DmaMovesRunOnTheJit) {

@@ -201,12 +201,12 @@ class Draw {
 // The interpreter's and the JIT's records of one sample, compared; "" when identical.
 absl::StatusOr<std::string> Compare(const Sample& sample, jit::JitBackend& jit) {
   interp::Interpreter interpreter;
-  cli::RecordingBackend want(interpreter), got(jit);
+  RecordingBackend want(interpreter), got(jit);
   ASSIGN_OR_RETURN(samples::SampleRun reference, sample.Run(want));
   absl::StatusOr<samples::SampleRun> run = sample.Run(got);
   if (!run.ok()) return absl::StrCat("the JIT failed where the interpreter ran: ", run.status().message());
   std::optional<std::string> difference =
-      cli::FirstDifference(reference.program, want.records(), "interp", got.records(), "jit");
+      FirstDifference(reference.program, want.records(), "interp", got.records(), "jit");
   return difference ? *difference : "";
 }
 

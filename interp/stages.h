@@ -1,0 +1,33 @@
+// The interpreter's stages, each evaluated element by element by tensor index (interpreter.cc,
+// contraction.cc); Interpreter::Run walks a pipeline through them (runtime/pipeline_walk.h).
+#pragma once
+
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "runtime/host_tensor.h"
+#include "runtime/program.h"
+#include "runtime/tensor.h"
+
+namespace visa::interp {
+
+// The fetched stream (laid out by `stage.out.Full()`, in the output dtype) of the DM tensors:
+// one, or two alternating along the begin stage's interleave axis.
+absl::StatusOr<HostTensor> FetchStream(const std::vector<DmTensor>& inputs, const BeginStage& begin,
+                                       const FetchStage& stage);
+// An engine that only changes which position holds which index (switch, collect, transpose).
+absl::StatusOr<HostTensor> RearrangeStream(const HostTensor& stream, const StreamShape& out);
+// The Cast Engine: every element converted, then laid out by the stage's output shape.
+absl::StatusOr<HostTensor> CastStream(const HostTensor& stream, const CastStage& stage);
+// The Contraction Engine, align .. accumulate as one step: the collect stream paired with the TRF
+// weights, multiplied, reduced by the spatial tree and accumulated over time; the result is laid
+// out by `accumulate.out.Full()` in the accumulator type.
+absl::StatusOr<HostTensor> ContractStream(const HostTensor& stream, const TrfTensor& weights,
+                                          const AlignStage& align, const ContractStage& contract,
+                                          const AccumulateStage& accumulate);
+// Writes the stream into `output` (a new tensor, or a commit_view target): only the live positions
+// of `output` on enabled slices change; indices `output` does not hold are dropped (the commit
+// adapter's truncation).
+absl::Status StoreStream(const HostTensor& stream, const DeviceTensor& output, const SliceBitmap& slices);
+
+}  // namespace visa::interp

@@ -1,0 +1,101 @@
+// The executor: bindings, output reservation, and the op loop behind Launch.
+#include "runtime/executor.h"
+
+#include "absl/strings/str_cat.h"
+#include "dsl/status_macros.h"
+#include "runtime/launch.h"
+
+namespace visa {
+
+absl::Status Executor::Bind(const TensorRef& traced, const DeviceTensor& actual) {
+  if (!traced.handle) return absl::InvalidArgumentError("Launch: a program input has no tensor");
+  const Placement& want = traced.handle->placement();
+  const Placement& got = actual.placement();
+  if (want.dtype != got.dtype || want.tier != got.tier || want.address != got.address ||
+      !(Pair(want.levels) == Pair(got.levels))) {
+    return absl::InvalidArgumentError(absl::StrCat("Launch: input ", actual.ToString(),
+                                                   " does not match the traced ", traced.text));
+  }
+  if (&actual.device() != &device_) {
+    return absl::InvalidArgumentError(absl::StrCat("Launch: input ", actual.ToString(), " is on another device"));
+  }
+  bound_.insert_or_assign(traced.id, actual);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<DeviceTensor> Executor::Resolve(const TensorRef& traced) const {
+  auto it = bound_.find(traced.id);
+  if (!traced.handle || it == bound_.end()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "Launch: ", traced.text, " is neither a program input nor produced by an earlier op"));
+  }
+  return it->second.WindowLike(*traced.handle);
+}
+
+absl::StatusOr<DeviceTensor> Executor::Output(const TensorRef& traced) const {
+  if (!traced.handle) return absl::FailedPreconditionError("Launch: a host move cannot be replayed");
+  if (traced.handle->is_view()) return Resolve(traced);
+  return DeviceTensor::Reserve(device_, traced.handle->placement());
+}
+
+void Executor::Produced(const TensorRef& traced, const DeviceTensor& output) {
+  if (output.is_view()) return;
+  output.ClaimRanges();
+  bound_.insert_or_assign(traced.id, output);
+}
+
+absl::Status Executor::Run(const Op& op) {
+  return std::visit([&](const auto& body) { return Run(body); }, op.body);
+}
+
+absl::Status Executor::Run(const PipelineOp& op) {
+  std::vector<DmTensor> inputs;
+  for (const TensorRef& ref : op.inputs) {
+    ASSIGN_OR_RETURN(DeviceTensor input, Resolve(ref));
+    inputs.emplace_back(input);
+  }
+  std::optional<TrfTensor> weights;
+  if (op.weights) {
+    ASSIGN_OR_RETURN(DeviceTensor trf, Resolve(*op.weights));
+    weights.emplace(trf);
+  }
+  ASSIGN_OR_RETURN(DeviceTensor output, Output(op.output));
+  absl::Status done = backend_.Run(op, PipelineTensors{std::move(inputs), std::move(weights), output});
+  if (!done.ok()) {
+    if (!output.is_view()) output.Release();
+    return done;
+  }
+  Produced(op.output, output);
+  return absl::OkStatus();
+}
+
+absl::Status Executor::Run(const DmaOp& op) {
+  ASSIGN_OR_RETURN(DeviceTensor src, Resolve(op.src));
+  ASSIGN_OR_RETURN(DeviceTensor dst, Output(op.dst));
+  absl::Status done = backend_.Run(op, DmaTensors{src, dst});
+  if (!done.ok()) {
+    dst.Release();
+    return done;
+  }
+  Produced(op.dst, dst);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<DeviceTensor>> Launch(const Program& program, Device& device, Backend& backend,
+                                                 const std::vector<DeviceTensor>& inputs) {
+  if (inputs.size() != program.inputs.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("Launch: the program takes ", program.inputs.size(),
+                                                   " inputs, got ", inputs.size()));
+  }
+  Executor executor(device, backend);
+  for (size_t i = 0; i < inputs.size(); ++i) RETURN_IF_ERROR(executor.Bind(program.inputs[i], inputs[i]));
+  for (const Op& op : program.ops) RETURN_IF_ERROR(executor.Run(op));
+  std::vector<DeviceTensor> outputs;
+  for (const TensorRef& ref : program.outputs) {
+    ASSIGN_OR_RETURN(DeviceTensor out, executor.Resolve(ref));
+    outputs.push_back(out);
+  }
+  return outputs;
+}
+
+}  // namespace visa
