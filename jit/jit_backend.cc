@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "dsl/status_macros.h"
 #include "jit/parallel.h"
+#include "jit/sequencer_nest.h"
 #include "jit/staging.h"
 #include "runtime/pipeline_walk.h"
 #include "runtime/relayout.h"
@@ -149,13 +150,28 @@ HostTensor Image(DType dtype, const Mapping& mapping, std::vector<uint8_t> bytes
   return *std::move(image);
 }
 
+// Whether some position of `mapping` is padding (canonical forms say so exactly; anything else is
+// assumed to be).
+bool HasPadding(const Mapping& mapping) {
+  const NormalForm& form = mapping.normal_form();
+  if (!form.is_canonical()) return true;
+  for (const Factor& f : form.factors()) {
+    if (f.kind != Factor::Kind::kDigit || !f.fully_live()) return true;
+  }
+  return false;
+}
+
 // The walk's visitor that runs: streams are host images moved by compiled kernels.
 struct KernelRunner {
   using Stream = HostTensor;
   KernelCache& kernels;
   const PipelineTensors& tensors;
+  PaddingCache& padded;
 
   absl::StatusOr<HostTensor> Fetch(const BeginStage& begin, const FetchStage& stage) {
+    ASSIGN_OR_RETURN(std::optional<HostTensor> walked, FetchBySequencer(begin, stage));
+    if (walked) return *std::move(walked);
+    ++kernels.stats().derived_fetches;
     const std::vector<DmTensor>& inputs = tensors.inputs;
     ASSIGN_OR_RETURN(Staged source, begin.interleave ? Staged::ReadPair(inputs[0], inputs[1])
                                                      : Staged::Read(inputs[0]));
@@ -169,6 +185,61 @@ struct KernelRunner {
     RETURN_IF_ERROR(kernels.Move(out, FetchSource(inputs, begin), op, bytes.data(), out.size(), source.data(),
                                  source.positions(), /*allow_drop=*/true).status());
     return Image(stage.out.dtype, out, std::move(bytes));
+  }
+
+  // The fetch as the recorded Fetch Sequencer walks it (sequencer_nest.h); nullopt for what that
+  // walk does not cover: an interleaved pair (its `I` entry selects a tensor, not an address).
+  absl::StatusOr<std::optional<HostTensor>> FetchBySequencer(const BeginStage& begin, const FetchStage& stage) {
+    if (begin.interleave) return std::nullopt;
+    const DmTensor& input = tensors.inputs[0];
+    const Mapping out = stage.out.Full();
+    const int64_t units = input.placement().prefix_size;
+    const int64_t stream_unit = stage.out.time.size() * stage.out.packet.size();
+    const int64_t buffer_unit = input.element().size();
+    std::optional<MoveNest> nest = ReadNestOf(stage.sequencer, units, stream_unit, buffer_unit);
+    if (!nest || units * stream_unit != out.size()) return std::nullopt;
+    // Padded stream positions may read past the last Element: stage that much more.
+    const int64_t tail = std::max<int64_t>(0, nest->max_src() + 1 - units * buffer_unit);
+    ASSIGN_OR_RETURN(Staged source, Staged::Read(input, tail));
+    ASSIGN_OR_RETURN(ElementOp op, FetchOp(stage, false, source.positions_per_tensor()));
+    uint32_t pad_bits = 0;
+    if (stage.adapter.pad_value) {
+      ASSIGN_OR_RETURN(pad_bits, DoubleToBits(stage.out.dtype, *stage.adapter.pad_value));
+    }
+    ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, StreamBuffer(stage.out.dtype, out.size(), pad_bits));
+    RETURN_IF_ERROR(kernels.RunNest(*nest, op, bytes.data(), out.size(), source.data(), source.positions() + tail)
+                        .status());
+    ASSIGN_OR_RETURN(HostTensor image, HostTensor::FromBytes(stage.out.dtype, out, std::move(bytes)));
+    RETURN_IF_ERROR(Repad(image, pad_bits));
+    ++kernels.stats().sequencer_moves;
+    return image;
+  }
+
+  // Stream padding holds the pad value: the positions the sequencer over-read are masked.
+  absl::Status Repad(HostTensor& image, uint32_t pad_bits) {
+    ASSIGN_OR_RETURN(const std::vector<int64_t>* padded, PaddedPositions(image.mapping()));
+    for (int64_t p : *padded) RETURN_IF_ERROR(image.SetBits(p, pad_bits));
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<const std::vector<int64_t>*> PaddedPositions(const Mapping& mapping) {
+    std::string key = mapping.ToString();
+    for (const Axis& axis : mapping.symbols()) absl::StrAppend(&key, " ", axis.name, "=", axis.size);
+    auto it = padded.find(key);
+    if (it != padded.end()) return &it->second;
+    std::vector<int64_t> positions;
+    if (HasPadding(mapping)) {
+      ASSIGN_OR_RETURN(std::vector<int64_t> live, LivePositions(mapping));
+      size_t k = 0;
+      for (int64_t p = 0; p < mapping.size(); ++p) {
+        if (k < live.size() && live[k] == p) {
+          ++k;
+        } else {
+          positions.push_back(p);
+        }
+      }
+    }
+    return &padded.emplace(key, std::move(positions)).first->second;
   }
 
   absl::StatusOr<HostTensor> Rearrange(HostTensor stream, const StreamShape& out) {
@@ -267,6 +338,14 @@ struct KernelCompiler {
     const Mapping source = begin.interleave ? Pair({*begin.interleave, full}) : full;
     ASSIGN_OR_RETURN(ElementOp element_op, FetchOp(stage, begin.interleave.has_value(), full.size()));
     Stream out{stage.out.Full(), stage.out.dtype};
+    std::optional<MoveNest> nest =
+        begin.interleave ? std::nullopt
+                         : ReadNestOf(stage.sequencer, input.placement().prefix_size,
+                                      stage.out.time.size() * stage.out.packet.size(), input.element().size());
+    if (nest) {
+      RETURN_IF_ERROR(kernels.CompileNest(*nest, element_op));
+      return out;
+    }
     RETURN_IF_ERROR(kernels.Compile(out.layout, source, element_op, /*allow_drop=*/true));
     return out;
   }
@@ -312,7 +391,7 @@ absl::StatusOr<std::unique_ptr<JitBackend>> JitBackend::Create(JitOptions option
 }
 
 absl::Status JitBackend::Run(const PipelineOp& op, const PipelineTensors& tensors) {
-  KernelRunner runner{*kernels_, tensors};
+  KernelRunner runner{*kernels_, tensors, padded_};
   return WalkPipeline(op, runner);
 }
 

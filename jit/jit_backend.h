@@ -12,12 +12,16 @@
 
 #include <memory>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "jit/kernel_cache.h"
 #include "runtime/backend.h"
 
 namespace visa::jit {
+
+// The padding positions of stream layouts, by the layout's text (what fetches mask).
+using PaddingCache = absl::flat_hash_map<std::string, std::vector<int64_t>>;
 
 struct JitOptions {
   int threads = 0;  // worker threads per move; 0: the host's hardware threads
@@ -46,6 +50,7 @@ class JitBackend : public Backend {
 
   std::unique_ptr<KernelCache> kernels_;
   absl::flat_hash_set<uint64_t> prepared_;
+  PaddingCache padded_;
 };
 
 }  // namespace visa::jit

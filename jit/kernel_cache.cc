@@ -156,19 +156,12 @@ absl::StatusOr<int64_t> KernelCache::Move(const Mapping& dst, const Mapping& src
   // Two threads must never share a byte of a 4-bit destination.
   const int threads = StorageBits(op.to) == 4 ? 1 : threads_;
   if (plan->nest) {
-    MoveSpec spec{Simplify(*plan->nest, threads), op};
     if (std::getenv("VISA_JIT_DEBUG") != nullptr) {
       std::fprintf(stderr, "move %s <- %s: %s (%lld <- %lld)\n", dst.ToString().c_str(), src.ToString().c_str(),
-                   spec.nest->ToString().c_str(), static_cast<long long>(dst_positions),
+                   plan->nest->ToString().c_str(), static_cast<long long>(dst_positions),
                    static_cast<long long>(src_positions));
     }
-    VISA_CHECK(spec.nest->max_dst() < dst_positions && spec.nest->max_src() < src_positions,
-               "a move nest leaves its buffers");
-    ASSIGN_OR_RETURN(MoveFn fn, KernelFor(spec));
-    ++stats_.nest_moves;
-    Parallel(spec.nest->levels.back().count, ThreadsFor(spec.nest->elements(), threads),
-             [&](int64_t begin, int64_t end) { fn(dst_data, src_data, nullptr, begin, end); });
-    return spec.nest->elements();
+    return RunNest(*plan->nest, op, dst_data, dst_positions, src_data, src_positions);
   }
   MoveSpec spec{std::nullopt, op};
   ASSIGN_OR_RETURN(MoveFn fn, KernelFor(spec));
@@ -179,6 +172,24 @@ absl::StatusOr<int64_t> KernelCache::Move(const Mapping& dst, const Mapping& src
   Parallel(static_cast<int64_t>(plan->runs.size() / 4), ThreadsFor(elements, threads),
            [&](int64_t begin, int64_t end) { fn(dst_data, src_data, runs, begin, end); });
   return elements;
+}
+
+absl::Status KernelCache::CompileNest(const MoveNest& nest, const ElementOp& op) {
+  return KernelFor(MoveSpec{Simplify(nest, threads_), op}).status();
+}
+
+absl::StatusOr<int64_t> KernelCache::RunNest(const MoveNest& nest, const ElementOp& op, uint8_t* dst_data,
+                                             int64_t dst_positions, const uint8_t* src_data, int64_t src_positions) {
+  // Two threads must never share a byte of a 4-bit destination.
+  const int threads = StorageBits(op.to) == 4 ? 1 : threads_;
+  MoveSpec spec{Simplify(nest, threads), op};
+  VISA_CHECK(spec.nest->max_dst() < dst_positions && spec.nest->max_src() < src_positions,
+             "a move nest leaves its buffers");
+  ASSIGN_OR_RETURN(MoveFn fn, KernelFor(spec));
+  ++stats_.nest_moves;
+  Parallel(spec.nest->levels.back().count, ThreadsFor(spec.nest->elements(), threads),
+           [&](int64_t begin, int64_t end) { fn(dst_data, src_data, nullptr, begin, end); });
+  return spec.nest->elements();
 }
 
 }  // namespace visa::jit

@@ -27,6 +27,8 @@ struct JitStats {
   double compile_seconds = 0; // IR building, O3 and code generation, summed
   int64_t nest_moves = 0;     // moves run as loop nests
   int64_t run_moves = 0;      // moves run from a run list (no affine form)
+  int64_t sequencer_moves = 0;  // fetches run from their recorded sequencer configuration
+  int64_t derived_fetches = 0;  // fetches whose nest was derived from the mappings instead
 };
 
 class KernelCache {
@@ -38,6 +40,11 @@ class KernelCache {
   // destination positions written.
   absl::StatusOr<int64_t> Move(const Mapping& dst, const Mapping& src, const ElementOp& op, uint8_t* dst_data,
                     int64_t dst_positions, const uint8_t* src_data, int64_t src_positions, bool allow_drop);
+
+  // A move given as its loop nest (e.g. a recorded sequencer configuration's, sequencer_nest.h).
+  absl::StatusOr<int64_t> RunNest(const MoveNest& nest, const ElementOp& op, uint8_t* dst_data,
+                                  int64_t dst_positions, const uint8_t* src_data, int64_t src_positions);
+  absl::Status CompileNest(const MoveNest& nest, const ElementOp& op);
 
   // Plans and compiles the move without running it (Prepare).
   absl::Status Compile(const Mapping& dst, const Mapping& src, const ElementOp& op, bool allow_drop);

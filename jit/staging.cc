@@ -53,7 +53,7 @@ absl::Status Staged::ReadUnits(int64_t first_position) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<Staged> Staged::Read(const DeviceTensor& tensor) {
+absl::StatusOr<Staged> Staged::Read(const DeviceTensor& tensor, int64_t tail) {
   RETURN_IF_ERROR(tensor.CheckReadable());
   Staged s;
   s.device_ = &tensor.device();
@@ -64,7 +64,10 @@ absl::StatusOr<Staged> Staged::Read(const DeviceTensor& tensor) {
   s.prefix_size_ = tensor.placement().prefix_size;
   s.positions_ = s.prefix_size_ * s.window_;
   // One spare byte: a 4-bit slot may end inside a byte.
-  s.data_.reset(new uint8_t[StorageBytes(tensor.dtype(), s.positions_) + 1]);
+  const int64_t bytes = StorageBytes(tensor.dtype(), s.positions_);
+  const int64_t tail_bytes = StorageBytes(tensor.dtype(), tail);
+  s.data_.reset(new uint8_t[bytes + tail_bytes + 1]);
+  std::fill(s.data_.get() + bytes, s.data_.get() + bytes + tail_bytes + 1, 0);
   RETURN_IF_ERROR(s.ReadUnits(0));
   return s;
 }

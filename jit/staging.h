@@ -21,8 +21,9 @@ namespace visa::jit {
 
 class Staged {
  public:
-  // The current bytes of a tensor or view.
-  static absl::StatusOr<Staged> Read(const DeviceTensor& tensor);
+  // The current bytes of a tensor or view, with `tail` zeroed positions after the last unit (a
+  // sequencer may over-read past the Element for stream positions that are padding).
+  static absl::StatusOr<Staged> Read(const DeviceTensor& tensor, int64_t tail = 0);
   // The current bytes of a placement that is not a tensor yet (the destination of a store);
   // with `read` false the buffer is left as is, for a move that overwrites every position.
   static absl::StatusOr<Staged> Read(Device& device, const Placement& placement, bool read = true);

@@ -30,21 +30,22 @@ std::string DescribeStage(const Stage& stage) {
   return std::visit(Describer{}, stage);
 }
 
+std::string OpText(const Op& op, size_t index) {
+  if (const auto* dma = std::get_if<DmaOp>(&op.body)) {
+    return absl::StrCat("op ", index, ": dma ", dma->context, " ", dma->src.text, " -> ", dma->dst.text, "\n");
+  }
+  const auto& pipe = std::get<PipelineOp>(op.body);
+  std::string text = absl::StrCat("op ", index, ": pipeline ", TuContextName(pipe.context), "\n");
+  for (const TensorRef& in : pipe.inputs) absl::StrAppend(&text, "  input ", in.text, "\n");
+  if (pipe.weights) absl::StrAppend(&text, "  weights ", pipe.weights->text, "\n");
+  for (const Stage& stage : pipe.stages) absl::StrAppend(&text, "  ", DescribeStage(stage), "\n");
+  absl::StrAppend(&text, "  output ", pipe.output.text, "\n");
+  return text;
+}
+
 std::string Program::ToText() const {
   std::string text;
-  for (size_t i = 0; i < ops.size(); ++i) {
-    if (const auto* dma = std::get_if<DmaOp>(&ops[i].body)) {
-      absl::StrAppend(&text, "op ", i, ": dma ", dma->context, " ", dma->src.text, " -> ",
-                      dma->dst.text, "\n");
-      continue;
-    }
-    const auto& pipe = std::get<PipelineOp>(ops[i].body);
-    absl::StrAppend(&text, "op ", i, ": pipeline ", TuContextName(pipe.context), "\n");
-    for (const TensorRef& in : pipe.inputs) absl::StrAppend(&text, "  input ", in.text, "\n");
-    if (pipe.weights) absl::StrAppend(&text, "  weights ", pipe.weights->text, "\n");
-    for (const Stage& stage : pipe.stages) absl::StrAppend(&text, "  ", DescribeStage(stage), "\n");
-    absl::StrAppend(&text, "  output ", pipe.output.text, "\n");
-  }
+  for (size_t i = 0; i < ops.size(); ++i) absl::StrAppend(&text, OpText(ops[i], i));
   return text;
 }
 

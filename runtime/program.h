@@ -67,5 +67,7 @@ struct Program {
 };
 
 std::string DescribeStage(const Stage& stage);
+// One op's block of Program::ToText ("op 3: pipeline main" and its stages).
+std::string OpText(const Op& op, size_t index);
 
 }  // namespace visa

@@ -7,6 +7,8 @@
 #include "dsl/status_macros.h"
 #include "interp/interpreter.h"
 #include "jit/jit_backend.h"
+#include "absl/strings/str_replace.h"
+#include "runtime/op_description.h"
 #include "runtime/trace_backend.h"
 #include "samples/sample.h"
 
@@ -67,7 +69,14 @@ int ExplainSampleCommand(const std::string& name, std::ostream& out, std::ostrea
     return 2;
   }
   out << "# " << sample->name << ": " << sample->description << "\n";
-  out << run->program.ToText();
+  // Each op, then what the scheduler sees of it: resource, cycle terms, bytes read and written.
+  for (size_t i = 0; i < run->program.ops.size(); ++i) {
+    const Op& op = run->program.ops[i];
+    out << OpText(op, i);
+    std::string description = Describe(op).ToString();
+    absl::StrReplaceAll({{"\n", "\n    "}}, &description);
+    out << "  = " << description.substr(0, description.size() - 4);
+  }
   out << absl::StrFormat("hash: %016x\n", run->program.Hash());
   return 0;
 }
