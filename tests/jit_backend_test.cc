@@ -238,6 +238,21 @@ TEST(JitCommands, FirstDifferenceNamesOpPositionIndexAndBothValues) {
   EXPECT_THAT(*diff, HasSubstr("jit 0x"));
 }
 
+// The JIT's fetches are the recorded Fetch Sequencer configurations walked as loop nests, not
+// moves re-derived from the mappings; the padded packet of Example 1 (C # 8 over C = 2) is masked.
+TEST(JitSequencer, FetchesWalkTheRecordedSequencerConfiguration) {
+  for (const char* name : {"fetch_commit_permutation", "fetch_commit_tail_padding", "transpose_engine"}) {
+    const samples::Sample* sample = samples::FindSample(name);
+    ASSERT_NE(sample, nullptr) << name;
+    std::unique_ptr<JitBackend> jit = NewJit();
+    absl::StatusOr<samples::SampleRun> run = sample->Run(*jit);
+    ASSERT_TRUE(run.ok()) << run.status();
+    EXPECT_FALSE(run->mismatch) << *run->mismatch;
+    EXPECT_GT(jit->stats().sequencer_moves, 0) << name;
+    EXPECT_EQ(jit->stats().derived_fetches, 0) << name;
+  }
+}
+
 // A traced program replayed with Launch: DMA moves and pipelines all run on the JIT.
 TEST(JitLaunch, ReplayedProgramsMatchAndPreparedProgramsAreCachedByHash) {
   const samples::Sample* sample = samples::FindSample("switch_broadcast01");
