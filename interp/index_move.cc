@@ -119,13 +119,14 @@ void CopyNest(std::vector<MoveLevel> levels, const Copier<kWidth>& copier, const
 }
 
 // Every position starts as the pad value; live positions are overwritten by the copy.
-void FillPad(DType dtype, uint32_t bits, std::vector<uint8_t>& out) {
+void FillPad(DType dtype, uint32_t bits, int64_t positions, std::vector<uint8_t>& out) {
   if (bits == 0 || out.empty()) return;
   const int width = std::max(StorageBits(dtype) / 8, 1);
   std::vector<uint8_t> unit(static_cast<size_t>(width), 0);
   VISA_CHECK(StoreElementBits(dtype, unit, 0, bits).ok(), "pad bits store");
   if (StorageBits(dtype) == 4) VISA_CHECK(StoreElementBits(dtype, unit, 1, bits).ok(), "pad bits store");
   for (size_t i = 0; i < out.size(); ++i) out[i] = unit[i % unit.size()];
+  if (StorageBits(dtype) == 4 && positions % 2 != 0) out.back() &= 0x0f;  // no element there
 }
 
 // The first padding position of `dst` below `end` (the reference stops there when the pad bits do
@@ -142,7 +143,7 @@ template <int kWidth>
 absl::StatusOr<std::vector<uint8_t>> Copy(const HostTensor& src, const Mapping& dst, MovePolicy policy,
                                           std::vector<uint8_t> out, std::vector<uint8_t>& read) {
   const absl::Status fit = CheckBitsFit(src.dtype(), policy.pad_bits);
-  if (fit.ok()) FillPad(src.dtype(), policy.pad_bits, out);
+  if (fit.ok()) FillPad(src.dtype(), policy.pad_bits, dst.size(), out);
   const Copier<kWidth> copier{src.bytes().data(), out.data(), read.empty() ? nullptr : read.data()};
   std::optional<int64_t> stop;
   if (std::optional<std::vector<MoveLevel>> levels = MoveLevels(dst, src.mapping(), MatchRule::kByDigit)) {
