@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "dsl/layout.h"
 #include "dsl/normal_form.h"
 #include "dsl/status_macros.h"
 
@@ -28,8 +29,8 @@ void SpineTerms(const Mapping& m, std::vector<Mapping>& out) {
 
 std::string DigitLabel(const Factor& f) { return NormalForm({f}).ToString(); }
 
-// The buffer's digit factors with the number of buffer positions inside each (its stride).
-// Linear combinations (`$(H: 1, Fh: 1)`, the convolution's sliding windows) stay composite
+// The buffer's digit factors with the number of buffer positions inside each (its stride), from
+// the buffer's layout (dsl/layout.h). Linear combinations (`$(H: 1, Fh: 1)`, the convolution's sliding windows) stay composite
 // factors: a stream digit of one of their axes steps `coefficient` positions of it, and a stream
 // term equal to the whole combination walks it position by position.
 struct BufferDigits {
@@ -82,60 +83,50 @@ struct BufferDigits {
   }
 };
 
-// The factors of a buffer term, innermost first: its canonical digits, or a linear combination
-// (possibly padded) kept whole as a composite factor followed by its padding.
-bool TermFactors(const Mapping& term, std::vector<Factor>& out) {
-  const NormalForm& form = term.normal_form();
-  if (form.is_canonical()) {
-    out.insert(out.end(), form.factors().begin(), form.factors().end());
-    return true;
+// Appends the modes of an affine layout as digit factors, `base` positions apart per weight.
+void AppendModes(const Layout& layout, int64_t base, BufferDigits& digits) {
+  for (const LayoutMode& m : layout.modes()) {
+    Factor f;
+    f.axis = m.axis < 0 ? "" : layout.axes()[m.axis].name;
+    f.axis_size = m.axis < 0 ? 0 : layout.axes()[m.axis].limit;
+    f.coef = m.coef;
+    f.count = m.extent;
+    f.live = m.live;
+    digits.factors.push_back(f);
+    digits.strides.push_back(base * m.weight);
   }
-  const bool padded = term.kind() == Mapping::Kind::kPadding;
-  const Mapping& core = padded ? term.inner() : term;
-  if (core.kind() != Mapping::Kind::kLinear) return false;
-  Factor composite;
-  composite.kind = Factor::Kind::kComposite;
-  composite.composite = core;
-  out.push_back(composite);
-  if (padded) {
-    Factor pad;
-    pad.kind = Factor::Kind::kBlockPad;
-    pad.block = term.size();
-    out.push_back(pad);
-  }
-  return true;
 }
 
+// The buffer's digit factors and strides: its layout's modes (dsl/layout.h). Linear combinations
+// have no layout; the buffer's terms are then walked, each term's layout or a (possibly padded)
+// combination kept whole as a composite factor.
 absl::StatusOr<BufferDigits> DigitsOf(const Mapping& buffer) {
   BufferDigits digits;
   digits.text = buffer.ToString();
-  std::vector<Factor> factors;
-  if (buffer.normal_form().is_canonical()) {
-    factors = buffer.normal_form().factors();
-  } else {
-    // Linear combinations keep the whole pair composite in the normal form; walk its terms.
-    std::vector<Mapping> terms;
-    SpineTerms(buffer, terms);
-    for (size_t t = terms.size(); t-- > 0;) {
-      if (!TermFactors(terms[t], factors)) {
-        return SequencerError("Incompatible Shapes",
-                              absl::StrCat("the buffer `", digits.text, "` has no digit form a sequencer can walk"));
-      }
-    }
+  const Layout layout = Layout::Of(buffer);
+  if (layout.affine()) {
+    AppendModes(layout, 1, digits);
+    return digits;
   }
+  std::vector<Mapping> terms;
+  SpineTerms(buffer, terms);
   int64_t inner = 1;
-  for (const Factor& f : factors) {
-    if (f.kind == Factor::Kind::kDigit) {
-      digits.factors.push_back(f);
+  for (size_t t = terms.size(); t-- > 0;) {
+    const Layout term = Layout::Of(terms[t]);
+    const Mapping& core = terms[t].kind() == Mapping::Kind::kPadding ? terms[t].inner() : terms[t];
+    if (term.affine()) {
+      AppendModes(term, inner, digits);
+    } else if (core.kind() == Mapping::Kind::kLinear) {
+      Factor composite;
+      composite.kind = Factor::Kind::kComposite;
+      composite.composite = core;
+      digits.factors.push_back(composite);
       digits.strides.push_back(inner);
-      inner *= f.count;
-    } else if (f.kind == Factor::Kind::kComposite) {
-      digits.factors.push_back(f);
-      digits.strides.push_back(inner);
-      inner *= f.composite->size();
     } else {
-      inner = f.block;
+      return SequencerError("Incompatible Shapes",
+                            absl::StrCat("the buffer `", digits.text, "` has no digit form a sequencer can walk"));
     }
+    inner *= terms[t].size();
   }
   return digits;
 }

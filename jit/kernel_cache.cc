@@ -7,7 +7,8 @@
 
 #include <algorithm>
 #include "absl/strings/str_cat.h"
-#include "dsl/index_projection.h"
+#include "dsl/index_matching.h"
+#include "dsl/layout.h"
 #include "dsl/status_macros.h"
 #include "jit/parallel.h"
 #include "llvm/IR/LLVMContext.h"
@@ -16,51 +17,21 @@
 namespace visa::jit {
 namespace {
 
-// The run list of a move without an affine form, computed exactly as the interpreter's
-// MoveByIndex does (Mapping::map on the destination, Mapping::inverse on the source), so both
-// backends agree on every layout, composites included. Consecutive destination positions reading
-// equally spaced source positions form one run.
+// The run list of a move without an affine form: the layout algebra's one run-list function,
+// under the engine rule the interpreter moves data by, so both backends agree on every layout.
 absl::StatusOr<std::vector<int64_t>> RunsOf(const Mapping& dst, const Mapping& src, bool allow_drop) {
-  const std::vector<std::string> src_axes = src.axis_names();
   std::vector<int64_t> runs;
   std::vector<bool> read(allow_drop ? 0 : src.size(), false);
-  for (int64_t p = 0; p < dst.size(); ++p) {
-    Cell cell = dst.map(p);
-    if (!cell.live()) continue;
-    Index wanted;
-    for (const auto& [axis, value] : cell.index.coords()) {
-      if (std::binary_search(src_axes.begin(), src_axes.end(), axis)) wanted.Set(axis, value);
+  const std::optional<int64_t> unheld = ForEachRun(dst, src, MatchRule::kByDigit, [&](absl::Span<const MoveRun> chunk) {
+    for (const MoveRun& r : chunk) {
+      runs.insert(runs.end(), {r.dst, r.src, r.length, r.src_stride});
+      for (int64_t i = 0; i < r.length && !read.empty(); ++i) read[r.src + i * r.src_stride] = true;
     }
-    std::optional<Index> projected = ProjectOntoSource(wanted, src);
-    std::optional<int64_t> q = projected ? src.inverse(*projected) : std::nullopt;
-    if (!q) {
-      return absl::InvalidArgumentError(absl::StrCat("move: position ", p, " of `", dst.ToString(), "` holds ",
-                                                     cell.index.ToString(), ", which the source `", src.ToString(),
-                                                     "` does not hold"));
-    }
-    if (!read.empty()) read[*q] = true;
-    const size_t n = runs.size();
-    if (n > 0 && runs[n - 4] + runs[n - 2] == p) {
-      int64_t& length = runs[n - 2];
-      int64_t& stride = runs[n - 1];
-      if (length == 1) stride = *q - runs[n - 3];
-      if (runs[n - 3] + length * stride == *q) {
-        ++length;
-        continue;
-      }
-      if (length == 1) stride = 1;
-    }
-    runs.insert(runs.end(), {p, *q, 1, 1});
-  }
-  for (int64_t q = 0; q < static_cast<int64_t>(read.size()); ++q) {
-    if (read[q]) continue;
-    Cell cell = src.map(q);
-    // Broadcast digits repeat an index; only the first position holding it is ever read.
-    if (cell.live() && !read[*src.inverse(cell.index)]) {
-      return absl::InvalidArgumentError(absl::StrCat("move: the source `", src.ToString(), "` holds ",
-                                                     cell.index.ToString(), " (position ", q, "), which `",
-                                                     dst.ToString(), "` does not hold; the move would drop data"));
-    }
+  });
+  if (unheld) return UnheldError(dst, *unheld, dst.map(*unheld).index, src);
+  if (read.empty()) return runs;
+  if (std::optional<int64_t> q = FirstDropped(src, [&](int64_t q) { return bool(read[q]); })) {
+    return DroppedError(src, *q, src.map(*q).index, dst);
   }
   return runs;
 }

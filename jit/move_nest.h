@@ -15,16 +15,13 @@
 #include <string>
 #include <vector>
 
+#include "dsl/layout.h"
 #include "dsl/mapping.h"
 
 namespace visa::jit {
 
-struct NestLevel {
-  int64_t count = 1;
-  int64_t dst_stride = 0;  // destination positions per step
-  int64_t src_stride = 0;  // source positions per step (0: broadcast)
-  bool operator==(const NestLevel&) const = default;
-};
+// One loop level (count, destination stride, source stride): the layout algebra's MoveLevel.
+using NestLevel = MoveLevel;
 
 struct MoveNest {
   std::vector<NestLevel> levels;  // innermost first; never empty
@@ -37,12 +34,13 @@ struct MoveNest {
   bool operator==(const MoveNest&) const = default;
 };
 
-// The nest of `dst <- src`, or nullopt when the move has no affine form (a mapping without a digit
-// form, a destination digit that straddles source digits, or an index the source does not hold).
+// The nest of `dst <- src` (dsl/layout.h: Compose of the destination projected onto the source by
+// digit), or nullopt when the move has no affine form (a mapping without a digit form, a
+// destination digit that straddles source digits, or an index the source does not hold).
 std::optional<MoveNest> DeriveMoveNest(const Mapping& dst, const Mapping& src);
 
 // Merges adjacent levels that read as one loop and splits a short outermost level so that the
-// outermost loop has enough iterations to spread over `threads` threads.
+// outermost loop has enough iterations to spread over `threads` threads (Coalesce, SplitOuter).
 MoveNest Simplify(MoveNest nest, int threads);
 
 }  // namespace visa::jit

@@ -8,13 +8,10 @@
 // Two user errors: a destination index the source does not hold, and a source index the
 // destination does not hold (the move would drop data, so it would not be the identity).
 //
-// Positions are computed with integer digit arithmetic from the mappings' normal forms: an
-// odometer over the destination's digits and, per source axis, a table from coordinate to position
-// contribution (what Mapping::inverse computes, tabulated once per move). Mappings without a digit
-// form (linear combinations, skews) fall back to Mapping::map / Mapping::inverse. The table is
-// handed out run-length encoded: consecutive destination positions reading source positions a
-// fixed stride apart form one run, so contiguous layouts copy whole runs at once and transposes
-// gather with a known stride.
+// This is the DMA rule of dsl/index_matching.h (MatchByAxis), and the table is the layout
+// algebra's run list (dsl/layout.h: ForEachRun): consecutive destination positions reading source
+// positions a fixed stride apart form one run, so contiguous layouts copy whole runs at once and
+// transposes gather with a known stride.
 #pragma once
 
 #include <cstdint>
@@ -26,19 +23,14 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "dsl/layout.h"
 #include "dsl/mapping.h"
 
 namespace visa {
 
 // Destination positions dst + i read source positions src + i * src_stride, for i < length
 // (stride 1: a contiguous copy; 0: a broadcast; other: a transposing gather).
-struct RelayoutRun {
-  int64_t dst = 0;
-  int64_t src = 0;
-  int64_t length = 0;
-  int64_t src_stride = 1;
-  bool operator==(const RelayoutRun&) const = default;
-};
+using RelayoutRun = MoveRun;
 
 class RelayoutPlan {
  public:
@@ -47,10 +39,6 @@ class RelayoutPlan {
 
   // Both mappings must be valid (their status is returned otherwise).
   static absl::StatusOr<RelayoutPlan> Make(const Mapping& dst, const Mapping& src);
-
-  ~RelayoutPlan();
-  RelayoutPlan(RelayoutPlan&&) noexcept;
-  RelayoutPlan& operator=(RelayoutPlan&&) noexcept;
 
   // Builds the table chunk by chunk (each position computed once) and hands every chunk to
   // `apply`. Stops with an error naming the rule at the first destination index the source does
@@ -63,14 +51,12 @@ class RelayoutPlan {
   // source position src[i] feeds destination position dst[i].
   absl::StatusOr<std::pair<std::vector<int64_t>, std::vector<int64_t>>> Table() const;
 
-  // True when both sides use the digit fast path.
+  // True when both sides have digit layouts (the destination affine, the source invertible).
   bool fast() const;
 
-  struct Impl;
-
  private:
-  explicit RelayoutPlan(std::unique_ptr<Impl> impl);
-  std::unique_ptr<Impl> impl_;
+  RelayoutPlan(Mapping dst, Mapping src) : dst_(std::move(dst)), src_(std::move(src)) {}
+  Mapping dst_, src_;
 };
 
 // The live positions of `mapping`, increasing (padding positions left out).

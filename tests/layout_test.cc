@@ -1,0 +1,578 @@
+// Laws of the layout algebra (dsl/layout.h), each checked against brute-force enumeration with
+// Mapping::map / Mapping::inverse over random mappings, plus the manual-shaped concrete cases.
+//
+// The random generator mirrors tests/index_move_test.cc (text mappings over a random world, parsed
+// by the library). Cases the parser rejects or that are too large are redrawn; each law counts and
+// prints how many cases it actually checked, and asserts that enough of every kind ran. Rerun one
+// case with
+//   VISA_PROPERTY_SEED=<seed> VISA_PROPERTY_CASES=1 build/tests/layout_test
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <random>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "dsl/axes.h"
+#include "dsl/index_matching.h"
+#include "dsl/layout.h"
+#include "dsl/mapping.h"
+#include "dsl/mapping_parser.h"
+#include "gtest/gtest.h"
+
+namespace visa {
+namespace {
+
+using Rng = std::mt19937_64;
+
+int64_t Uniform(Rng& rng, int64_t lo, int64_t hi) {  // inclusive
+  return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+}
+bool Chance(Rng& rng, double p) { return std::bernoulli_distribution(p)(rng); }
+template <typename T>
+const T& Pick(Rng& rng, const std::vector<T>& v) {
+  return v[static_cast<size_t>(Uniform(rng, 0, static_cast<int64_t>(v.size()) - 1))];
+}
+
+std::vector<int64_t> Divisors(int64_t n) {
+  std::vector<int64_t> out;
+  for (int64_t d = 1; d <= n; ++d) {
+    if (n % d == 0) out.push_back(d);
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Random worlds and mappings (as text, parsed by the library).
+
+struct World {
+  std::vector<std::pair<std::string, int64_t>> axes;  // plain axes
+  bool skew = false;                                  // declares S' = <last> - A
+  Axes declared;
+};
+
+World RandomWorld(Rng& rng) {
+  static const std::vector<int64_t> sizes = {1, 2, 3, 4, 4, 5, 6, 6, 8, 8, 9, 12, 16};
+  World w;
+  std::vector<std::string> decls;
+  const int count = static_cast<int>(Uniform(rng, 2, 4));
+  for (int k = 0; k < count; ++k) {
+    const std::string name(1, static_cast<char>('A' + k));
+    w.axes.emplace_back(name, Pick(rng, sizes));
+    decls.push_back(absl::StrCat(name, " = ", w.axes.back().second));
+  }
+  w.skew = Chance(rng, 0.03);
+  if (w.skew) decls.push_back(absl::StrCat("S' = ", w.axes.back().first, " - A"));
+  absl::StatusOr<Axes> axes = Axes::Parse(absl::StrJoin(decls, ", "));
+  EXPECT_TRUE(axes.ok()) << axes.status();
+  if (axes.ok()) w.declared = *axes;
+  return w;
+}
+
+// A term of text with its number of positions.
+struct Term {
+  std::string text;
+  int64_t size = 1;
+};
+
+// One axis laid out as digit terms: whole, split by strides and modulos (possibly three ways),
+// padded (and then split), a padded inner digit, or resized (which drops data).
+std::vector<Term> AxisTerms(Rng& rng, const std::string& x, int64_t n) {
+  switch (Uniform(rng, 0, 7)) {
+    case 0:
+    case 1:
+      return {{x, n}};
+    case 2:
+    case 3: {  // [X / s1, X / s2 % f2, ..., X % fk]
+      std::vector<int64_t> factors;
+      int64_t rest = n;
+      while (rest > 1 && factors.size() < 2) {
+        const int64_t f = Pick(rng, Divisors(rest));
+        if (f == 1 || f == rest) break;
+        factors.push_back(f);
+        rest /= f;
+      }
+      factors.push_back(rest);  // outermost last
+      std::vector<Term> out;
+      int64_t stride = 1;
+      for (size_t j = 0; j < factors.size(); ++j) {
+        std::string text = x;
+        if (stride != 1) absl::StrAppend(&text, " / ", stride);
+        if (j + 1 < factors.size()) absl::StrAppend(&text, " % ", factors[j]);
+        out.push_back({text, factors[j]});
+        stride *= factors[j];
+      }
+      std::reverse(out.begin(), out.end());
+      return out;
+    }
+    case 4: {  // X # m, maybe split: [X # m / d, X # m % d]
+      const int64_t m = n + Uniform(rng, 1, 4);
+      const int64_t d = Pick(rng, Divisors(m));
+      if (d == 1 || d == m || Chance(rng, 0.3)) return {{absl::StrCat(x, " # ", m), m}};
+      return {{absl::StrCat(x, " # ", m, " / ", d), m / d}, {absl::StrCat(x, " # ", m, " % ", d), d}};
+    }
+    case 5: {  // [X / d, X % d # (d + k)]: a padded inner digit
+      const int64_t d = Pick(rng, Divisors(n));
+      const int64_t k = Uniform(rng, 1, 2);
+      return {{absl::StrCat(x, " / ", d), n / d}, {absl::StrCat(x, " % ", d, " #{0} ", d + k), d + k}};
+    }
+    case 6: {  // a resize (drops the tail)
+      const int64_t r = Uniform(rng, 1, n);
+      return {{absl::StrCat(x, " = ", r), r}};
+    }
+    default: {  // a stride alone (drops positions) or a split with its parts swapped
+      const int64_t d = Pick(rng, Divisors(n));
+      if (Chance(rng, 0.5)) return {{absl::StrCat(x, " / ", d), n / d}};
+      return {{absl::StrCat(x, " % ", d), d}, {absl::StrCat(x, " / ", d), n / d}};
+    }
+  }
+}
+
+Term JoinTerms(const std::vector<Term>& terms) {
+  Term out{"", 1};
+  std::vector<std::string> texts;
+  for (const Term& t : terms) {
+    texts.push_back(t.text);
+    out.size *= t.size;
+  }
+  out.text = absl::StrJoin(texts, ", ");
+  return out;
+}
+
+// A layout: every (or some) axis as digit terms, shuffled, with broadcasts, bracketed groups that
+// may be padded, strided or taken modulo, and occasionally a linear combination or a skew axis.
+Term RandomLayout(Rng& rng, const World& w, bool all_axes) {
+  std::vector<Term> terms;
+  for (const auto& [name, size] : w.axes) {
+    if (!all_axes && Chance(rng, 0.25)) continue;
+    for (Term& t : AxisTerms(rng, name, size)) terms.push_back(std::move(t));
+  }
+  if (Chance(rng, 0.3)) {
+    const int64_t n = Uniform(rng, 2, 3);
+    terms.push_back({absl::StrCat(n), n});
+  }
+  if (w.skew && Chance(rng, 0.5)) terms.push_back({"S'", w.axes.back().second});
+  if (Chance(rng, 0.05) && w.axes.size() >= 2) {
+    const int64_t c = Uniform(rng, 1, 3);
+    terms.push_back({absl::StrCat("$(A: 1, B: ", c, ")"),
+                     (w.axes[0].second - 1) + (w.axes[1].second - 1) * c + 1});
+  }
+  if (terms.empty()) terms.push_back({"1", 1});
+  std::shuffle(terms.begin(), terms.end(), rng);
+  // Bracket a run of terms and maybe apply an operator to the group.
+  if (terms.size() >= 2 && Chance(rng, 0.4)) {
+    const size_t begin = static_cast<size_t>(Uniform(rng, 0, static_cast<int64_t>(terms.size()) - 2));
+    const size_t end = static_cast<size_t>(Uniform(rng, static_cast<int64_t>(begin) + 2,
+                                                   static_cast<int64_t>(terms.size())));
+    Term group = JoinTerms({terms.begin() + begin, terms.begin() + end});
+    group.text = absl::StrCat("[", group.text, "]");
+    switch (Uniform(rng, 0, 3)) {
+      case 0: {
+        const int64_t m = group.size + Uniform(rng, 1, 5);
+        group = {absl::StrCat(group.text, " # ", m), m};
+        break;
+      }
+      case 1: {
+        const int64_t s = Pick(rng, Divisors(group.size));
+        group = {absl::StrCat(group.text, " / ", s), group.size / s};
+        break;
+      }
+      case 2: {
+        const int64_t m = Pick(rng, Divisors(group.size));
+        group = {absl::StrCat(group.text, " % ", m), m};
+        break;
+      }
+      default:
+        break;
+    }
+    terms.erase(terms.begin() + begin, terms.begin() + end);
+    terms.insert(terms.begin() + begin, group);
+  }
+  Term out = JoinTerms(terms);
+  if (Chance(rng, 0.15)) {
+    const int64_t m = out.size + Uniform(rng, 1, 7);
+    out = {absl::StrCat("[", out.text, "] # ", m), m};
+  }
+  return out;
+}
+
+// An arbitrary expression tree over the world (pairs, paddings, resizes, strides, modulos).
+Term RandomTree(Rng& rng, const World& w, int depth) {
+  if (depth <= 0 || Chance(rng, 0.15)) {
+    if (Chance(rng, 0.8)) {
+      const auto& [name, size] = Pick(rng, w.axes);
+      return {name, size};
+    }
+    const int64_t n = Uniform(rng, 1, 3);
+    return {absl::StrCat(n), n};
+  }
+  Term a = RandomTree(rng, w, depth - 1);
+  switch (Uniform(rng, 0, 7)) {
+    case 0:
+    case 1:
+    case 2: {
+      Term b = RandomTree(rng, w, depth - 1);
+      return {absl::StrCat("[", a.text, ", ", b.text, "]"), a.size * b.size};
+    }
+    case 3: {
+      const int64_t m = a.size + Uniform(rng, 0, 3);
+      return {absl::StrCat("[", a.text, "] #{!} ", m), m};
+    }
+    case 4: {
+      const int64_t r = Uniform(rng, 1, a.size);
+      return {absl::StrCat("[", a.text, "] = ", r), r};
+    }
+    case 5: {
+      const int64_t s = Pick(rng, Divisors(a.size));
+      return {absl::StrCat("[", a.text, "] / ", s), a.size / s};
+    }
+    case 6: {
+      const int64_t m = Pick(rng, Divisors(a.size));
+      return {absl::StrCat("[", a.text, "] % ", m), m};
+    }
+    default:
+      return a;
+  }
+}
+
+Term RandomMapping(Rng& rng, const World& w, bool source) {
+  if (Chance(rng, 0.2)) return RandomTree(rng, w, 4);
+  return RandomLayout(rng, w, source && Chance(rng, 0.7));
+}
+
+int EnvInt(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v ? std::atoi(v) : fallback;
+}
+
+// A random mapping pair over one world; nullopt when the parser rejects one or it is too large
+// (the caller counts these as skipped).
+struct Case {
+  uint64_t seed = 0;
+  Mapping dst, src;
+  std::string what;
+};
+
+std::optional<Case> DrawCase(uint64_t seed) {
+  Rng rng(seed);
+  const World w = RandomWorld(rng);
+  const Term src = RandomMapping(rng, w, /*source=*/true);
+  const Term dst = RandomMapping(rng, w, /*source=*/false);
+  absl::StatusOr<Mapping> s = ParseMapping(src.text, w.declared);
+  absl::StatusOr<Mapping> d = ParseMapping(dst.text, w.declared);
+  if (!s.ok() || !d.ok() || s->size() > 2048 || d->size() > 2048) return std::nullopt;
+  return Case{seed, *d, *s, absl::StrCat("seed ", seed, ": dst `", dst.text, "` src `", src.text, "`")};
+}
+
+// Runs `check` over the configured number of seeds; returns how many cases were drawn.
+template <typename Check>
+int ForCases(Check check) {
+  const int cases = EnvInt("VISA_PROPERTY_CASES", 2000);
+  const uint64_t first = static_cast<uint64_t>(EnvInt("VISA_PROPERTY_SEED", 1));
+  int drawn = 0;
+  for (int c = 0; c < cases; ++c) {
+    std::optional<Case> one = DrawCase(first + static_cast<uint64_t>(c));
+    if (!one) continue;
+    ++drawn;
+    check(*one);
+    if (::testing::Test::HasFatalFailure()) break;
+  }
+  return drawn;
+}
+
+bool Many() { return EnvInt("VISA_PROPERTY_CASES", 2000) >= 1000; }
+
+// The reference: destination position p reads this source position (nullopt: not held).
+std::optional<int64_t> ReferenceSource(const Mapping& dst, const Mapping& src, int64_t p, MatchRule rule) {
+  const Cell cell = dst.map(p);
+  std::optional<Index> wanted = Match(cell.index, src, rule);
+  return wanted ? src.inverse(*wanted) : std::nullopt;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Laws.
+
+TEST(LayoutLaw, EvaluateAgreesWithMap) {
+  int affine = 0, composite = 0;
+  const int drawn = ForCases([&](const Case& c) {
+    for (const Mapping* m : {&c.dst, &c.src}) {
+      const Layout l = Layout::Of(*m);
+      (l.affine() ? affine : composite)++;
+      for (int64_t p = -1; p <= m->size(); ++p) {
+        ASSERT_EQ(l.Evaluate(p), m->map(p)) << c.what << " mapping `" << m->ToString() << "` " << l.ToString()
+                                            << " position " << p;
+      }
+    }
+  });
+  std::printf("drawn %d: affine layouts %d, composite %d\n", drawn, affine, composite);
+  if (Many()) {
+    EXPECT_GT(affine, drawn);
+    EXPECT_GT(composite, 0);
+  }
+}
+
+TEST(LayoutLaw, RightInverseIsTheSmallestHolder) {
+  int invertible = 0, indices = 0, unheld = 0;
+  const int drawn = ForCases([&](const Case& c) {
+    for (const Mapping* m : {&c.dst, &c.src}) {
+      const Layout l = Layout::Of(*m);
+      if (!l.invertible()) continue;
+      ++invertible;
+      std::set<Index> seen;
+      for (int64_t p = 0; p < m->size(); ++p) {
+        const Cell cell = m->map(p);
+        if (!cell.live() || !seen.insert(cell.index).second) continue;
+        ++indices;
+        const std::optional<int64_t> r = l.RightInverse(cell.index);
+        ASSERT_TRUE(r.has_value()) << c.what << " index " << cell.index.ToString();
+        EXPECT_EQ(*r, p) << c.what << " index " << cell.index.ToString();  // the first holder
+        EXPECT_EQ(l.Evaluate(*r), cell) << c.what;                        // L(r(i)) = i
+        EXPECT_EQ(l.FirstHolder(p), p) << c.what;
+      }
+      // Indices off the layout: RightInverse agrees with Mapping::inverse (not held).
+      for (const Index& i : seen) {
+        for (const auto& [axis, value] : i.coords()) {
+          Index off = i;
+          off.Set(axis, value + 1);
+          if (seen.count(off)) continue;
+          ++unheld;
+          EXPECT_EQ(l.RightInverse(off), m->inverse(off)) << c.what << " index " << off.ToString();
+        }
+      }
+    }
+  });
+  std::printf("drawn %d: invertible layouts %d, indices %d, unheld probes %d\n", drawn, invertible, indices, unheld);
+  if (Many()) {
+    EXPECT_GT(invertible, drawn / 2);
+    EXPECT_GT(unheld, 0);
+  }
+}
+
+// Normal forms are already coalesced; projections split digits at source boundaries, and their
+// pieces merge back where the source digits are contiguous.
+TEST(LayoutLaw, CoalesceKeepsTheFunction) {
+  int merged = 0, checked = 0;
+  ForCases([&](const Case& c) {
+    const Layout d = Layout::Of(c.dst);
+    std::vector<Layout> layouts = {d, Layout::Of(c.src)};
+    if (std::optional<Layout> p = Project(d, Layout::Of(c.src), MatchRule::kByDigit)) layouts.push_back(*p);
+    for (const Layout& l : layouts) {
+      if (!l.affine()) continue;
+      const Layout k = l.Coalesce();
+      ++checked;
+      if (k.modes().size() < l.modes().size()) ++merged;
+      EXPECT_EQ(k.Coalesce().modes(), k.modes()) << c.what << ": coalesce is idempotent";
+      for (int64_t p = 0; p < l.size(); ++p) {
+        ASSERT_EQ(k.Evaluate(p), l.Evaluate(p)) << c.what << " " << l.ToString() << " -> " << k.ToString() << " at " << p;
+      }
+    }
+  });
+  std::printf("coalesced %d layouts, %d with merged modes\n", checked, merged);
+  if (Many()) EXPECT_GT(merged, 0);
+}
+
+TEST(LayoutLaw, ProjectionIsTheMatchingRule) {
+  int projected[2] = {0, 0}, none[2] = {0, 0};
+  ForCases([&](const Case& c) {
+    const Layout d = Layout::Of(c.dst), s = Layout::Of(c.src);
+    for (MatchRule rule : {MatchRule::kByAxis, MatchRule::kByDigit}) {
+      const int r = rule == MatchRule::kByAxis ? 0 : 1;
+      const std::optional<Layout> pr = Project(d, s, rule);
+      if (!pr) {
+        ++none[r];
+        continue;
+      }
+      ++projected[r];
+      for (int64_t p = 0; p < c.dst.size(); ++p) {
+        const Cell cell = c.dst.map(p);
+        if (!cell.live()) continue;
+        const std::optional<Index> want = Match(cell.index, c.src, rule);
+        ASSERT_TRUE(want.has_value()) << c.what << " rule " << r << ": a projection of an unheld index at " << p;
+        ASSERT_EQ(pr->Evaluate(p), Cell::Live(*want)) << c.what << " rule " << r << " " << pr->ToString() << " at " << p;
+        ASSERT_TRUE(c.src.inverse(*want).has_value()) << c.what << " rule " << r << " at " << p;
+      }
+    }
+  });
+  std::printf("projections by axis %d (none %d), by digit %d (none %d)\n", projected[0], none[0], projected[1], none[1]);
+  if (Many()) {
+    EXPECT_GT(projected[0], 0);
+    EXPECT_GT(projected[1], projected[0]);  // digits the source lacks broadcast
+    EXPECT_GT(none[1], 0);
+  }
+}
+
+// The (destination, source) pairs of a loop nest, in loop order (innermost fastest).
+std::vector<std::pair<int64_t, int64_t>> Pairs(const std::vector<MoveLevel>& levels) {
+  std::vector<std::pair<int64_t, int64_t>> out = {{0, 0}};
+  for (const MoveLevel& l : levels) {
+    std::vector<std::pair<int64_t, int64_t>> next;
+    for (int64_t i = 0; i < l.count; ++i) {
+      for (const auto& [p, q] : out) next.push_back({p + i * l.dst_stride, q + i * l.src_stride});
+    }
+    out = std::move(next);
+  }
+  return out;
+}
+
+TEST(LayoutLaw, ComposeAgreesWithSequentialApplication) {
+  int nests = 0, pairs = 0;
+  ForCases([&](const Case& c) {
+    for (MatchRule rule : {MatchRule::kByAxis, MatchRule::kByDigit}) {
+      const std::optional<std::vector<MoveLevel>> levels = MoveLevels(c.dst, c.src, rule);
+      if (!levels) continue;
+      ++nests;
+      std::vector<int64_t> live;
+      for (int64_t p = 0; p < c.dst.size(); ++p) {
+        if (c.dst.map(p).live()) live.push_back(p);
+      }
+      std::vector<std::pair<int64_t, int64_t>> got = Pairs(*levels);
+      std::vector<int64_t> visited;
+      for (const auto& [p, q] : got) {
+        ++pairs;
+        visited.push_back(p);
+        ASSERT_EQ(std::optional<int64_t>(q), ReferenceSource(c.dst, c.src, p, rule))
+            << c.what << " rule " << static_cast<int>(rule) << " position " << p;
+      }
+      ASSERT_TRUE(std::is_sorted(visited.begin(), visited.end())) << c.what << ": destination order";
+      ASSERT_EQ(visited, live) << c.what << ": the nest visits exactly the live positions";
+    }
+  });
+  std::printf("nests %d, pairs %d\n", nests, pairs);
+  if (Many()) EXPECT_GT(nests, 100);
+}
+
+TEST(LayoutLaw, CoalesceAndSplitKeepThePairs) {
+  int splits = 0, checked = 0;
+  ForCases([&](const Case& c) {
+    std::optional<std::vector<MoveLevel>> levels = MoveLevels(c.dst, c.src, MatchRule::kByDigit);
+    if (!levels) return;
+    auto sorted = [](std::vector<std::pair<int64_t, int64_t>> v) {
+      std::sort(v.begin(), v.end());
+      return v;
+    };
+    const auto want = sorted(Pairs(*levels));
+    const std::vector<MoveLevel> merged = Coalesce(*levels);
+    EXPECT_EQ(Pairs(merged), Pairs(*levels)) << c.what << ": coalescing keeps the order too";
+    for (int threads : {1, 2, 3, 8}) {
+      const std::vector<MoveLevel> split = SplitOuter(merged, threads);
+      ++checked;
+      if (split.size() > merged.size()) ++splits;
+      EXPECT_EQ(sorted(Pairs(split)), want) << c.what << " threads " << threads;
+    }
+  });
+  std::printf("split checks %d, splits made %d\n", checked, splits);
+  if (Many()) EXPECT_GT(splits, 0);
+}
+
+TEST(LayoutLaw, RunListEqualsThePerPositionReference) {
+  int ok = 0, unheld = 0, runs_total = 0, elements = 0;
+  ForCases([&](const Case& c) {
+    for (MatchRule rule : {MatchRule::kByAxis, MatchRule::kByDigit}) {
+      std::vector<std::pair<int64_t, int64_t>> got;
+      const std::optional<int64_t> stop = ForEachRun(c.dst, c.src, rule, [&](absl::Span<const MoveRun> runs) {
+        for (const MoveRun& r : runs) {
+          ++runs_total;
+          for (int64_t i = 0; i < r.length; ++i) got.push_back({r.dst + i, r.src + i * r.src_stride});
+        }
+      });
+      std::vector<std::pair<int64_t, int64_t>> want;
+      std::optional<int64_t> want_stop;
+      for (int64_t p = 0; p < c.dst.size() && !want_stop; ++p) {
+        if (!c.dst.map(p).live()) continue;
+        const std::optional<int64_t> q = ReferenceSource(c.dst, c.src, p, rule);
+        if (q) {
+          want.push_back({p, *q});
+        } else {
+          want_stop = p;
+        }
+      }
+      ASSERT_EQ(stop, want_stop) << c.what << " rule " << static_cast<int>(rule);
+      ASSERT_EQ(got, want) << c.what << " rule " << static_cast<int>(rule);
+      elements += static_cast<int>(got.size());
+      (stop ? unheld : ok)++;
+      if (stop) continue;
+      // The drop check: the first source position whose index no position read.
+      std::vector<bool> read(static_cast<size_t>(c.src.size()), false);
+      for (const auto& [p, q] : got) read[q] = true;
+      std::optional<int64_t> dropped;
+      for (int64_t q = 0; q < c.src.size() && !dropped; ++q) {
+        const Cell cell = c.src.map(q);
+        if (!read[q] && cell.live() && !read[*c.src.inverse(cell.index)]) dropped = q;
+      }
+      EXPECT_EQ(FirstDropped(c.src, [&](int64_t q) { return read[q]; }), dropped) << c.what;
+    }
+  });
+  std::printf("run lists: held %d, unheld %d, %d runs for %d elements\n", ok, unheld, runs_total, elements);
+  if (Many()) {
+    EXPECT_GT(ok, 100);
+    EXPECT_GT(unheld, 100);
+    EXPECT_LT(runs_total, elements);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Concrete cases.
+
+struct Fixture {
+  Axes axes;
+  Mapping m(const std::string& text) const {
+    absl::StatusOr<Mapping> m = ParseMapping(text, axes);
+    EXPECT_TRUE(m.ok()) << m.status();
+    return *m;
+  }
+};
+
+Fixture With(const std::string& axes) { return {*Axes::Parse(axes)}; }
+
+std::string Show(const std::optional<std::vector<MoveLevel>>& levels) {
+  if (!levels) return "none";
+  return absl::StrCat("[", absl::StrJoin(*levels, ", ", [](std::string* out, const MoveLevel& l) {
+                        absl::StrAppend(out, l.count, " : ", l.dst_stride, " <- ", l.src_stride);
+                      }), "]");
+}
+
+TEST(Layout, ModesAreShapeAndStride) {
+  Fixture f = With("A = 8, B = 512");
+  // m![A / 2, B, A % 2]: A % 2 innermost at weight 1, then B, then A / 2.
+  const Layout l = Layout::Of(f.m("A / 2, B, A % 2"));
+  EXPECT_EQ(l.ToString(), "[2 : 1 A*1, 512 : 2 B*1, 4 : 1024 A*2]");
+  EXPECT_EQ(Layout::Of(f.m("B / 64, B % 64")).Coalesce().ToString(), "[512 : 1 B*1]");
+  EXPECT_EQ(Layout::Of(f.m("A # 10")).ToString(), "[10(8) : 1 A*1]");
+}
+
+TEST(Layout, TransposeAndBroadcastNests) {
+  Fixture f = With("A = 4, B = 8, X = 3");
+  EXPECT_EQ(Show(MoveLevels(f.m("B, A"), f.m("A, B"), MatchRule::kByAxis)), "[4 : 1 <- 8, 8 : 4 <- 1]");
+  EXPECT_EQ(Show(MoveLevels(f.m("X, A"), f.m("A"), MatchRule::kByAxis)), "[4 : 1 <- 1, 3 : 4 <- 0]");
+  // By digit, B / 2 % 2 reads a source holding B / 4 only with stride 0; by axis it is not held.
+  EXPECT_EQ(Show(MoveLevels(f.m("B"), f.m("B / 4"), MatchRule::kByDigit)), "[4 : 1 <- 0, 2 : 4 <- 1]");
+  EXPECT_EQ(Show(MoveLevels(f.m("B"), f.m("B / 4"), MatchRule::kByAxis)), "none");
+}
+
+TEST(Layout, MatchingRules) {
+  Fixture f = With("J = 512, I = 4");
+  Index index;
+  index.Set("J", 13 * 8 + 5);
+  index.Set("I", 3);
+  const Mapping src = f.m("J / 32");
+  EXPECT_EQ(MatchByAxis(index, src).ToString(), "{J=109}");
+  EXPECT_EQ(MatchByDigit(index, src)->ToString(), "{J=96}");
+}
+
+TEST(Layout, SplitForThreads) {
+  // A contiguous copy merges into one level, long enough to share as is.
+  EXPECT_EQ(Coalesce({{1024, 1, 1}, {4, 1024, 1024}}), (std::vector<MoveLevel>{{4096, 1, 1}}));
+  EXPECT_EQ(SplitOuter({{4096, 1, 1}}, 4).size(), 1u);
+  // A broadcast over 4 outer steps: the inner level's outer part moves outermost.
+  const std::vector<MoveLevel> split = SplitOuter(Coalesce({{1024, 1, 1}, {4, 2048, 0}}), 4);
+  EXPECT_EQ(split, (std::vector<MoveLevel>{{16, 1, 1}, {4, 2048, 0}, {64, 16, 16}}));
+}
+
+}  // namespace
+}  // namespace visa
