@@ -92,7 +92,7 @@ TEST(JitMove, NestsAndRunListsMatchTheInterpreter) {
 }
 
 // Moves match by digit: the source holds B / 2 only, so B % 2 broadcasts (the interpreter's
-// ProjectOntoSource), with stride 0 in the compiled nest.
+// MatchByDigit, dsl/index_matching.h), with stride 0 in the compiled nest.
 TEST(JitMove, DigitsTheSourceLacksBroadcast) {
   MappingScope s(*Axes::Parse("A = 4, B = 8"));
   absl::StatusOr<std::unique_ptr<KernelCache>> cache = KernelCache::Create(1);
