@@ -9,6 +9,7 @@
 #include "dsl/mapping_parser.h"
 #include "interp/interpreter.h"
 #include "runtime/tensor_unit.h"
+#include "runtime/trace_backend.h"
 #include "runtime/transfer.h"
 
 namespace visa {
@@ -318,16 +319,15 @@ TEST_F(OpDescriptionTest, DmaDmToDmInOneClusterIsSequential) {
 // 3000-byte tensor of chip 0 broadcast to both chips writes 6000 bytes.
 TEST_F(OpDescriptionTest, DmaAcrossChipsGoesOverPcie) {
   Device two(2);
-  Dma tdma = Dma::Tensor(two);
+  TraceBackend trace;
+  Context ctx(two, trace);
   Use("A = 3000");
   absl::StatusOr<HbmTensor> src = HbmTensor::Create(two, DType::kI8, m("1 # 2"), m("A"), 0);
   ASSERT_TRUE(src.ok()) << src.status();
-  std::vector<DmaOp> ops;
-  tdma.set_recorder([&](const DmaOp& op) { ops.push_back(op); });
-  absl::StatusOr<HbmTensor> dst = src->to_hbm(tdma, 4096, m("2"), m("A"));
+  absl::StatusOr<HbmTensor> dst = src->to_hbm(ctx.tdma, 4096, m("2"), m("A"));
   ASSERT_TRUE(dst.ok()) << dst.status();
-  ASSERT_EQ(ops.size(), 1u);
-  OpDescription d = Describe(ops[0]);
+  ASSERT_EQ(ctx.program().ops.size(), 1u);
+  OpDescription d = Describe(ctx.program().ops[0]);
   EXPECT_EQ(d.cycles, 6000 / 30 + 500);
   EXPECT_THAT(d.reads[0].units, ElementsAre(Interval{0, 1}));
   EXPECT_THAT(d.writes[0].units, ElementsAre(Interval{0, 2}));
