@@ -44,24 +44,23 @@ int64_t SideBytesPerCycle(Tier tier) {
   return std::min(memory, kDmaEngineBytesPerCycle);
 }
 
+// The groups of `per_group` units a range touches (units are chips in HBM, slices elsewhere).
+std::set<int64_t> GroupsOf(const MemoryRange& range, int64_t per_group) {
+  std::set<int64_t> groups;
+  for (const Interval& i : range.units) {
+    for (int64_t u = i.begin; u < i.end; ++u) groups.insert(u / per_group);
+  }
+  return groups;
+}
+
 // Chips (HBM) or clusters (DM, SPM) a range touches: the granularity at which the manual's
 // examples share one memory port between the reads and the writes of a move.
 std::set<int64_t> PortsOf(const MemoryRange& range) {
-  const int64_t per_port = range.tier == Tier::kHbm ? 1 : kSlicesPerCluster;
-  std::set<int64_t> ports;
-  for (const Interval& i : range.units) {
-    for (int64_t u = i.begin; u < i.end; ++u) ports.insert(u / per_port);
-  }
-  return ports;
+  return GroupsOf(range, range.tier == Tier::kHbm ? 1 : kSlicesPerCluster);
 }
 
 std::set<int64_t> ChipsOf(const MemoryRange& range) {
-  const int64_t per_chip = range.tier == Tier::kHbm ? 1 : kSlicesPerChip;
-  std::set<int64_t> chips;
-  for (const Interval& i : range.units) {
-    for (int64_t u = i.begin; u < i.end; ++u) chips.insert(u / per_chip);
-  }
-  return chips;
+  return GroupsOf(range, range.tier == Tier::kHbm ? 1 : kSlicesPerChip);
 }
 
 bool Meet(const std::set<int64_t>& a, const std::set<int64_t>& b) {

@@ -132,16 +132,6 @@ TEST(IndexMoveProperty, CompiledEqualsReference) {
 // ---------------------------------------------------------------------------------------------
 // Concrete cases.
 
-struct Fixture {
-  Axes axes;
-  Mapping m(const std::string& text) const {
-    absl::StatusOr<Mapping> m = ParseMapping(text, axes);
-    EXPECT_TRUE(m.ok()) << m.status();
-    return *m;
-  }
-};
-
-Fixture With(const std::string& axes) { return {*Axes::Parse(axes)}; }
 
 HostTensor Iota(DType dtype, const Mapping& m) { return *HostTensor::Iota(dtype, m); }
 

@@ -303,16 +303,6 @@ TEST(LayoutLaw, RunListEqualsThePerPositionReference) {
 // ---------------------------------------------------------------------------------------------
 // Concrete cases.
 
-struct Fixture {
-  Axes axes;
-  Mapping m(const std::string& text) const {
-    absl::StatusOr<Mapping> m = ParseMapping(text, axes);
-    EXPECT_TRUE(m.ok()) << m.status();
-    return *m;
-  }
-};
-
-Fixture With(const std::string& axes) { return {*Axes::Parse(axes)}; }
 
 std::string Show(const std::optional<std::vector<MoveLevel>>& levels) {
   if (!levels) return "none";

@@ -2,6 +2,8 @@
 // small expression trees, drawn from a seeded generator. Shared by the layout and move tests.
 #pragma once
 
+#include "gtest/gtest.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -237,6 +239,18 @@ Term RandomMapping(Rng& rng, const World& w, bool source) {
   if (Chance(rng, 0.2)) return RandomTree(rng, w, 4);
   return RandomLayout(rng, w, source && Chance(rng, 0.7));
 }
+
+// Mappings written as text over a fixed set of axes (the concrete cases).
+struct Fixture {
+  Axes axes;
+  Mapping m(const std::string& text) const {
+    absl::StatusOr<Mapping> m = ParseMapping(text, axes);
+    EXPECT_TRUE(m.ok()) << m.status();
+    return *m;
+  }
+};
+
+Fixture With(const std::string& axes) { return {*Axes::Parse(axes)}; }
 
 }  // namespace
 }  // namespace visa
