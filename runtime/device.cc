@@ -9,7 +9,6 @@ namespace visa {
 namespace {
 
 constexpr int64_t kHbmPageBytes = 64 * kKiB;   // large pages: HBM tensors are large
-constexpr int64_t kSramPageBytes = 4 * kKiB;   // DM / TRF / VRF pages
 
 int64_t UnitsPerChip(Tier tier) {
   switch (tier) {
@@ -25,10 +24,9 @@ Device::Device(int chips) : chips_(chips) {
   VISA_CHECK(chips >= 1 && chips <= kMaxChips, "Device needs 1 to kMaxChips chips");
   for (int c = 0; c < chips; ++c) {
     hbm_.push_back(std::make_unique<SparseMemory>(kHbmBytesPerChip, kHbmPageBytes));
-    dm_.push_back(std::make_unique<SparseMemory>(kSlicesPerChip * kDmBytesPerSlice, kSramPageBytes));
-    trf_.push_back(std::make_unique<SparseMemory>(
-        int64_t{kSlicesPerChip} * kTrfRows * kTrfRowBytes, kSramPageBytes));
-    vrf_.push_back(std::make_unique<SparseMemory>(kSlicesPerChip * kVrfBytesPerSlice, kSramPageBytes));
+    dm_.push_back(std::make_unique<DenseMemory>(kSlicesPerChip * kDmBytesPerSlice));
+    trf_.push_back(std::make_unique<DenseMemory>(int64_t{kSlicesPerChip} * kTrfRows * kTrfRowBytes));
+    vrf_.push_back(std::make_unique<DenseMemory>(kSlicesPerChip * kVrfBytesPerSlice));
   }
 }
 
@@ -45,9 +43,7 @@ int64_t Device::Units(Tier tier) const {
   return chips_ * UnitsPerChip(tier);
 }
 
-absl::StatusOr<std::pair<SparseMemory*, int64_t>> Device::Locate(Tier tier, int64_t unit,
-                                                                 int64_t address,
-                                                                 int64_t size) const {
+absl::StatusOr<Device::Located> Device::Locate(Tier tier, int64_t unit, int64_t address, int64_t size) const {
   if (tier == Tier::kHost) {
     return absl::InvalidArgumentError("Device: host memory is not device memory");
   }
@@ -66,15 +62,15 @@ absl::StatusOr<std::pair<SparseMemory*, int64_t>> Device::Locate(Tier tier, int6
   const int64_t local = unit % UnitsPerChip(tier);
   switch (tier) {
     case Tier::kHbm:
-      return std::make_pair(hbm_[chip].get(), address);
+      return Located{.sparse = hbm_[chip].get(), .address = address};
     case Tier::kDm:
-      return std::make_pair(dm_[chip].get(), local * kDmBytesPerSlice + address);
+      return Located{.dense = dm_[chip].get(), .address = local * kDmBytesPerSlice + address};
     case Tier::kSpm:
-      return std::make_pair(dm_[chip].get(), local * kDmBytesPerSlice + kSpmOffsetInDm + address);
+      return Located{.dense = dm_[chip].get(), .address = local * kDmBytesPerSlice + kSpmOffsetInDm + address};
     case Tier::kTrf:
-      return std::make_pair(trf_[chip].get(), local * kTrfRowBytes + address);
+      return Located{.dense = trf_[chip].get(), .address = local * kTrfRowBytes + address};
     case Tier::kVrf:
-      return std::make_pair(vrf_[chip].get(), local * kVrfBytesPerSlice + address);
+      return Located{.dense = vrf_[chip].get(), .address = local * kVrfBytesPerSlice + address};
     case Tier::kHost:
       break;
   }
@@ -82,14 +78,20 @@ absl::StatusOr<std::pair<SparseMemory*, int64_t>> Device::Locate(Tier tier, int6
 }
 
 absl::Status Device::Read(Tier tier, int64_t unit, int64_t address, absl::Span<uint8_t> out) const {
-  ASSIGN_OR_RETURN(auto located, Locate(tier, unit, address, static_cast<int64_t>(out.size())));
-  return located.first->Read(located.second, out);
+  ASSIGN_OR_RETURN(Located at, Locate(tier, unit, address, static_cast<int64_t>(out.size())));
+  return at.dense != nullptr ? at.dense->Read(at.address, out) : at.sparse->Read(at.address, out);
 }
 
 absl::Status Device::Write(Tier tier, int64_t unit, int64_t address,
                            absl::Span<const uint8_t> data) {
-  ASSIGN_OR_RETURN(auto located, Locate(tier, unit, address, static_cast<int64_t>(data.size())));
-  return located.first->Write(located.second, data);
+  ASSIGN_OR_RETURN(Located at, Locate(tier, unit, address, static_cast<int64_t>(data.size())));
+  return at.dense != nullptr ? at.dense->Write(at.address, data) : at.sparse->Write(at.address, data);
+}
+
+uint8_t* Device::UnitData(Tier tier, int64_t unit) const {
+  absl::StatusOr<Located> at = Locate(tier, unit, 0, 0);
+  if (!at.ok() || at->dense == nullptr) return nullptr;
+  return at->dense->data() + at->address;
 }
 
 namespace {
@@ -157,7 +159,8 @@ absl::Status Device::WriteVrf(SliceId slice, int64_t address, absl::Span<const u
 
 int64_t Device::resident_bytes() const {
   int64_t total = 0;
-  for (const auto* memories : {&hbm_, &dm_, &trf_, &vrf_}) {
+  for (const auto& memory : hbm_) total += memory->resident_bytes();
+  for (const auto* memories : {&dm_, &trf_, &vrf_}) {
     for (const auto& memory : *memories) total += memory->resident_bytes();
   }
   return total;

@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "runtime/address_book.h"
+#include "runtime/dense_memory.h"
 #include "runtime/sparse_memory.h"
 #include "runtime/tier.h"
 
@@ -27,7 +28,9 @@ struct SliceId {
 
 // Per chip: 48 GB of HBM; 2 clusters x 256 slices, each slice with 512 KB of DM (whose top
 // 64 KB is the SPM), a TRF of 8 rows x 8 KB and an 8 KB VRF. All memories are sparse: unwritten
-// bytes read as zero and only written pages take host memory.
+// bytes read as zero and only written pages take host memory. HBM is a page table; each chip's
+// DM (with SPM), TRF and VRF is one contiguous block (dense_memory.h) that kernels address in
+// place through UnitData.
 //
 // Memory is addressed per unit: a chip for HBM, a slice for DM / SPM / VRF, a slice's row for TRF
 // (unit = slice unit * 8 + row). Every access is bounds-checked and returns OutOfRange when it
@@ -63,6 +66,11 @@ class Device {
   absl::Status ReadVrf(SliceId slice, int64_t address, absl::Span<uint8_t> out) const;
   absl::Status WriteVrf(SliceId slice, int64_t address, absl::Span<const uint8_t> data);
 
+  // The first byte of an SRAM unit (DM, SPM, TRF row, VRF) in host memory, for compiled kernels
+  // that read and write it in place; nullptr for HBM, host and units that do not exist. A unit's
+  // bytes are [UnitData, UnitData + TierUnitBytes(tier)).
+  uint8_t* UnitData(Tier tier, int64_t unit) const;
+
   // Host bytes the written pages of all memories take.
   int64_t resident_bytes() const;
 
@@ -73,12 +81,17 @@ class Device {
  private:
   // Checks tier, unit and the range against the unit's capacity; returns the backing memory and
   // the linear address inside it.
-  absl::StatusOr<std::pair<SparseMemory*, int64_t>> Locate(Tier tier, int64_t unit, int64_t address,
-                                                            int64_t size) const;
+  struct Located {
+    SparseMemory* sparse = nullptr;  // HBM
+    DenseMemory* dense = nullptr;    // SRAM
+    int64_t address = 0;             // inside that memory
+  };
+  absl::StatusOr<Located> Locate(Tier tier, int64_t unit, int64_t address, int64_t size) const;
 
   int chips_;
   // One memory per chip and space; units are laid out back to back inside it.
-  std::vector<std::unique_ptr<SparseMemory>> hbm_, dm_, trf_, vrf_;
+  std::vector<std::unique_ptr<SparseMemory>> hbm_;
+  std::vector<std::unique_ptr<DenseMemory>> dm_, trf_, vrf_;
   AddressBook book_;
 };
 

@@ -375,3 +375,35 @@ TEST(HostTensor, IotaCountsLivePositionsAndPrintsShortly) {
 
 }  // namespace
 }  // namespace visa
+
+namespace visa {
+namespace {
+
+TEST(Device, SramUnitsAreContiguousBlocksAddressableInPlace) {
+  Device device(1);
+  ASSERT_TRUE(device.WriteDm({0, 1, 3}, 100, std::vector<uint8_t>{7, 8, 9}).ok());
+  const uint8_t* unit = device.UnitData(Tier::kDm, SliceId{0, 1, 3}.unit());
+  ASSERT_NE(unit, nullptr);
+  EXPECT_EQ(unit[100], 7);
+  EXPECT_EQ(unit[102], 9);
+  // The next slice's DM starts one unit later: one block per chip.
+  EXPECT_EQ(device.UnitData(Tier::kDm, SliceId{0, 1, 4}.unit()), unit + 512 * 1024);
+  // The SPM is the top 64 KB of the same block; TRF rows are 8 KB apart.
+  EXPECT_EQ(device.UnitData(Tier::kSpm, SliceId{0, 1, 3}.unit()), unit + 448 * 1024);
+  EXPECT_EQ(device.UnitData(Tier::kTrf, 9) - device.UnitData(Tier::kTrf, 8), 8 * 1024);
+  // HBM stays a page table: no in-place pointer, and no unit past the device.
+  EXPECT_EQ(device.UnitData(Tier::kHbm, 0), nullptr);
+  EXPECT_EQ(device.UnitData(Tier::kDm, 512), nullptr);
+}
+
+TEST(Device, SramCostsOnlyTheTouchedPages) {
+  Device device(1);
+  ASSERT_TRUE(device.WriteDm({0, 0, 0}, 0, std::vector<uint8_t>(3 * 4096, 0)).ok());  // zeros: nothing
+  EXPECT_EQ(device.resident_bytes(), 0);
+  ASSERT_TRUE(device.WriteDm({0, 0, 0}, 0, std::vector<uint8_t>(3 * 4096, 1)).ok());
+  EXPECT_GE(device.resident_bytes(), 3 * 4096);
+  EXPECT_LE(device.resident_bytes(), 4 * 4096);
+}
+
+}  // namespace
+}  // namespace visa
