@@ -20,44 +20,15 @@ namespace {
 using llvm::Value;
 
 
-// Runs `body` only when `cond` holds (the rest of the enclosing loop body follows it).
-void EmitIf(llvm::IRBuilder<>& b, Value* cond, const std::function<void()>& body) {
-  llvm::Function* fn = b.GetInsertBlock()->getParent();
-  llvm::BasicBlock* then = llvm::BasicBlock::Create(b.getContext(), "then", fn);
-  llvm::BasicBlock* done = llvm::BasicBlock::Create(b.getContext(), "done", fn);
-  b.CreateCondBr(cond, then, done);
-  b.SetInsertPoint(then);
-  body();
-  b.CreateBr(done);
-  b.SetInsertPoint(done);
-}
-
-// A constant i64 (or i8) table in the module, read at a runtime index.
+// A constant table of `values` read at a runtime index.
 template <typename T>
 Value* Lookup(llvm::IRBuilder<>& b, llvm::Module& m, const std::vector<T>& values, Value* index, int bits) {
-  llvm::Type* type = b.getIntNTy(bits);
-  std::vector<llvm::Constant*> entries;
-  for (T v : values) entries.push_back(llvm::ConstantInt::get(type, static_cast<uint64_t>(v)));
-  auto* array = llvm::ArrayType::get(type, values.size());
-  auto* global = new llvm::GlobalVariable(m, array, true, llvm::GlobalValue::PrivateLinkage,
-                                          llvm::ConstantArray::get(array, entries), "lookup");
-  return b.CreateLoad(type, b.CreateInBoundsGEP(array, global, {b.getInt64(0), index}));
+  return EmitTableLoad(b, m, std::vector<int64_t>(values.begin(), values.end()), index, bits);
 }
 
 // One operand element widened to the accumulator type, as an i32 pattern.
 Value* LoadWidened(llvm::IRBuilder<>& b, llvm::Module& m, const ElementOp& widen, Value* base, Value* pos) {
-  const int bits = StorageBits(widen.from);
-  Value* raw;
-  if (bits == 4) {
-    Value* byte = b.CreateLoad(b.getInt8Ty(), b.CreateGEP(b.getInt8Ty(), base, b.CreateLShr(pos, 1)));
-    Value* shift = b.CreateTrunc(b.CreateShl(b.CreateAnd(pos, 1), 2), b.getInt8Ty());
-    raw = b.CreateZExt(b.CreateAnd(b.CreateLShr(byte, shift), b.getInt8(15)), b.getInt32Ty());
-  } else {
-    llvm::Type* type = b.getIntNTy(bits);
-    raw = b.CreateAlignedLoad(type, b.CreateGEP(type, base, pos), llvm::Align(1));
-    if (bits < 32) raw = b.CreateZExt(raw, b.getInt32Ty());
-  }
-  return EmitElementOp(b, m, widen, raw, pos);
+  return EmitElementOp(b, m, widen, EmitLoadRaw(b, base, pos, StorageBits(widen.from)), pos);
 }
 
 struct Math {

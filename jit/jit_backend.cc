@@ -5,10 +5,13 @@
 #include <chrono>
 #include <cstring>
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "dsl/status_macros.h"
+#include "jit/contraction_plan.h"
 #include "jit/parallel.h"
 #include "jit/sequencer_nest.h"
 #include "jit/staging.h"
@@ -62,76 +65,6 @@ absl::Status CheckSameType(DType src, DType dst) {
   return absl::InvalidArgumentError(absl::StrCat(
       "Tensor Function: a move keeps the element type; the source is ", std::string(Name(src)),
       " and the destination ", std::string(Name(dst))));
-}
-
-std::vector<uint8_t> LiveMask(const Mapping& mapping) {
-  std::vector<uint8_t> live(static_cast<size_t>(mapping.size()));
-  for (int64_t i = 0; i < mapping.size(); ++i) live[i] = mapping.map(i).live() ? 1 : 0;
-  return live;
-}
-
-// The contraction's shape and tables: which retained time step each step feeds, which contracted
-// packet position each tree group lands in (as the interpreter derives them).
-absl::StatusOr<ContractionSpec> PlanContraction(DType x_type, DType w_type, const AlignStage& align,
-                                                const ContractStage& contract, const AccumulateStage& accumulate) {
-  const StreamShape& comp = align.out;
-  ContractionSpec spec;
-  spec.x_type = x_type;
-  spec.w_type = w_type;
-  spec.acc_type = contract.out.dtype;
-  spec.op = contract.op;
-  const Mapping outer = Pair({comp.chip, comp.cluster, comp.slice});
-  spec.outer = outer.size();
-  spec.rows = comp.row->size();
-  spec.times = comp.time.size();
-  spec.packet = comp.packet.size();
-  spec.group = int64_t{1} << contract.depth;
-  spec.out_times = accumulate.retained_time.size();
-  spec.out_packet = contract.out.packet.size();
-  spec.live_outer = LiveMask(outer);
-  spec.live_row = LiveMask(*comp.row);
-  spec.live_packet = LiveMask(comp.packet);
-  spec.retained = RetainedTimeTable(accumulate, comp.time);
-  spec.target = TreeGroupTargets(comp.packet, contract);
-  return spec;
-}
-
-// Weights read from the TRF image the way the TRF Sequencer reads them: the time entries (sizes
-// and strides, innermost first) walk the element, the packet repeats a contiguous reg_read_size
-// read. False when the entries do not cover Time exactly (then the weights are placed by a move).
-bool AddressThroughTrfSequencer(const AlignStage& align, const TrfTensor& weights, ContractionSpec& spec) {
-  const int bits = StorageBits(weights.dtype());
-  const int64_t element = weights.element().size();
-  int64_t covered = 1;
-  for (const SequencerEntry& e : align.trf_entries) covered *= e.size;
-  const int64_t read = align.reg_read_size * 8 / bits;
-  if (covered != spec.times || read < 1 || element * spec.rows * spec.outer != Pair(weights.levels()).size()) {
-    return false;
-  }
-  spec.w_time.assign(spec.times, 0);
-  for (int64_t t = 0; t < spec.times; ++t) {
-    int64_t rest = t, offset = 0;
-    for (const SequencerEntry& e : align.trf_entries) {  // innermost first
-      offset += (rest % e.size) * (e.stride * 8 / bits);
-      rest /= e.size;
-    }
-    spec.w_time[t] = offset;
-  }
-  spec.w_packet.assign(spec.packet, 0);
-  for (int64_t p = 0; p < spec.packet; ++p) spec.w_packet[p] = p % read;
-  spec.w_outer = spec.rows * element;
-  spec.w_row = element;
-  return true;
-}
-
-// Weights already placed in the computation mapping [outer, row, time, packet].
-void AddressComputationImage(ContractionSpec& spec) {
-  spec.w_row = spec.times * spec.packet;
-  spec.w_outer = spec.rows * spec.w_row;
-  spec.w_time.assign(spec.times, 0);
-  for (int64_t t = 0; t < spec.times; ++t) spec.w_time[t] = t * spec.packet;
-  spec.w_packet.assign(spec.packet, 0);
-  for (int64_t p = 0; p < spec.packet; ++p) spec.w_packet[p] = p;
 }
 
 // Whether the move into a new tensor at `placement` writes every position of every live unit, so
@@ -390,8 +323,57 @@ absl::StatusOr<std::unique_ptr<JitBackend>> JitBackend::Create(JitOptions option
   return std::unique_ptr<JitBackend>(new JitBackend(std::move(kernels)));
 }
 
+absl::StatusOr<const FusedContraction*> JitBackend::FusedPlanFor(const PipelineOp& op) {
+  std::string key = PipelineKey(op);
+  auto it = fused_plans_.find(key);
+  if (it == fused_plans_.end()) {
+    ASSIGN_OR_RETURN(auto plan, PlanFusedContraction(op));
+    if (std::getenv("VISA_JIT_DEBUG") != nullptr) {
+      const auto* reason = std::get_if<std::string>(&plan);
+      std::fprintf(stderr, "pipeline: %s\n",
+                   reason ? absl::StrCat("stage by stage: ", *reason).c_str()
+                          : absl::StrCat("fused, lanes along the ", std::get<FusedContraction>(plan).lanes).c_str());
+    }
+    it = fused_plans_.emplace(std::move(key), std::make_unique<std::variant<FusedContraction, std::string>>(
+                                                  std::move(plan))).first;
+  }
+  return std::get_if<FusedContraction>(it->second.get());
+}
+
+absl::StatusOr<HostTensor> JitBackend::RunFused(const FusedContraction& plan, const PipelineTensors& tensors) {
+  std::vector<const uint8_t*> x_base, w_base;
+  RETURN_IF_ERROR(PointersOf(plan, tensors.inputs[0], *tensors.weights, x_base, w_base));
+  ASSIGN_OR_RETURN(LaneContractionFn fn, kernels_->LaneContraction(plan.spec));
+  const int64_t slots = plan.acc_layout.size();
+  std::vector<uint32_t> acc(static_cast<size_t>(slots), 0);
+  std::vector<uint8_t> written(static_cast<size_t>(slots), 0);
+  const int64_t scratch_bytes = plan.spec.ScratchBytes();
+  Parallel(plan.outer, kernels_->threads(), [&](int64_t begin, int64_t end) {
+    // Packed operands stay in this thread's cache from one slice to the next.
+    thread_local std::vector<uint8_t> scratch;
+    if (static_cast<int64_t>(scratch.size()) < scratch_bytes + 64) scratch.resize(scratch_bytes + 64);
+    uint8_t* aligned = scratch.data() + (64 - reinterpret_cast<uintptr_t>(scratch.data()) % 64) % 64;
+    fn(x_base.data(), w_base.data(), acc.data(), written.data(), aligned, begin, end);
+  });
+  std::vector<uint8_t> bytes(static_cast<size_t>(StorageBytes(plan.acc_type, plan.out_layout.size())), 0);
+  RETURN_IF_ERROR(kernels_->Move(plan.out_layout, plan.acc_layout, CopyOp(plan.acc_type), bytes.data(),
+                                 plan.out_layout.size(), reinterpret_cast<const uint8_t*>(acc.data()),
+                                 plan.acc_layout.size(), /*allow_drop=*/false).status());
+  return Image(plan.acc_type, plan.out_layout, std::move(bytes));
+}
+
 absl::Status JitBackend::Run(const PipelineOp& op, const PipelineTensors& tensors) {
   KernelRunner runner{*kernels_, tensors, padded_};
+  ASSIGN_OR_RETURN(const FusedContraction* fused, FusedPlanFor(op));
+  if (fused != nullptr && tensors.weights) {
+    absl::StatusOr<HostTensor> stream = RunFused(*fused, tensors);
+    if (stream.ok()) {
+      ++kernels_->stats().fused_pipelines;
+      return WalkPipelineFrom(op, fused->accumulate_stage + 1, *std::move(stream), runner);
+    }
+    if (!absl::IsFailedPrecondition(stream.status())) return stream.status();
+  }
+  ++kernels_->stats().staged_pipelines;
   return WalkPipeline(op, runner);
 }
 
@@ -417,6 +399,12 @@ absl::Status JitBackend::PrepareOp(const Op& op) {
   const auto& pipe = std::get<PipelineOp>(op.body);
   if (pipe.inputs.empty() || !pipe.inputs[0].handle) return absl::OkStatus();
   KernelCompiler compiler{*kernels_, pipe};
+  ASSIGN_OR_RETURN(const FusedContraction* fused, FusedPlanFor(pipe));
+  if (fused != nullptr) {
+    RETURN_IF_ERROR(kernels_->LaneContraction(fused->spec).status());
+    return WalkPipelineFrom(pipe, fused->accumulate_stage + 1, KernelCompiler::Stream{fused->out_layout, fused->acc_type},
+                            compiler);
+  }
   return WalkPipeline(pipe, compiler);
 }
 

@@ -15,6 +15,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
+#include "jit/fused_contraction.h"
 #include "jit/kernel_cache.h"
 #include "runtime/backend.h"
 
@@ -47,10 +48,16 @@ class JitBackend : public Backend {
  private:
   explicit JitBackend(std::unique_ptr<KernelCache> kernels) : kernels_(std::move(kernels)) {}
   absl::Status PrepareOp(const Op& op);
+  // The op's fused plan, or nullptr when it runs stage by stage (planned once per configuration).
+  absl::StatusOr<const FusedContraction*> FusedPlanFor(const PipelineOp& op);
+  // Runs the fused front of `op`: the Reducer's output stream image; FailedPrecondition when the
+  // tensors do not line up with the plan (the op then runs stage by stage).
+  absl::StatusOr<HostTensor> RunFused(const FusedContraction& plan, const PipelineTensors& tensors);
 
   std::unique_ptr<KernelCache> kernels_;
   absl::flat_hash_set<uint64_t> prepared_;
   PaddingCache padded_;
+  absl::flat_hash_map<std::string, std::unique_ptr<std::variant<FusedContraction, std::string>>> fused_plans_;
 };
 
 }  // namespace visa::jit

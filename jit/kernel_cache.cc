@@ -101,6 +101,13 @@ absl::StatusOr<ContractFn> KernelCache::Contraction(const ContractionSpec& spec)
   return reinterpret_cast<ContractFn>(address);
 }
 
+absl::StatusOr<LaneContractionFn> KernelCache::LaneContraction(const LaneContractionSpec& spec) {
+  ASSIGN_OR_RETURN(void* address, Cached(spec.Key(), [&](llvm::Module& module, const std::string& name) {
+                     BuildLaneContractionFunction(module, name, spec);
+                   }));
+  return reinterpret_cast<LaneContractionFn>(address);
+}
+
 absl::StatusOr<int64_t> KernelCache::Coverage(const Mapping& dst, const Mapping& src, bool allow_drop) {
   ASSIGN_OR_RETURN(const Plan* plan, PlanFor(dst, src, allow_drop));
   if (plan->nest) return plan->nest->elements();

@@ -17,6 +17,7 @@
 #include "dsl/mapping.h"
 #include "jit/compiler.h"
 #include "jit/contraction_kernel.h"
+#include "jit/lane_contraction_kernel.h"
 #include "jit/move_kernel.h"
 
 namespace visa::jit {
@@ -29,6 +30,8 @@ struct JitStats {
   int64_t run_moves = 0;      // moves run from a run list (no affine form)
   int64_t sequencer_moves = 0;  // fetches run from their recorded sequencer configuration
   int64_t derived_fetches = 0;  // fetches whose nest was derived from the mappings instead
+  int64_t fused_pipelines = 0;  // pipelines whose front ran as one lane contraction kernel
+  int64_t staged_pipelines = 0; // pipelines run stage by stage
 };
 
 class KernelCache {
@@ -51,6 +54,9 @@ class KernelCache {
 
   // The compiled contraction kernel of `spec` (cached by its key).
   absl::StatusOr<ContractFn> Contraction(const ContractionSpec& spec);
+
+  // The compiled fused contraction kernel of `spec` (cached by its key).
+  absl::StatusOr<LaneContractionFn> LaneContraction(const LaneContractionSpec& spec);
 
   // How many destination positions the move writes (a nest's elements, or the runs' lengths).
   absl::StatusOr<int64_t> Coverage(const Mapping& dst, const Mapping& src, bool allow_drop);

@@ -26,15 +26,12 @@
 
 namespace visa {
 
+// The stages from `first` on, given the stream the stages before it produced (a backend that runs
+// a prefix of the pipeline its own way, e.g. fused, walks the rest with this).
 template <typename Visitor>
-absl::Status WalkPipeline(const PipelineOp& op, Visitor& visitor) {
+absl::Status WalkPipelineFrom(const PipelineOp& op, size_t first, typename Visitor::Stream stream, Visitor& visitor) {
   const std::vector<Stage>& stages = op.stages;
-  VISA_CHECK(stages.size() >= 3 && std::holds_alternative<BeginStage>(stages[0]) &&
-                 std::holds_alternative<FetchStage>(stages[1]),
-             "a recorded pipeline starts with begin and fetch");
-  ASSIGN_OR_RETURN(typename Visitor::Stream stream,
-                   visitor.Fetch(std::get<BeginStage>(stages[0]), std::get<FetchStage>(stages[1])));
-  for (size_t i = 2; i < stages.size(); ++i) {
+  for (size_t i = first; i < stages.size(); ++i) {
     const Stage& stage = stages[i];
     if (i + 1 == stages.size()) return visitor.Store(std::move(stream), stage);
     if (const auto* sw = std::get_if<SwitchStage>(&stage)) {
@@ -58,6 +55,17 @@ absl::Status WalkPipeline(const PipelineOp& op, Visitor& visitor) {
   }
   VISA_CHECK(false, "a recorded pipeline ends with a store");
   return absl::InternalError("unreachable");
+}
+
+template <typename Visitor>
+absl::Status WalkPipeline(const PipelineOp& op, Visitor& visitor) {
+  const std::vector<Stage>& stages = op.stages;
+  VISA_CHECK(stages.size() >= 3 && std::holds_alternative<BeginStage>(stages[0]) &&
+                 std::holds_alternative<FetchStage>(stages[1]),
+             "a recorded pipeline starts with begin and fetch");
+  ASSIGN_OR_RETURN(typename Visitor::Stream stream,
+                   visitor.Fetch(std::get<BeginStage>(stages[0]), std::get<FetchStage>(stages[1])));
+  return WalkPipelineFrom(op, 2, std::move(stream), visitor);
 }
 
 }  // namespace visa

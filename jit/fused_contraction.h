@@ -1,0 +1,48 @@
+// FusedContraction: whether a pipeline's front (begin, fetch, collects, align, contract,
+// accumulate) runs as one lane contraction kernel per slice (lane_contraction_kernel.h) reading
+// DM and TRF in place, and the kernel's spec when it does.
+//
+// What fuses: one fetched tensor (no interleave), collects that keep every slice's element order
+// (they only repacketize the stream), an align whose computation mapping has the collect's
+// element order, weights addressed through the TRF Sequencer, no stream padding, and a retained
+// time digit along which the weights are broadcast (the lanes). What does not, and why:
+//  - a switch exchanges data across slices through the ring: the pipeline would split there;
+//  - a transpose reorders time and packet through its buffer;
+//  - an align that broadcasts or shifts the stream over time (convolutions' shift-reuse) reads a
+//    stream element at several steps: the operand blocks would need the index inverse;
+// those pipelines run stage by stage (jit_backend.cc). Every refusal carries its reason.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <variant>
+
+#include "absl/status/statusor.h"
+#include "jit/lane_contraction_kernel.h"
+#include "runtime/program.h"
+#include "runtime/tensor.h"
+
+namespace visa::jit {
+
+struct FusedContraction {
+  LaneContractionSpec spec;
+  int64_t outer = 1;             // slices (chip x cluster x slice positions)
+  size_t accumulate_stage = 0;   // the stages after it run on the accumulator image
+  Mapping acc_layout;            // [outer, row, retained time, contracted packet]
+  Mapping out_layout;            // the Reducer's output stream
+  DType acc_type = DType::kF32;
+  std::string lanes;             // the time digit the lanes run along, for explain / debugging
+};
+
+// The plan, or the reason the op runs stage by stage. Depends only on the op's configuration.
+absl::StatusOr<std::variant<FusedContraction, std::string>> PlanFusedContraction(const PipelineOp& op);
+
+// A cache key of the op's configuration: every stage's description and the stream layouts.
+std::string PipelineKey(const PipelineOp& op);
+
+// The per-slice DM pointers of the fetched tensor and per-(slice, Row) TRF pointers of the
+// weights, in place; an error names what does not line up (the caller then runs stage by stage).
+absl::Status PointersOf(const FusedContraction& plan, const DmTensor& input, const TrfTensor& weights,
+                        std::vector<const uint8_t*>& x_base, std::vector<const uint8_t*>& w_base);
+
+}  // namespace visa::jit

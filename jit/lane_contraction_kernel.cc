@@ -1,0 +1,269 @@
+// Lane contraction kernels in IR: packing in place, 16-lane products and trees, scattering.
+#include "jit/lane_contraction_kernel.h"
+
+#include "absl/hash/hash.h"
+#include "absl/strings/str_format.h"
+#include "dsl/status_macros.h"
+#include "jit/ir_loops.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Module.h"
+
+namespace visa::jit {
+namespace {
+
+using llvm::Value;
+
+constexpr int64_t kAlign = 64;
+
+int64_t RoundUp(int64_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+
+// Scratch layout: packed weights, packed operand, lane accumulators, first-contribution flags.
+struct Scratch {
+  int64_t w = 0, x = 0, acc = 0, seen = 0, end = 0;
+  explicit Scratch(const LaneContractionSpec& s) {
+    x = RoundUp(4 * s.w_blocks() * s.rows * s.packet);
+    acc = x + RoundUp(4 * s.x_blocks() * s.packet * kLanes);
+    seen = acc + RoundUp(4 * s.acc_blocks() * s.rows * s.groups() * kLanes);
+    end = seen + RoundUp(s.acc_blocks());
+  }
+};
+
+// `offsets[p] == p * step` for every p: the table is a stride.
+std::optional<int64_t> StrideOf(const std::vector<int64_t>& offsets) {
+  const int64_t step = offsets.size() > 1 ? offsets[1] - offsets[0] : 0;
+  for (size_t p = 0; p < offsets.size(); ++p) {
+    if (offsets[p] != static_cast<int64_t>(p) * step) return std::nullopt;
+  }
+  return step;
+}
+
+// The accumulator's arithmetic on 16-lane vectors of i32 patterns (f32 or i32).
+struct LaneMath {
+  llvm::IRBuilder<>& b;
+  bool is_float;
+  ReduceOp op;
+
+  llvm::Type* IntVec() { return llvm::FixedVectorType::get(b.getInt32Ty(), kLanes); }
+  llvm::Type* FloatVec() { return llvm::FixedVectorType::get(b.getFloatTy(), kLanes); }
+  Value* F(Value* v) { return b.CreateBitCast(v, FloatVec()); }
+  Value* I(Value* v) { return b.CreateBitCast(v, IntVec()); }
+  Value* Identity() {
+    const uint32_t bits = op == ReduceOp::kAdd ? 0u : (is_float ? 0xff800000u : 0x80000000u);
+    return b.CreateVectorSplat(kLanes, b.getInt32(bits));
+  }
+  Value* Multiply(Value* x, Value* w) { return is_float ? I(b.CreateFMul(F(x), F(w))) : b.CreateMul(x, w); }
+  Value* Combine(Value* a, Value* c) {
+    if (op == ReduceOp::kMax) {
+      Value* greater = is_float ? b.CreateFCmpOGT(F(c), F(a)) : b.CreateICmpSGT(c, a);
+      return b.CreateSelect(greater, c, a);
+    }
+    return is_float ? I(b.CreateFAdd(F(a), F(c))) : b.CreateAdd(a, c);
+  }
+};
+
+// An element offset along the packet: `p * stride` when the table is one, else the table.
+Value* PacketOffset(llvm::IRBuilder<>& b, llvm::Module& m, const std::vector<int64_t>& table, Value* p) {
+  if (std::optional<int64_t> stride = StrideOf(table)) return b.CreateMul(p, b.getInt64(*stride));
+  return EmitTableLoad(b, m, table, p, 64);
+}
+
+// The contraction's widening of an operand element already in the stream type.
+Value* Widen(llvm::IRBuilder<>& b, llvm::Module& m, DType from, DType acc, Value* raw) {
+  absl::StatusOr<ElementOp> widen = ConversionOp(ConversionStage::kContraction, from, acc);
+  VISA_CHECK(widen.ok(), "the planner only pairs widenable operand types");
+  return EmitElementOp(b, m, *widen, raw, b.getInt64(0));
+}
+
+class Builder {
+ public:
+  Builder(llvm::Module& module, const LaneContractionSpec& spec)
+      : m_(module), s_(spec), b_(module.getContext()), layout_(spec) {}
+
+  void Build(const std::string& name) {
+    llvm::Type* ptr = b_.getPtrTy();
+    llvm::Type* i64 = b_.getInt64Ty();
+    auto* type = llvm::FunctionType::get(b_.getVoidTy(), {ptr, ptr, ptr, ptr, ptr, i64, i64}, false);
+    fn_ = llvm::Function::Create(type, llvm::Function::ExternalLinkage, name, m_);
+    fn_->addFnAttr(llvm::Attribute::NoUnwind);
+    for (unsigned a = 0; a < 5; ++a) fn_->addParamAttr(a, llvm::Attribute::NoAlias);
+    b_.SetInsertPoint(llvm::BasicBlock::Create(m_.getContext(), "entry", fn_));
+    Value* scratch = fn_->getArg(4);
+    wp_ = scratch;
+    xp_ = b_.CreateGEP(b_.getInt8Ty(), scratch, b_.getInt64(layout_.x));
+    accp_ = b_.CreateGEP(b_.getInt8Ty(), scratch, b_.getInt64(layout_.acc));
+    seen_ = b_.CreateGEP(b_.getInt8Ty(), scratch, b_.getInt64(layout_.seen));
+    EmitLoop(b_, fn_->getArg(5), fn_->getArg(6), [&](Value* o) {
+      Value* live = b_.CreateICmpNE(Table(s_.live_outer, o, 8), b_.getInt8(0));
+      EmitIf(b_, live, [&] { Slice(o); });
+    });
+    b_.CreateRetVoid();
+  }
+
+ private:
+  Value* Table(const std::vector<int64_t>& values, Value* index, int bits) {
+    return EmitTableLoad(b_, m_, values, index, bits);
+  }
+  Value* Table(const std::vector<uint8_t>& values, Value* index, int bits) {
+    return Table(std::vector<int64_t>(values.begin(), values.end()), index, bits);
+  }
+  Value* I64(int64_t v) { return b_.getInt64(v); }
+
+  void Slice(Value* o) {
+    PackWeights(o);
+    PackOperand(b_.CreateLoad(b_.getPtrTy(), b_.CreateGEP(b_.getPtrTy(), fn_->getArg(0), o)));
+    b_.CreateMemSet(seen_, b_.getInt8(0), I64(s_.acc_blocks()), llvm::MaybeAlign(1));
+    EmitLoop(b_, I64(0), I64(static_cast<int64_t>(s_.step_x.size())), [&](Value* step) { Step(step); });
+    Scatter(o);
+  }
+
+  // Wp[(kw * rows + r) * packet + p] = widen(w row r at w_offset[kw] + w_packet[p]).
+  void PackWeights(Value* o) {
+    const int bits = StorageBits(s_.w_type);
+    for (int64_t r = 0; r < s_.rows; ++r) {
+      if (!s_.live_row[r]) continue;
+      Value* row = b_.CreateLoad(b_.getPtrTy(), b_.CreateGEP(b_.getPtrTy(), fn_->getArg(1),
+                                                             b_.CreateAdd(b_.CreateMul(o, I64(s_.rows)), I64(r))));
+      EmitLoop(b_, I64(0), I64(s_.w_blocks()), [&](Value* kw) {
+        Value* first = Table(s_.w_offset, kw, 64);
+        Value* out = b_.CreateGEP(b_.getInt32Ty(), wp_,
+                                  b_.CreateMul(b_.CreateAdd(b_.CreateMul(kw, I64(s_.rows)), I64(r)), I64(s_.packet)));
+        EmitLoop(b_, I64(0), I64(s_.packet), [&](Value* p) {
+          Value* raw = EmitLoadRaw(b_, row, b_.CreateAdd(first, PacketOffset(b_, m_, s_.w_packet, p)), bits);
+          b_.CreateStore(Widen(b_, m_, s_.w_type, s_.acc_type, raw), b_.CreateGEP(b_.getInt32Ty(), out, p));
+        });
+      });
+    }
+  }
+
+  // Xp[(bx * packet + p) * 16 + d] = widen(fetch(DM at x_lane[bx * 16 + d] + x_packet[p])), 0 for
+  // an empty lane.
+  void PackOperand(Value* dm) {
+    const int bits = StorageBits(s_.dm_type);
+    const int stream_bits = StorageBits(s_.x_type);
+    EmitLoop(b_, I64(0), I64(s_.x_blocks() * kLanes), [&](Value* lane) {
+      Value* offset = Table(s_.x_lane, lane, 64);
+      Value* empty = b_.CreateICmpSLT(offset, I64(0));
+      Value* first = b_.CreateSelect(empty, I64(0), offset);
+      Value* block = b_.CreateUDiv(lane, I64(kLanes));
+      Value* d = b_.CreateURem(lane, I64(kLanes));
+      Value* out = b_.CreateGEP(b_.getInt32Ty(), xp_, b_.CreateAdd(b_.CreateMul(block, I64(s_.packet * kLanes)), d));
+      EmitLoop(b_, I64(0), I64(s_.packet), [&](Value* p) {
+        Value* pos = b_.CreateAdd(first, PacketOffset(b_, m_, s_.x_packet, p));
+        Value* stream = EmitElementOp(b_, m_, s_.fetch, EmitLoadRaw(b_, dm, pos, bits), pos);
+        // As the stream stores it: the storage bits of the stream type (i5 / i9 come sign-extended).
+        if (stream_bits < 32) {
+          stream = b_.CreateAnd(stream, b_.getInt32(static_cast<uint32_t>((uint64_t{1} << stream_bits) - 1)));
+        }
+        Value* value = b_.CreateSelect(empty, b_.getInt32(0), Widen(b_, m_, s_.x_type, s_.acc_type, stream));
+        b_.CreateStore(value, b_.CreateGEP(b_.getInt32Ty(), out, b_.CreateMul(p, I64(kLanes))));
+      });
+    });
+  }
+
+  // One step: every live Row's trees over the step's 16 lanes, combined into their slots.
+  void Step(Value* step) {
+    LaneMath math{b_, IsFloat(s_.acc_type), s_.op};
+    Value* bx = Table(s_.step_x, step, 64);
+    Value* kw = Table(s_.step_w, step, 64);
+    Value* ab = Table(s_.step_acc, step, 64);
+    Value* seen_ptr = b_.CreateGEP(b_.getInt8Ty(), seen_, ab);
+    Value* first = b_.CreateICmpEQ(b_.CreateLoad(b_.getInt8Ty(), seen_ptr), b_.getInt8(0));
+    b_.CreateStore(b_.getInt8(1), seen_ptr);
+    Value* x_block = b_.CreateGEP(b_.getInt32Ty(), xp_, b_.CreateMul(bx, I64(s_.packet * kLanes)));
+    std::vector<Value*> x(s_.packet, nullptr);
+    for (int64_t p = 0; p < s_.packet; ++p) {
+      if (!s_.live_packet[p]) continue;
+      x[p] = b_.CreateAlignedLoad(math.IntVec(), b_.CreateGEP(b_.getInt32Ty(), x_block, I64(p * kLanes)),
+                                  llvm::Align(kAlign));
+    }
+    for (int64_t r = 0; r < s_.rows; ++r) {
+      if (!s_.live_row[r]) continue;
+      Value* w_row = b_.CreateGEP(b_.getInt32Ty(), wp_,
+                                  b_.CreateMul(b_.CreateAdd(b_.CreateMul(kw, I64(s_.rows)), I64(r)), I64(s_.packet)));
+      for (int64_t g = 0; g < s_.groups(); ++g) {
+        if (s_.target[g] < 0) continue;
+        std::vector<Value*> level;
+        for (int64_t p = g * s_.group; p < (g + 1) * s_.group; ++p) {
+          if (!s_.live_packet[p]) {
+            level.push_back(math.Identity());  // padding contributes the identity
+            continue;
+          }
+          Value* w = b_.CreateLoad(b_.getInt32Ty(), b_.CreateGEP(b_.getInt32Ty(), w_row, I64(p)));
+          level.push_back(math.Multiply(x[p], b_.CreateVectorSplat(kLanes, w)));
+        }
+        for (size_t width = level.size(); width > 1; width /= 2) {
+          for (size_t k = 0; k < width / 2; ++k) level[k] = math.Combine(level[2 * k], level[2 * k + 1]);
+        }
+        Value* slot = b_.CreateGEP(b_.getInt32Ty(), accp_, b_.CreateMul(AccCell(ab, r, g), I64(kLanes)));
+        Value* old = b_.CreateAlignedLoad(math.IntVec(), slot, llvm::Align(kAlign));
+        b_.CreateAlignedStore(b_.CreateSelect(first, level[0], math.Combine(old, level[0])), slot, llvm::Align(kAlign));
+      }
+    }
+  }
+
+  Value* AccCell(Value* ab, int64_t r, int64_t g) {
+    return b_.CreateAdd(b_.CreateMul(b_.CreateAdd(b_.CreateMul(ab, I64(s_.rows)), I64(r)), I64(s_.groups())), I64(g));
+  }
+
+  // Lane accumulators into acc[((o * rows + r) * out_times + retained) * out_packet + target].
+  void Scatter(Value* o) {
+    Value* acc = fn_->getArg(2);
+    Value* written = fn_->getArg(3);
+    EmitLoop(b_, I64(0), I64(s_.acc_blocks()), [&](Value* ab) {
+      Value* seen = b_.CreateICmpNE(b_.CreateLoad(b_.getInt8Ty(), b_.CreateGEP(b_.getInt8Ty(), seen_, ab)), b_.getInt8(0));
+      EmitIf(b_, seen, [&] {
+        EmitLoop(b_, I64(0), I64(kLanes), [&](Value* d) {
+          Value* retained = Table(s_.acc_lane, b_.CreateAdd(b_.CreateMul(ab, I64(kLanes)), d), 64);
+          EmitIf(b_, b_.CreateICmpSGE(retained, I64(0)), [&] {
+            for (int64_t r = 0; r < s_.rows; ++r) {
+              if (!s_.live_row[r]) continue;
+              Value* row_base = b_.CreateMul(
+                  b_.CreateAdd(b_.CreateMul(b_.CreateAdd(b_.CreateMul(o, I64(s_.rows)), I64(r)), I64(s_.out_times)),
+                               retained),
+                  I64(s_.out_packet));
+              for (int64_t g = 0; g < s_.groups(); ++g) {
+                if (s_.target[g] < 0) continue;
+                Value* lane = b_.CreateAdd(b_.CreateMul(AccCell(ab, r, g), I64(kLanes)), d);
+                Value* v = b_.CreateLoad(b_.getInt32Ty(), b_.CreateGEP(b_.getInt32Ty(), accp_, lane));
+                Value* slot = b_.CreateAdd(row_base, I64(s_.target[g]));
+                b_.CreateStore(v, b_.CreateGEP(b_.getInt32Ty(), acc, slot));
+                b_.CreateStore(b_.getInt8(1), b_.CreateGEP(b_.getInt8Ty(), written, slot));
+              }
+            }
+          });
+        });
+      });
+    });
+  }
+
+  llvm::Module& m_;
+  const LaneContractionSpec& s_;
+  llvm::IRBuilder<> b_;
+  Scratch layout_;
+  llvm::Function* fn_ = nullptr;
+  Value* wp_ = nullptr;
+  Value* xp_ = nullptr;
+  Value* accp_ = nullptr;
+  Value* seen_ = nullptr;
+};
+
+}  // namespace
+
+int64_t LaneContractionSpec::ScratchBytes() const { return Scratch(*this).end; }
+
+std::string LaneContractionSpec::Key() const {
+  return absl::StrFormat(
+      "lanes %s>%s %s*%s>%s %s r%d p%d g%d ot%d op%d %016x %016x %016x %016x %016x %016x %016x %016x %016x "
+      "%016x %016x %016x",
+      std::string(Name(dm_type)), fetch.Key(), std::string(Name(x_type)), std::string(Name(w_type)),
+      std::string(Name(acc_type)), ReduceOpName(op), rows, packet, group, out_times, out_packet,
+      absl::HashOf(live_outer), absl::HashOf(live_row), absl::HashOf(live_packet), absl::HashOf(target),
+      absl::HashOf(w_offset), absl::HashOf(w_packet), absl::HashOf(x_lane), absl::HashOf(x_packet),
+      absl::HashOf(acc_lane), absl::HashOf(step_x), absl::HashOf(step_w), absl::HashOf(step_acc));
+}
+
+void BuildLaneContractionFunction(llvm::Module& module, const std::string& name, const LaneContractionSpec& spec) {
+  Builder(module, spec).Build(name);
+}
+
+}  // namespace visa::jit

@@ -1,0 +1,71 @@
+// Lane contraction kernels: one pipeline's fetch, Contraction Engine arithmetic and accumulation
+// fused into one loop nest per slice, vectorized across 16 time steps that share their weights.
+//
+// Why these lanes: the pairwise tree reduces along the packet, so vectorizing along the packet
+// needs a shuffle per level; the Rows are at most 8. Time steps that differ only in a retained
+// digit along which the weights are broadcast (the GEMM's rows of A) land in distinct accumulator
+// slots and read the same weights, so 16 of them form the lanes of one vector: each lane's tree
+// is the manual's tree, level by level, and each slot still receives its time steps in order.
+// The bits are the interpreter's: products in the accumulator type, the tree in its order, no
+// fused multiply-add, a slot's first contribution stored as is.
+//
+// Per slice the kernel (1) widens the weights it needs from the TRF rows in place into a packed
+// [weight block][row][packet] buffer, (2) reads the operand from the slice's DM in place through
+// the fetch sequencer's offsets, applies the Fetch Adapter and widens it into [x block][packet]
+// [16 lanes], (3) walks the steps in time order, and (4) scatters the lane accumulators into the
+// accumulator image [outer][row][retained time][contracted packet].
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dsl/contraction_engine.h"
+#include "dsl/dtype.h"
+#include "jit/element_op.h"
+
+namespace llvm {
+class Module;
+}
+
+namespace visa::jit {
+
+inline constexpr int64_t kLanes = 16;
+
+// x_base[o]: the slice's DM bytes at the fetched tensor's Element (nullptr: no data); w_base[o *
+// rows + r]: the TRF row's bytes at the weights' Element; acc / written: [outer][row][retained
+// time][contracted packet]; scratch: LaneContractionSpec::ScratchBytes() per calling thread.
+using LaneContractionFn = void (*)(const uint8_t* const* x_base, const uint8_t* const* w_base, uint32_t* acc,
+                                   uint8_t* written, uint8_t* scratch, int64_t begin, int64_t end);
+
+struct LaneContractionSpec {
+  DType dm_type = DType::kBF16;   // the fetched tensor's type in DM
+  ElementOp fetch;                // the Fetch Adapter: DM element -> stream element
+  DType x_type = DType::kBF16, w_type = DType::kBF16, acc_type = DType::kF32;
+  ReduceOp op = ReduceOp::kAdd;
+  int64_t rows = 1, packet = 1, group = 1, out_times = 1, out_packet = 1;
+  std::vector<uint8_t> live_outer, live_row, live_packet;
+  std::vector<int64_t> target;    // per tree group: contracted packet position, -1 when dropped
+
+  // Weight blocks: the element offset (in a TRF row) of each distinct weight time step, and of
+  // each packet position from there.
+  std::vector<int64_t> w_offset, w_packet;
+  // Operand blocks: per block and lane, the element offset in the slice's DM (-1: an empty lane),
+  // and per packet position the offset from there (both from the fetch sequencer).
+  std::vector<int64_t> x_lane, x_packet;
+  // Accumulator blocks: per block and lane, the retained time position (-1: not kept).
+  std::vector<int64_t> acc_lane;
+  // The steps in time order: which operand, weight and accumulator block each combines.
+  std::vector<int64_t> step_x, step_w, step_acc;
+
+  int64_t groups() const { return packet / group; }
+  int64_t w_blocks() const { return static_cast<int64_t>(w_offset.size()); }
+  int64_t x_blocks() const { return static_cast<int64_t>(x_lane.size()) / kLanes; }
+  int64_t acc_blocks() const { return static_cast<int64_t>(acc_lane.size()) / kLanes; }
+  int64_t ScratchBytes() const;
+  std::string Key() const;
+};
+
+void BuildLaneContractionFunction(llvm::Module& module, const std::string& name, const LaneContractionSpec& spec);
+
+}  // namespace visa::jit
