@@ -3,12 +3,13 @@
 
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/GlobalVariable.h"
+#include "llvm/IR/Metadata.h"
 #include "llvm/IR/Module.h"
 
 namespace visa::jit {
 
 void EmitLoop(llvm::IRBuilder<>& b, llvm::Value* start, llvm::Value* end,
-              const std::function<void(llvm::Value*)>& body) {
+              const std::function<void(llvm::Value*)>& body, bool unroll) {
   llvm::Function* fn = b.GetInsertBlock()->getParent();
   llvm::LLVMContext& ctx = b.getContext();
   llvm::BasicBlock* pre = b.GetInsertBlock();
@@ -21,7 +22,14 @@ void EmitLoop(llvm::IRBuilder<>& b, llvm::Value* start, llvm::Value* end,
   body(i);
   llvm::Value* next = b.CreateNSWAdd(i, b.getInt64(1));
   i->addIncoming(next, b.GetInsertBlock());
-  b.CreateCondBr(b.CreateICmpSLT(next, end), loop, after);
+  llvm::BranchInst* back = b.CreateCondBr(b.CreateICmpSLT(next, end), loop, after);
+  if (!unroll) {
+    llvm::LLVMContext& c = b.getContext();
+    llvm::MDNode* disable = llvm::MDNode::get(c, {llvm::MDString::get(c, "llvm.loop.unroll.disable")});
+    llvm::MDNode* self = llvm::MDNode::getDistinct(c, {nullptr, disable});
+    self->replaceOperandWith(0, self);
+    back->setMetadata(llvm::LLVMContext::MD_loop, self);
+  }
   b.SetInsertPoint(after);
 }
 

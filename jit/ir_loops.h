@@ -10,9 +10,10 @@
 
 namespace visa::jit {
 
-// Emits `for (i = start; i < end; ++i) body(i)`; the body may open blocks of its own.
+// Emits `for (i = start; i < end; ++i) body(i)`; the body may open blocks of its own. `unroll`
+// false forbids LLVM to unroll it (a large unrolled body would only cost compile time).
 void EmitLoop(llvm::IRBuilder<>& b, llvm::Value* start, llvm::Value* end,
-              const std::function<void(llvm::Value*)>& body);
+              const std::function<void(llvm::Value*)>& body, bool unroll = true);
 
 // Runs `body` only when `cond` holds (the rest of the enclosing block follows it).
 void EmitIf(llvm::IRBuilder<>& b, llvm::Value* cond, const std::function<void()>& body);

@@ -112,7 +112,8 @@ class Builder {
     PackWeights(o);
     PackOperand(b_.CreateLoad(b_.getPtrTy(), b_.CreateGEP(b_.getPtrTy(), fn_->getArg(0), o)));
     b_.CreateMemSet(seen_, b_.getInt8(0), I64(s_.acc_blocks()), llvm::MaybeAlign(1));
-    EmitLoop(b_, I64(0), I64(static_cast<int64_t>(s_.step_x.size())), [&](Value* step) { Step(step); });
+    EmitLoop(b_, I64(0), I64(static_cast<int64_t>(s_.step_x.size())), [&](Value* step) { Step(step); },
+             /*unroll=*/false);
     Scatter(o);
   }
 
@@ -131,7 +132,7 @@ class Builder {
           Value* raw = EmitLoadRaw(b_, row, b_.CreateAdd(first, PacketOffset(b_, m_, s_.w_packet, p)), bits);
           b_.CreateStore(Widen(b_, m_, s_.w_type, s_.acc_type, raw), b_.CreateGEP(b_.getInt32Ty(), out, p));
         });
-      });
+      }, /*unroll=*/false);
     }
   }
 
@@ -157,7 +158,7 @@ class Builder {
         Value* value = b_.CreateSelect(empty, b_.getInt32(0), Widen(b_, m_, s_.x_type, s_.acc_type, stream));
         b_.CreateStore(value, b_.CreateGEP(b_.getInt32Ty(), out, b_.CreateMul(p, I64(kLanes))));
       });
-    });
+    }, /*unroll=*/false);
   }
 
   // One step: every live Row's trees over the step's 16 lanes, combined into their slots.
@@ -231,9 +232,9 @@ class Builder {
               }
             }
           });
-        });
+        }, /*unroll=*/false);
       });
-    });
+    }, /*unroll=*/false);
   }
 
   llvm::Module& m_;

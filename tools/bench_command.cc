@@ -11,6 +11,7 @@
 #include "interp/index_move.h"
 #include "interp/interpreter.h"
 #include "jit/jit_backend.h"
+#include "runtime/timing_backend.h"
 #include "samples/sample.h"
 
 namespace visa::cli {
@@ -29,6 +30,8 @@ struct Figures {
   double interp = 0, compile_first = 0, compile_cached = 0, jit = 0, reference = 0, memcpy = 0;
   int threads = 1;
   std::string target;
+  std::vector<std::string> op_kinds;  // the JIT run's ops, in order
+  std::vector<double> op_seconds;     // their median times
 };
 
 // The sample's host reference evaluated at every output element (what `visa run` checks against),
@@ -85,11 +88,21 @@ absl::StatusOr<Figures> Measure(const samples::Sample& sample, const BenchOption
   ASSIGN_OR_RETURN(std::unique_ptr<jit::JitBackend> jit, jit::JitBackend::Create({.threads = options.threads}));
   f.threads = jit->threads();
   f.target = jit->target();
+  TimingBackend timed(*jit);
+  std::vector<std::vector<double>> op_times;
   for (int r = 0; r < repeat + 1; ++r) {
-    ASSIGN_OR_RETURN(samples::SampleRun run, sample.Run(*jit));
+    timed.Clear();
+    ASSIGN_OR_RETURN(samples::SampleRun run, sample.Run(timed));
     if (run.mismatch) return absl::InternalError(absl::StrCat("the JIT's result is wrong: ", *run.mismatch));
-    if (r > 0) jit_times.push_back(run.kernel_seconds);  // the first run compiles
+    if (r == 0) continue;  // the first run compiles
+    jit_times.push_back(run.kernel_seconds);
+    op_times.resize(timed.times().size());
+    for (size_t i = 0; i < timed.times().size(); ++i) op_times[i].push_back(timed.times()[i].seconds);
+    if (f.op_kinds.empty()) {
+      for (const TimingBackend::OpTime& t : timed.times()) f.op_kinds.push_back(t.kind);
+    }
   }
+  for (std::vector<double>& times : op_times) f.op_seconds.push_back(Median(times));
   f.interp = Median(interp_times);
   f.compile_first = Median(first);
   f.compile_cached = Median(cached);
@@ -129,6 +142,9 @@ int BenchSampleCommand(const BenchOptions& options, std::ostream& out, std::ostr
   out << absl::StrFormat("  jit compile first  %12.6f ms\n", f->compile_first * 1e3);
   out << absl::StrFormat("  jit compile cached %12.6f ms\n", f->compile_cached * 1e3);
   out << absl::StrFormat("  jit run            %12.6f ms\n", f->jit * 1e3);
+  for (size_t i = 0; i < f->op_seconds.size() && i < f->op_kinds.size(); ++i) {
+    out << absl::StrFormat("    op %-3d %-14s %12.6f ms\n", static_cast<int>(i), f->op_kinds[i], f->op_seconds[i] * 1e3);
+  }
   out << absl::StrFormat("  host reference     %12.6f ms\n", f->reference * 1e3);
   out << absl::StrFormat("  memcpy of output   %12.6f ms\n", f->memcpy * 1e3);
   out << absl::StrFormat("  interp / jit %.3gx, jit / memcpy %.3gx, host reference / jit %.3gx\n",

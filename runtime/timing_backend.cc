@@ -1,0 +1,29 @@
+// TimingBackend: wall time around the inner backend's Run.
+#include "runtime/timing_backend.h"
+
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+
+namespace visa {
+namespace {
+
+template <typename Fn>
+absl::Status Timed(std::vector<TimingBackend::OpTime>& times, std::string kind, Fn run) {
+  const auto start = std::chrono::steady_clock::now();
+  absl::Status status = run();
+  times.push_back({std::move(kind), std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()});
+  return status;
+}
+
+}  // namespace
+
+absl::Status TimingBackend::Run(const PipelineOp& op, const PipelineTensors& tensors) {
+  return Timed(times_, absl::StrCat("pipeline ", TuContextName(op.context)), [&] { return inner_.Run(op, tensors); });
+}
+
+absl::Status TimingBackend::Run(const DmaOp& op, const DmaTensors& tensors) {
+  return Timed(times_, absl::StrCat("dma ", op.context), [&] { return inner_.Run(op, tensors); });
+}
+
+}  // namespace visa

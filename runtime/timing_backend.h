@@ -1,0 +1,35 @@
+// TimingBackend: a backend that runs every op on another backend and records how long each took,
+// so `visa bench` and the benchmarks can say which op a kernel's time goes to.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "runtime/backend.h"
+
+namespace visa {
+
+class TimingBackend : public Backend {
+ public:
+  struct OpTime {
+    std::string kind;  // "pipeline main", "pipeline sub", "dma tdma", ...
+    double seconds = 0;
+  };
+
+  explicit TimingBackend(Backend& inner) : inner_(inner) {}
+
+  const char* name() const override { return inner_.name(); }
+  bool executes() const override { return inner_.executes(); }
+  absl::Status Run(const PipelineOp& op, const PipelineTensors& tensors) override;
+  absl::Status Run(const DmaOp& op, const DmaTensors& tensors) override;
+
+  // Every op run so far, in order.
+  const std::vector<OpTime>& times() const { return times_; }
+  void Clear() { times_.clear(); }
+
+ private:
+  Backend& inner_;
+  std::vector<OpTime> times_;
+};
+
+}  // namespace visa
