@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "dsl/status_macros.h"
 #include "jit/contraction_plan.h"
+#include "jit/in_place.h"
 #include "jit/parallel.h"
 #include "jit/sequencer_nest.h"
 #include "jit/staging.h"
@@ -94,6 +95,11 @@ bool HasPadding(const Mapping& mapping) {
   return false;
 }
 
+// Elements from one unit's data to the next in a tensor's memory (the in-place sequencer unit).
+int64_t SequencerUnit(const DeviceTensor& tensor) {
+  return Device::UnitStride(tensor.placement().tier) * 8 / StorageBits(tensor.dtype());
+}
+
 // The walk's visitor that runs: streams are host images moved by compiled kernels.
 struct KernelRunner {
   using Stream = HostTensor;
@@ -106,15 +112,21 @@ struct KernelRunner {
     if (walked) return *std::move(walked);
     ++kernels.stats().derived_fetches;
     const std::vector<DmTensor>& inputs = tensors.inputs;
-    ASSIGN_OR_RETURN(Staged source, begin.interleave ? Staged::ReadPair(inputs[0], inputs[1])
-                                                     : Staged::Read(inputs[0]));
-    ASSIGN_OR_RETURN(ElementOp op, FetchOp(stage, begin.interleave.has_value(), source.positions_per_tensor()));
     uint32_t pad_bits = 0;
     if (stage.adapter.pad_value) {
       ASSIGN_OR_RETURN(pad_bits, DoubleToBits(stage.out.dtype, *stage.adapter.pad_value));
     }
     const Mapping out = stage.out.Full();
     ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, StreamBuffer(stage.out.dtype, out.size(), pad_bits));
+    if (std::optional<InPlace> source = begin.interleave ? std::nullopt : InPlaceOf(inputs[0])) {
+      ASSIGN_OR_RETURN(ElementOp op, FetchOp(stage, false, source->positions));
+      RETURN_IF_ERROR(kernels.Move(out, source->layout, op, bytes.data(), out.size(), source->data,
+                                   source->positions, /*allow_drop=*/true).status());
+      return Image(stage.out.dtype, out, std::move(bytes));
+    }
+    ASSIGN_OR_RETURN(Staged source, begin.interleave ? Staged::ReadPair(inputs[0], inputs[1])
+                                                     : Staged::Read(inputs[0]));
+    ASSIGN_OR_RETURN(ElementOp op, FetchOp(stage, begin.interleave.has_value(), source.positions_per_tensor()));
     RETURN_IF_ERROR(kernels.Move(out, FetchSource(inputs, begin), op, bytes.data(), out.size(), source.data(),
                                  source.positions(), /*allow_drop=*/true).status());
     return Image(stage.out.dtype, out, std::move(bytes));
@@ -128,20 +140,28 @@ struct KernelRunner {
     const Mapping out = stage.out.Full();
     const int64_t units = input.placement().prefix_size;
     const int64_t stream_unit = stage.out.time.size() * stage.out.packet.size();
-    const int64_t buffer_unit = input.element().size();
+    const std::optional<InPlace> in_place = InPlaceOf(input);
+    // In place, a unit's Element starts a memory stride after the previous one's.
+    const int64_t buffer_unit = in_place ? SequencerUnit(input) : input.element().size();
     std::optional<MoveNest> nest = ReadNestOf(stage.sequencer, units, stream_unit, buffer_unit);
     if (!nest || units * stream_unit != out.size()) return std::nullopt;
-    // Padded stream positions may read past the last Element: stage that much more.
-    const int64_t tail = std::max<int64_t>(0, nest->max_src() + 1 - units * buffer_unit);
-    ASSIGN_OR_RETURN(Staged source, Staged::Read(input, tail));
-    ASSIGN_OR_RETURN(ElementOp op, FetchOp(stage, false, source.positions_per_tensor()));
     uint32_t pad_bits = 0;
     if (stage.adapter.pad_value) {
       ASSIGN_OR_RETURN(pad_bits, DoubleToBits(stage.out.dtype, *stage.adapter.pad_value));
     }
     ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, StreamBuffer(stage.out.dtype, out.size(), pad_bits));
-    RETURN_IF_ERROR(kernels.RunNest(*nest, op, bytes.data(), out.size(), source.data(), source.positions() + tail)
-                        .status());
+    if (in_place && nest->max_src() < in_place->positions) {
+      ASSIGN_OR_RETURN(ElementOp op, FetchOp(stage, false, in_place->positions));
+      RETURN_IF_ERROR(kernels.RunNest(*nest, op, bytes.data(), out.size(), in_place->data, in_place->positions).status());
+    } else {
+      if (in_place) nest = ReadNestOf(stage.sequencer, units, stream_unit, input.element().size());
+      // Padded stream positions may read past the last Element: stage that much more.
+      const int64_t tail = std::max<int64_t>(0, nest->max_src() + 1 - units * input.element().size());
+      ASSIGN_OR_RETURN(Staged source, Staged::Read(input, tail));
+      ASSIGN_OR_RETURN(ElementOp op, FetchOp(stage, false, source.positions_per_tensor()));
+      RETURN_IF_ERROR(kernels.RunNest(*nest, op, bytes.data(), out.size(), source.data(), source.positions() + tail)
+                          .status());
+    }
     ASSIGN_OR_RETURN(HostTensor image, HostTensor::FromBytes(stage.out.dtype, out, std::move(bytes)));
     RETURN_IF_ERROR(Repad(image, pad_bits));
     ++kernels.stats().sequencer_moves;
@@ -177,6 +197,10 @@ struct KernelRunner {
 
   absl::StatusOr<HostTensor> Rearrange(HostTensor stream, const StreamShape& out) {
     const Mapping full = out.Full();
+    ASSIGN_OR_RETURN(bool same, kernels.SameLayout(full, stream.mapping()));
+    // A collect that only repacketizes: the same image under the new layout (padding would have
+    // to be cleared, so a padded layout is moved).
+    if (same && !HasPadding(full)) return Image(stream.dtype(), full, std::move(stream).TakeBytes());
     std::vector<uint8_t> bytes(static_cast<size_t>(StorageBytes(stream.dtype(), full.size())), 0);
     RETURN_IF_ERROR(kernels.Move(full, stream.mapping(), CopyOp(stream.dtype()), bytes.data(), full.size(),
                                  stream.bytes().data(), stream.size(), /*allow_drop=*/false).status());
@@ -240,6 +264,12 @@ struct KernelRunner {
     const auto* commit = std::get_if<CommitStage>(&last);
     const SliceBitmap slices = commit != nullptr ? commit->slices : SliceBitmap::All();
     const Mapping full = output.full_mapping();
+    if (slices.all()) {
+      if (std::optional<InPlace> target = InPlaceOf(output)) {
+        return kernels.Move(target->layout, stream.mapping(), CopyOp(stream.dtype()), target->data,
+                            target->positions, stream.bytes().data(), stream.size(), /*allow_drop=*/true).status();
+      }
+    }
     if (output.is_view() || !slices.all()) {
       // commit_view, or a commit that leaves disabled slices as they were.
       ASSIGN_OR_RETURN(Staged staged, Staged::Read(output));
@@ -271,18 +301,26 @@ struct KernelCompiler {
     const Mapping source = begin.interleave ? Pair({*begin.interleave, full}) : full;
     ASSIGN_OR_RETURN(ElementOp element_op, FetchOp(stage, begin.interleave.has_value(), full.size()));
     Stream out{stage.out.Full(), stage.out.dtype};
+    const std::optional<Mapping> in_place = begin.interleave ? std::nullopt : InPlaceLayout(input);
+    const int64_t units = input.placement().prefix_size;
+    const int64_t stream_unit = stage.out.time.size() * stage.out.packet.size();
     std::optional<MoveNest> nest =
         begin.interleave ? std::nullopt
-                         : ReadNestOf(stage.sequencer, input.placement().prefix_size,
-                                      stage.out.time.size() * stage.out.packet.size(), input.element().size());
-    if (nest) {
+                         : ReadNestOf(stage.sequencer, units, stream_unit,
+                                      in_place ? SequencerUnit(input) : input.element().size());
+    if (nest && in_place && nest->max_src() >= InPlacePositions(input)) {
+      nest = ReadNestOf(stage.sequencer, units, stream_unit, input.element().size());
+    }
+    if (nest && units * stream_unit == out.layout.size()) {
       RETURN_IF_ERROR(kernels.CompileNest(*nest, element_op));
       return out;
     }
-    RETURN_IF_ERROR(kernels.Compile(out.layout, source, element_op, /*allow_drop=*/true));
+    RETURN_IF_ERROR(kernels.Compile(out.layout, in_place ? *in_place : source, element_op, /*allow_drop=*/true));
     return out;
   }
   absl::StatusOr<Stream> Rearrange(Stream stream, const StreamShape& out) {
+    ASSIGN_OR_RETURN(bool same, kernels.SameLayout(out.Full(), stream.layout));
+    if (same && !HasPadding(out.Full())) return Stream{out.Full(), stream.dtype};
     RETURN_IF_ERROR(kernels.Compile(out.Full(), stream.layout, CopyOp(stream.dtype), /*allow_drop=*/false));
     return Stream{out.Full(), stream.dtype};
   }
@@ -309,8 +347,14 @@ struct KernelCompiler {
     RETURN_IF_ERROR(kernels.Compile(out.layout, acc_layout, CopyOp(contract.out.dtype), false));
     return out;
   }
-  absl::Status Store(Stream stream, const Stage&) {
+  absl::Status Store(Stream stream, const Stage& last) {
     if (!op.output.handle) return absl::OkStatus();
+    const auto* commit = std::get_if<CommitStage>(&last);
+    if (commit == nullptr || commit->slices.all()) {
+      if (std::optional<Mapping> target = InPlaceLayout(*op.output.handle)) {
+        return kernels.Compile(*target, stream.layout, CopyOp(stream.dtype), /*allow_drop=*/true);
+      }
+    }
     return kernels.Compile(op.output.handle->full_mapping(), stream.layout, CopyOp(stream.dtype), /*allow_drop=*/true);
   }
 };
@@ -381,20 +425,34 @@ absl::Status JitBackend::Run(const DmaOp&, const DmaTensors& tensors) {
   const DeviceTensor& src = tensors.src;
   const DeviceTensor& dst = tensors.dst;
   RETURN_IF_ERROR(CheckSameType(src.dtype(), dst.dtype()));
-  ASSIGN_OR_RETURN(Staged from, Staged::Read(src));
+  // A source that may share bytes with the destination is read completely first (staged).
+  std::optional<InPlace> from = MayOverlap(src, dst) ? std::nullopt : InPlaceOf(src);
+  std::optional<Staged> staged_from;
+  if (!from) {
+    ASSIGN_OR_RETURN(staged_from, Staged::Read(src));
+    from = InPlace{src.full_mapping(), staged_from->data(), staged_from->positions()};
+  }
+  if (std::optional<InPlace> to = InPlaceOf(dst)) {
+    return kernels_->Move(to->layout, from->layout, CopyOp(src.dtype()), to->data, to->positions, from->data,
+                          from->positions, /*allow_drop=*/false).status();
+  }
   const Placement& placement = dst.placement();
-  ASSIGN_OR_RETURN(bool covered, Covers(*kernels_, dst.full_mapping(), src.full_mapping(), placement, false));
+  ASSIGN_OR_RETURN(bool covered, Covers(*kernels_, dst.full_mapping(), from->layout, placement, false));
   ASSIGN_OR_RETURN(Staged to, Staged::Read(dst.device(), placement, !covered));
-  RETURN_IF_ERROR(kernels_->Move(dst.full_mapping(), src.full_mapping(), CopyOp(src.dtype()), to.data(),
-                                 to.positions(), from.data(), from.positions(), /*allow_drop=*/false).status());
+  RETURN_IF_ERROR(kernels_->Move(dst.full_mapping(), from->layout, CopyOp(src.dtype()), to.data(), to.positions(),
+                                 from->data, from->positions, /*allow_drop=*/false).status());
   return to.Write();
 }
 
 absl::Status JitBackend::PrepareOp(const Op& op) {
   if (const auto* dma = std::get_if<DmaOp>(&op.body)) {
     if (!dma->src.handle || !dma->dst.handle) return absl::OkStatus();  // host moves are not compiled
-    return kernels_->Compile(dma->dst.handle->full_mapping(), dma->src.handle->full_mapping(),
-                             CopyOp(dma->src.handle->dtype()), /*allow_drop=*/false);
+    const DeviceTensor& src = *dma->src.handle;
+    const DeviceTensor& dst = *dma->dst.handle;
+    std::optional<Mapping> from = MayOverlap(src, dst) ? std::nullopt : InPlaceLayout(src);
+    std::optional<Mapping> to = InPlaceLayout(dst);
+    return kernels_->Compile(to ? *to : dst.full_mapping(), from ? *from : src.full_mapping(),
+                             CopyOp(src.dtype()), /*allow_drop=*/false);
   }
   const auto& pipe = std::get<PipelineOp>(op.body);
   if (pipe.inputs.empty() || !pipe.inputs[0].handle) return absl::OkStatus();

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include "absl/strings/str_cat.h"
+#include "dsl/equivalence.h"
 #include "dsl/index_matching.h"
 #include "dsl/layout.h"
 #include "dsl/status_macros.h"
@@ -99,6 +100,18 @@ absl::StatusOr<ContractFn> KernelCache::Contraction(const ContractionSpec& spec)
                      BuildContractionFunction(module, name, spec);
                    }));
   return reinterpret_cast<ContractFn>(address);
+}
+
+absl::StatusOr<bool> KernelCache::SameLayout(const Mapping& a, const Mapping& b) {
+  std::string key = absl::StrCat(MappingKey(a), " == ", MappingKey(b));
+  auto it = same_layouts_.find(key);
+  if (it != same_layouts_.end()) return it->second;
+  bool same = a.size() == b.size();
+  if (same) {
+    ASSIGN_OR_RETURN(same, Equivalent(a, b));
+  }
+  same_layouts_.emplace(std::move(key), same);
+  return same;
 }
 
 absl::StatusOr<LaneContractionFn> KernelCache::LaneContraction(const LaneContractionSpec& spec) {

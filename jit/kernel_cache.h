@@ -55,6 +55,10 @@ class KernelCache {
   // The compiled contraction kernel of `spec` (cached by its key).
   absl::StatusOr<ContractFn> Contraction(const ContractionSpec& spec);
 
+  // Whether two layouts place every index at the same position (a move between them is a copy of
+  // the whole image); cached.
+  absl::StatusOr<bool> SameLayout(const Mapping& a, const Mapping& b);
+
   // The compiled fused contraction kernel of `spec` (cached by its key).
   absl::StatusOr<LaneContractionFn> LaneContraction(const LaneContractionSpec& spec);
 
@@ -83,6 +87,7 @@ class KernelCache {
   absl::StatusOr<void*> Cached(const std::string& key, const std::function<void(llvm::Module&, const std::string&)>& build);
 
   std::unique_ptr<Compiler> compiler_;
+  absl::flat_hash_map<std::string, bool> same_layouts_;
   int threads_;
   absl::flat_hash_map<std::string, std::unique_ptr<Plan>> plans_;
   absl::flat_hash_map<std::string, void*> kernels_;

@@ -24,10 +24,11 @@ Device::Device(int chips) : chips_(chips) {
   VISA_CHECK(chips >= 1 && chips <= kMaxChips, "Device needs 1 to kMaxChips chips");
   for (int c = 0; c < chips; ++c) {
     hbm_.push_back(std::make_unique<SparseMemory>(kHbmBytesPerChip, kHbmPageBytes));
-    dm_.push_back(std::make_unique<DenseMemory>(kSlicesPerChip * kDmBytesPerSlice));
-    trf_.push_back(std::make_unique<DenseMemory>(int64_t{kSlicesPerChip} * kTrfRows * kTrfRowBytes));
-    vrf_.push_back(std::make_unique<DenseMemory>(kSlicesPerChip * kVrfBytesPerSlice));
   }
+  // One block per memory for all chips, so a unit's bytes are at unit * stride in every chip.
+  dm_ = std::make_unique<DenseMemory>(chips * UnitsPerChip(Tier::kDm) * kDmBytesPerSlice);
+  trf_ = std::make_unique<DenseMemory>(chips * UnitsPerChip(Tier::kTrf) * kTrfRowBytes);
+  vrf_ = std::make_unique<DenseMemory>(chips * UnitsPerChip(Tier::kVrf) * kVrfBytesPerSlice);
 }
 
 absl::StatusOr<std::unique_ptr<Device>> Device::Create(int chips) {
@@ -58,19 +59,14 @@ absl::StatusOr<Device::Located> Device::Locate(Tier tier, int64_t unit, int64_t 
         TierName(tier), address, address + size, UnitName(SpaceOf(tier), unit),
         capacity));
   }
-  const int64_t chip = unit / UnitsPerChip(tier);
-  const int64_t local = unit % UnitsPerChip(tier);
   switch (tier) {
     case Tier::kHbm:
-      return Located{.sparse = hbm_[chip].get(), .address = address};
+      return Located{.sparse = hbm_[unit].get(), .address = address};
     case Tier::kDm:
-      return Located{.dense = dm_[chip].get(), .address = local * kDmBytesPerSlice + address};
     case Tier::kSpm:
-      return Located{.dense = dm_[chip].get(), .address = local * kDmBytesPerSlice + kSpmOffsetInDm + address};
     case Tier::kTrf:
-      return Located{.dense = trf_[chip].get(), .address = local * kTrfRowBytes + address};
     case Tier::kVrf:
-      return Located{.dense = vrf_[chip].get(), .address = local * kVrfBytesPerSlice + address};
+      return Located{.dense = DenseOf(tier), .address = unit * UnitStride(tier) + (tier == Tier::kSpm ? kSpmOffsetInDm : 0) + address};
     case Tier::kHost:
       break;
   }
@@ -86,6 +82,26 @@ absl::Status Device::Write(Tier tier, int64_t unit, int64_t address,
                            absl::Span<const uint8_t> data) {
   ASSIGN_OR_RETURN(Located at, Locate(tier, unit, address, static_cast<int64_t>(data.size())));
   return at.dense != nullptr ? at.dense->Write(at.address, data) : at.sparse->Write(at.address, data);
+}
+
+int64_t Device::UnitStride(Tier tier) {
+  switch (tier) {
+    case Tier::kDm:
+    case Tier::kSpm: return kDmBytesPerSlice;
+    case Tier::kTrf: return kTrfRowBytes;
+    case Tier::kVrf: return kVrfBytesPerSlice;
+    default: return 0;
+  }
+}
+
+DenseMemory* Device::DenseOf(Tier tier) const {
+  switch (tier) {
+    case Tier::kDm:
+    case Tier::kSpm: return dm_.get();
+    case Tier::kTrf: return trf_.get();
+    case Tier::kVrf: return vrf_.get();
+    default: return nullptr;
+  }
 }
 
 uint8_t* Device::UnitData(Tier tier, int64_t unit) const {
@@ -160,9 +176,7 @@ absl::Status Device::WriteVrf(SliceId slice, int64_t address, absl::Span<const u
 int64_t Device::resident_bytes() const {
   int64_t total = 0;
   for (const auto& memory : hbm_) total += memory->resident_bytes();
-  for (const auto* memories : {&dm_, &trf_, &vrf_}) {
-    for (const auto& memory : *memories) total += memory->resident_bytes();
-  }
+  for (const DenseMemory* memory : {dm_.get(), trf_.get(), vrf_.get()}) total += memory->resident_bytes();
   return total;
 }
 

@@ -28,8 +28,8 @@ struct SliceId {
 
 // Per chip: 48 GB of HBM; 2 clusters x 256 slices, each slice with 512 KB of DM (whose top
 // 64 KB is the SPM), a TRF of 8 rows x 8 KB and an 8 KB VRF. All memories are sparse: unwritten
-// bytes read as zero and only written pages take host memory. HBM is a page table; each chip's
-// DM (with SPM), TRF and VRF is one contiguous block (dense_memory.h) that kernels address in
+// bytes read as zero and only written pages take host memory. HBM is a page table; each memory
+// of all chips' DM (with SPM), TRF and VRF is one contiguous block (dense_memory.h) that kernels address in
 // place through UnitData.
 //
 // Memory is addressed per unit: a chip for HBM, a slice for DM / SPM / VRF, a slice's row for TRF
@@ -70,6 +70,9 @@ class Device {
   // that read and write it in place; nullptr for HBM, host and units that do not exist. A unit's
   // bytes are [UnitData, UnitData + TierUnitBytes(tier)).
   uint8_t* UnitData(Tier tier, int64_t unit) const;
+  // Bytes from one SRAM unit's data to the next one's (on every chip: one block per memory);
+  // 0 for HBM and host.
+  static int64_t UnitStride(Tier tier);
 
   // Host bytes the written pages of all memories take.
   int64_t resident_bytes() const;
@@ -87,11 +90,12 @@ class Device {
     int64_t address = 0;             // inside that memory
   };
   absl::StatusOr<Located> Locate(Tier tier, int64_t unit, int64_t address, int64_t size) const;
+  DenseMemory* DenseOf(Tier tier) const;
 
   int chips_;
   // One memory per chip and space; units are laid out back to back inside it.
   std::vector<std::unique_ptr<SparseMemory>> hbm_;
-  std::vector<std::unique_ptr<DenseMemory>> dm_, trf_, vrf_;
+  std::unique_ptr<DenseMemory> dm_, trf_, vrf_;
   AddressBook book_;
 };
 

@@ -48,6 +48,8 @@ class HostTensor {
   const Mapping& mapping() const { return mapping_; }
   int64_t size() const { return storage_.size(); }
   const std::vector<uint8_t>& bytes() const { return storage_.bytes(); }
+  // Gives the packed image away, e.g. to relabel it with an equivalent mapping without a copy.
+  std::vector<uint8_t> TakeBytes() && { return storage_.TakeBytes(); }
 
   // Every position (padding included), in position order.
   std::vector<double> ToValues() const;

@@ -40,6 +40,8 @@ class PackedStorage {
   DType dtype() const { return dtype_; }
   int64_t size() const { return count_; }
   const std::vector<uint8_t>& bytes() const { return bytes_; }
+  // Gives the image away (the storage is left empty).
+  std::vector<uint8_t> TakeBytes() { return std::move(bytes_); }
 
   absl::StatusOr<uint32_t> GetBits(int64_t index) const;
   absl::Status SetBits(int64_t index, uint32_t bits);

@@ -1,0 +1,39 @@
+// InPlace: a device tensor's bytes as the JIT's compiled moves address them where they live, with
+// no staging copy: a layout whose positions are element offsets from the first unit's data.
+//
+// Every SRAM memory is one block for all chips (device.h), unit after unit at a fixed stride, and
+// a DM / TRF placement's spatial positions are its units (TRF: 8 rows per slice). So the tensor's
+// full mapping with its Row level padded to 8 and its Element padded to the unit stride is the
+// memory itself: position p is element p of the block from the tensor's address (a view's from
+// its window). Padding positions are never written by a move, so bytes outside the tensor keep
+// what they hold. HBM stays a page table and is staged (staging.h).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "dsl/mapping.h"
+#include "runtime/tensor.h"
+
+namespace visa::jit {
+
+struct InPlace {
+  Mapping layout;         // positions = elements from `data`
+  uint8_t* data = nullptr;
+  int64_t positions = 0;  // elements addressable from `data` (to the memory's end)
+};
+
+// nullopt for HBM, host, and a 4-bit view whose window starts inside a byte.
+std::optional<InPlace> InPlaceOf(const DeviceTensor& tensor);
+// The same layout without touching the tensor's device (a traced handle's device may be gone):
+// what compiling ahead of a run needs.
+std::optional<Mapping> InPlaceLayout(const DeviceTensor& tensor);
+// Elements addressable from the tensor's first element to the end of its last unit (what
+// InPlaceOf reports as `positions`), also without touching the device.
+int64_t InPlacePositions(const DeviceTensor& tensor);
+
+// Whether two tensors' bytes may overlap (same memory, some unit in common, overlapping ranges):
+// a move between them must read its source completely before writing.
+bool MayOverlap(const DeviceTensor& a, const DeviceTensor& b);
+
+}  // namespace visa::jit
