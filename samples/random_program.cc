@@ -3,7 +3,6 @@
 #include "samples/random_program.h"
 
 #include <algorithm>
-#include <map>
 #include <optional>
 #include <random>
 #include <set>
@@ -146,7 +145,7 @@ struct Layout {
 };
 
 // The Transpose Engine's table row for `type`; nullopt for a type it does not take.
-std::optional<TransposeLimits> TransposeShapeFor(DType type) {
+std::optional<TransposeLimits> TransposeRow(DType type) {
   absl::StatusOr<TransposeLimits> limits = TransposeLimitsFor(type);
   if (!limits.ok()) return std::nullopt;
   return *limits;
@@ -396,7 +395,7 @@ StageCall Drawer::Cast(Layout& layout, DType to) {
 // Transpose: rows are the innermost Time term (or the one outside the column split), columns the
 // packet's meaningful elements; nullopt when the stream does not have that form.
 std::optional<StageCall> Drawer::Transpose(Layout& layout) {
-  std::optional<TransposeLimits> shape = TransposeShapeFor(layout.type);
+  std::optional<TransposeLimits> shape = TransposeRow(layout.type);
   if (!shape) return std::nullopt;
   auto valid_cols = [&](int64_t cols) {
     return std::find(shape->valid_in_cols.begin(), shape->valid_in_cols.end(), cols) != shape->valid_in_cols.end();
@@ -502,7 +501,7 @@ ProgramCalls Drawer::DrawMovement() {
   int64_t a = Pick<int64_t>({1, 2, 3, 4}), b = Pick<int64_t>({1, 2, 5, 8});
   int64_t c = Pick<int64_t>({2, 3, 4, 8, 16, 32, 64});
   int64_t columns_split = 0;  // C / e packets per column, each packet C % e
-  std::optional<TransposeLimits> shape = TransposeShapeFor(final_type);
+  std::optional<TransposeLimits> shape = TransposeRow(final_type);
   if (want_transpose && shape) {
     const int64_t e = shape->elements_per_packet;
     a = std::min(a, shape->max_in_rows);
