@@ -89,6 +89,14 @@ TEST(FuzzDiffCommand, ReproducerRunsTheOneSeed) {
   EXPECT_EQ(Reproducer(17, "switch,cast"), "visa fuzz-diff --programs 1 --seed 17 --features switch,cast");
 }
 
+TEST(FuzzDiffCommand, ReproducersSpellTheFeaturesAsOneWord) {
+  LazyBackend lazy;
+  absl::StatusOr<FuzzSummary> summary = FuzzPrograms({.programs = 1, .seed = 1, .features = " cast , dma"}, lazy);
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  ASSERT_EQ(summary->differences.size(), 1u);
+  EXPECT_THAT(summary->differences[0].reproducer, HasSubstr(" --features cast,dma"));
+}
+
 TEST(FuzzDiffCommand, ADifferenceIsReportedWithSeedReproducerAndFirstDifferingOp) {
   LazyBackend lazy;
   absl::StatusOr<FuzzSummary> summary = FuzzPrograms({.programs = 1, .seed = 3}, lazy);

@@ -6,11 +6,11 @@
 #include <chrono>
 #include <iostream>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "dsl/status_macros.h"
@@ -173,6 +173,9 @@ absl::StatusOr<FuzzSummary> FuzzPrograms(const FuzzDiffOptions& options, Backend
   RETURN_IF_ERROR(CheckOptions(options));
   ASSIGN_OR_RETURN(std::vector<std::string> require, ParseFeatures(options.features));
   const samples::DrawOptions draw{require};
+  // Reproducers spell the features as one shell word: "switch,cast", whatever the spacing given.
+  FuzzDiffOptions normalized = options;
+  normalized.features = absl::StrJoin(require, ",");
   FuzzSummary summary;
   summary.candidate = candidate.name();
   summary.first_seed = options.seed;
@@ -189,7 +192,7 @@ absl::StatusOr<FuzzSummary> FuzzPrograms(const FuzzDiffOptions& options, Backend
     const FuzzVerdict verdict = FuzzOne(program, require, candidate);
     summary.last_seed = seed;
     const int64_t before = summary.programs;
-    Record(summary, program, verdict, options);
+    Record(summary, program, verdict, normalized);
     if (progress && summary.programs > before) progress(summary);
   }
   return summary;
