@@ -4,6 +4,7 @@
 #include "CLI/CLI.hpp"
 #include "tools/bench_command.h"
 #include "tools/check_command.h"
+#include "tools/fuzz_diff_command.h"
 #include "tools/map_command.h"
 #include "tools/run_command.h"
 #include "tools/seq_command.h"
@@ -23,6 +24,8 @@ int main(int argc, char** argv) {
   visa::cli::AddCheckCommand(app, check_options, exit_code);
   visa::cli::BenchOptions bench_options;
   visa::cli::AddBenchCommand(app, bench_options, exit_code);
+  visa::cli::FuzzDiffOptions fuzz_diff_options;
+  visa::cli::AddFuzzDiffCommand(app, fuzz_diff_options, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,264 @@
+// `visa fuzz-diff`: the differential fuzzing loop (trace, interpreter, JIT, op-by-op comparison)
+// and its command line.
+#include "tools/fuzz_diff_command.h"
+
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "dsl/status_macros.h"
+#include "interp/interpreter.h"
+#include "jit/jit_backend.h"
+#include "runtime/recording_backend.h"
+#include "runtime/trace_backend.h"
+
+namespace visa::cli {
+namespace {
+
+constexpr int64_t kMaxPrograms = 100'000'000;
+// Seeds stay below 2^63 so that the seeds a run draws (at most kMaxPrograms * kDrawsPerProgram
+// after the first) never wrap around.
+constexpr uint64_t kMaxSeed = uint64_t{1} << 63;
+// Draws tried per program before giving up: far above the generator's rejection rate, so hitting
+// it means the options ask for something the generator rarely draws.
+constexpr int64_t kDrawsPerProgram = 50;
+
+absl::StatusOr<std::vector<std::string>> ParseFeatures(const std::string& text) {
+  std::vector<std::string> names;
+  for (absl::string_view part : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
+    names.emplace_back(absl::StripAsciiWhitespace(part));
+  }
+  RETURN_IF_ERROR(samples::CheckFeatureNames(names));
+  return names;
+}
+
+absl::Status CheckOptions(const FuzzDiffOptions& options) {
+  if (options.programs < 1 || options.programs > kMaxPrograms) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--programs must be between 1 and ", kMaxPrograms, ", got ", options.programs));
+  }
+  if (options.seed > kMaxSeed) {
+    return absl::InvalidArgumentError(absl::StrCat("--seed must be at most ", kMaxSeed, ", got ", options.seed));
+  }
+  if (options.threads < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("--threads must be 0 (the host's) or more, got ", options.threads));
+  }
+  return ParseFeatures(options.features).status();
+}
+
+// The engine or rule a tracer error names first ("Switch Broadcast01", "Transpose"): what the
+// message says before its first ':' (or '{'), when that is short enough to be a name.
+std::string RejectionKey(absl::string_view message) {
+  const size_t end = std::min(message.find(':'), message.find('{'));
+  if (end == absl::string_view::npos || end > 48) return "other";
+  return std::string(absl::StripAsciiWhitespace(message.substr(0, end)));
+}
+
+bool HasAll(const std::vector<std::string>& features, const std::vector<std::string>& require) {
+  return std::all_of(require.begin(), require.end(), [&](const std::string& f) {
+    return std::find(features.begin(), features.end(), f) != features.end();
+  });
+}
+
+std::string CountsText(const std::map<std::string, int64_t>& counts, bool details) {
+  std::vector<std::string> parts;
+  for (const auto& [name, count] : counts) {
+    if ((name.find(':') != std::string::npos) == details) parts.push_back(absl::StrCat(name, " ", count));
+  }
+  return parts.empty() ? "none" : absl::StrJoin(parts, ", ");
+}
+
+void Record(FuzzSummary& summary, const samples::RandomProgram& program, const FuzzVerdict& verdict,
+            const FuzzDiffOptions& options) {
+  FuzzFinding finding{program.seed, verdict.message, Reproducer(program.seed, options.features), program.description};
+  switch (verdict.kind) {
+    case FuzzVerdict::kRejected:
+      ++summary.rejected;
+      ++summary.rejections[RejectionKey(verdict.message)];
+      if (options.show_rejected) summary.rejected_draws.push_back(finding);
+      return;
+    case FuzzVerdict::kFiltered: ++summary.filtered; return;
+    case FuzzVerdict::kUnimplemented: summary.unimplemented.push_back(finding); break;
+    case FuzzVerdict::kError: summary.errors.push_back(finding); break;
+    case FuzzVerdict::kDifferent: summary.differences.push_back(finding); break;
+    case FuzzVerdict::kIdentical: ++summary.identical; break;
+  }
+  ++summary.programs;
+  if (verdict.kind == FuzzVerdict::kIdentical || verdict.kind == FuzzVerdict::kDifferent) {
+    for (const std::string& f : verdict.features) ++summary.features[f];
+  }
+}
+
+void PrintFinding(std::ostream& out, const char* what, const FuzzFinding& f) {
+  out << what << " seed " << f.seed << ": " << f.message << "\n  reproduce: " << f.reproducer << "\n  "
+      << absl::StrReplaceAll(f.description, {{"\n", "\n  "}}) << "\n";
+}
+
+// Unimplemented findings grouped by message: how many, and the first seed of each.
+void PrintUnimplemented(std::ostream& out, const std::string& candidate, const std::vector<FuzzFinding>& findings) {
+  std::map<std::string, std::pair<int64_t, uint64_t>> by_message;
+  for (const FuzzFinding& f : findings) {
+    auto [it, inserted] = by_message.try_emplace(f.message, 0, f.seed);
+    ++it->second.first;
+  }
+  for (const auto& [message, seen] : by_message) {
+    out << "skipped (" << candidate << " unimplemented) " << seen.first << " program(s), first seed " << seen.second << ": "
+        << message << "\n";
+  }
+}
+
+}  // namespace
+
+FuzzVerdict FuzzOne(const samples::RandomProgram& program, const std::vector<std::string>& require,
+                    Backend& candidate) {
+  FuzzVerdict verdict;
+  TraceBackend tracer;  // records only: the rules are checked, nothing runs
+  absl::StatusOr<samples::SampleRun> traced = program.sample.Run(tracer);
+  if (!traced.ok()) return {FuzzVerdict::kRejected, std::string(traced.status().message()), {}};
+  verdict.features = samples::ProgramFeatures(traced->program);
+  if (!HasAll(verdict.features, require)) {
+    verdict.kind = FuzzVerdict::kFiltered;
+    return verdict;
+  }
+  interp::Interpreter interpreter;
+  RecordingBackend want(interpreter), got(candidate);
+  absl::StatusOr<samples::SampleRun> reference = program.sample.Run(want);
+  if (!reference.ok()) {
+    verdict.kind = FuzzVerdict::kError;
+    verdict.message = absl::StrCat("the interpreter failed on a traced program: ", reference.status().ToString());
+    return verdict;
+  }
+  absl::StatusOr<samples::SampleRun> run = program.sample.Run(got);
+  if (!run.ok()) {
+    const bool unimplemented = run.status().code() == absl::StatusCode::kUnimplemented;
+    verdict.kind = unimplemented ? FuzzVerdict::kUnimplemented : FuzzVerdict::kError;
+    verdict.message = unimplemented ? std::string(run.status().message())
+                                    : absl::StrCat("the ", candidate.name(), " backend failed where the interpreter ran: ",
+                                                   run.status().ToString());
+    return verdict;
+  }
+  std::optional<std::string> difference =
+      FirstDifference(reference->program, want.records(), "interp", got.records(), candidate.name());
+  if (difference) {
+    verdict.kind = FuzzVerdict::kDifferent;
+    verdict.message = *difference;
+  }
+  return verdict;
+}
+
+std::string FuzzSummary::SummaryLine() const {
+  std::string seeds = last_seed >= first_seed ? absl::StrCat(first_seed, "-", last_seed) : "none";
+  return absl::StrFormat(
+      "fuzz-diff: %d programs (seeds %s): %d identical, %d different, %d skipped (%s unimplemented), %d errors; "
+      "%d draws rejected by the tracer, %d filtered",
+      programs, seeds, identical, differences.size(), unimplemented.size(), candidate, errors.size(), rejected,
+      filtered);
+}
+
+std::string FuzzSummary::FeatureLines() const {
+  return absl::StrCat("features: ", CountsText(features, false), "\ndetails: ", CountsText(features, true));
+}
+
+std::string FuzzSummary::RejectionLine() const { return absl::StrCat("rejected: ", CountsText(rejections, false)); }
+
+absl::StatusOr<FuzzSummary> FuzzPrograms(const FuzzDiffOptions& options, Backend& candidate,
+                                         const std::function<void(const FuzzSummary&)>& progress) {
+  RETURN_IF_ERROR(CheckOptions(options));
+  ASSIGN_OR_RETURN(std::vector<std::string> require, ParseFeatures(options.features));
+  const samples::DrawOptions draw{require};
+  // Reproducers spell the features as one shell word: "switch,cast", whatever the spacing given.
+  FuzzDiffOptions normalized = options;
+  normalized.features = absl::StrJoin(require, ",");
+  FuzzSummary summary;
+  summary.candidate = candidate.name();
+  summary.first_seed = options.seed;
+  summary.last_seed = options.seed - 1;
+  const int64_t max_draws = options.programs * kDrawsPerProgram;
+  for (int64_t draws = 0; summary.programs < options.programs; ++draws) {
+    if (draws == max_draws) {
+      return absl::ResourceExhaustedError(absl::StrFormat(
+          "only %d of %d programs ran in %d draws (%d rejected by the tracer, %d without the features `%s`)",
+          summary.programs, options.programs, draws, summary.rejected, summary.filtered, options.features));
+    }
+    const uint64_t seed = options.seed + static_cast<uint64_t>(draws);
+    samples::RandomProgram program = samples::DrawRandomProgram(seed, draw);
+    const FuzzVerdict verdict = FuzzOne(program, require, candidate);
+    summary.last_seed = seed;
+    const int64_t before = summary.programs;
+    Record(summary, program, verdict, normalized);
+    if (progress && summary.programs > before) progress(summary);
+  }
+  return summary;
+}
+
+void PrintFuzzReport(const FuzzSummary& summary, std::ostream& out) {
+  for (const FuzzFinding& f : summary.rejected_draws) PrintFinding(out, "REJECTED", f);
+  for (const FuzzFinding& f : summary.differences) PrintFinding(out, "DIFFERENT", f);
+  for (const FuzzFinding& f : summary.errors) PrintFinding(out, "ERROR", f);
+  PrintUnimplemented(out, summary.candidate, summary.unimplemented);
+  out << summary.SummaryLine() << "\n" << summary.FeatureLines() << "\n" << summary.RejectionLine() << "\n";
+}
+
+std::string Reproducer(uint64_t seed, const std::string& features) {
+  std::string command = absl::StrCat("visa fuzz-diff --programs 1 --seed ", seed);
+  if (!features.empty()) absl::StrAppend(&command, " --features ", features);
+  return command;
+}
+
+int FuzzDiffCommand(const FuzzDiffOptions& options, std::ostream& out, std::ostream& err) {
+  if (absl::Status status = CheckOptions(options); !status.ok()) {
+    err << "error: " << status.message() << "\n";
+    return 2;
+  }
+  absl::StatusOr<std::unique_ptr<jit::JitBackend>> jit = jit::JitBackend::Create({.threads = options.threads});
+  if (!jit.ok()) {
+    err << "error: " << jit.status().message() << "\n";
+    return 2;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const int64_t step = std::max<int64_t>(1, options.programs / 10);
+  auto progress = [&](const FuzzSummary& s) {
+    if (s.programs % step != 0 || s.programs == options.programs) return;
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    out << absl::StrFormat("progress: %d/%d programs, seeds %d-%d, %d different, %d errors, %.1f s\n", s.programs,
+                           options.programs, s.first_seed, s.last_seed, s.differences.size(), s.errors.size(),
+                           seconds);
+    out.flush();
+  };
+  absl::StatusOr<FuzzSummary> summary = FuzzPrograms(options, **jit, progress);
+  if (!summary.ok()) {
+    err << "error: " << summary.status().message() << "\n";
+    return 2;
+  }
+  PrintFuzzReport(*summary, out);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  out << absl::StrFormat("time: %.1f s\n", seconds);
+  return summary->differences.empty() && summary->errors.empty() ? 0 : 1;
+}
+
+void AddFuzzDiffCommand(CLI::App& app, FuzzDiffOptions& options, int& exit_code) {
+  CLI::App* cmd = app.add_subcommand(
+      "fuzz-diff", "Run random programs on the interpreter and the JIT and compare every op's output");
+  cmd->add_option("--programs", options.programs, "Programs to run (default 100; rejected draws do not count)");
+  // CLI11 would read "-1" as 2^64 - 1 for an unsigned option: refuse the sign outright.
+  const CLI::Validator not_negative(
+      [](std::string& text) { return absl::StartsWith(text, "-") ? "must not be negative, got " + text : ""; },
+      "", "not negative");
+  cmd->add_option("--seed", options.seed, "Seed of the first draw; each draw takes the next (default 1)")
+      ->check(not_negative);
+  cmd->add_option("--features", options.features,
+                  absl::StrCat("Run only programs exercising all of these (comma-separated: ",
+                               absl::StrJoin(samples::RandomProgramFeatures(), ", "), ")"));
+  cmd->add_option("--threads", options.threads, "JIT threads (default: the host's)");
+  cmd->add_flag("--show-rejected", options.show_rejected, "Print every draw the tracer rejected, with its error");
+  cmd->callback([&options, &exit_code] { exit_code = FuzzDiffCommand(options, std::cout, std::cerr); });
+}
+
+}  // namespace visa::cli
