@@ -36,6 +36,18 @@ std::string DigitLabel(const Factor& f) { return NormalForm({f}).ToString(); }
 
 int64_t RoundUp(int64_t n, int64_t granule) { return (n + granule - 1) / granule * granule; }
 
+// Entries (innermost first) as the loop levels of the layout algebra: the stream positions they
+// walk are contiguous by construction, so levels coalesce exactly where the buffer strides do.
+std::vector<MoveLevel> LevelsOf(const std::vector<SequencerEntry>& innermost_first) {
+  std::vector<MoveLevel> levels;
+  int64_t position = 1;
+  for (const SequencerEntry& e : innermost_first) {
+    levels.push_back({e.size, position, e.stride});
+    position *= e.size;
+  }
+  return levels;
+}
+
 // The buffer as the sequencer walks it: its digits as a layout whose repeats are told apart (a
 // sequencer reads an index's smallest holder), and its linear combinations (`$(H: 1, Fh: 1)`, the
 // convolution's sliding windows). A combination holds sums of coordinates, which no digit
@@ -80,11 +92,6 @@ struct Element {
 absl::StatusOr<Element> ElementOf(const Mapping& buffer) {
   Element element;
   element.text = buffer.ToString();
-  const Layout whole = Layout::Of(buffer);
-  if (whole.affine()) {
-    element.layout = whole.FirstHolders();
-    return element;
-  }
   // Terms that are (possibly padded) linear combinations become hidden axes of their size.
   std::vector<Mapping> terms;
   SpineTerms(buffer, terms);
@@ -96,18 +103,32 @@ absl::StatusOr<Element> ElementOf(const Mapping& buffer) {
         return SequencerError("Incompatible Shapes", absl::StrCat(
             "the buffer `", element.text, "` has no digit form a sequencer can walk"));
       }
-      const Axis hidden{absl::StrCat(kHiddenAxisPrefix, "combination", element.combinations.size()), size};
+      const Axis hidden{absl::StrCat(kHiddenAxisPrefix, "combination", element.combinations.size()), size, {}};
       element.combinations.push_back({Unpadded(terms[t]), inner});
       terms[t] = *Mapping::Symbol(hidden);
     }
     inner *= size;
   }
   element.layout = Layout::Of(Pair(terms)).FirstHolders();
+  // An axis held in two places adds up their coordinates: its smallest holder is no digit's.
+  std::vector<std::string> named;
+  for (const Element::Combination& c : element.combinations) {
+    for (const Mapping::LinearTerm& term : c.mapping.linear_terms()) {
+      for (const std::string& axis : term.mapping.axis_names()) {
+        if (element.Holds(axis) || std::count(named.begin(), named.end(), axis) > 0) {
+          return SequencerError("Incompatible Shapes", absl::StrCat(
+              "the buffer `", element.text, "` holds ", axis, " in a linear combination and elsewhere; ",
+              "no sequencer entry walks their sum"));
+        }
+        named.push_back(axis);
+      }
+    }
+  }
   return element;
 }
 
-// The manual's failure for a stream digit whose projection onto the buffer failed.
-absl::Status ProjectionError(const Factor& digit, const ProjectionFailure& why, const Element& buf) {
+// The manual's failure for a stream digit the buffer's digits cannot walk, by cause.
+absl::Status DigitError(const Factor& digit, const ProjectionFailure& why, const Element& buf) {
   const std::string label = DigitLabel(digit);
   switch (why.cause) {
     case ProjectionFailure::Cause::kUnheld:
@@ -122,11 +143,37 @@ absl::Status ProjectionError(const Factor& digit, const ProjectionFailure& why, 
     case ProjectionFailure::Cause::kNoAffineForm:
       return SequencerError("Incompatible Shapes", absl::StrCat(
           "the buffer `", buf.text, "` has no digit form a sequencer can walk"));
-    default:
+    case ProjectionFailure::Cause::kCarry:
+    case ProjectionFailure::Cause::kRangeRule:
+      return SequencerError("Incompatible Shapes", absl::StrCat(
+          "the stream's `", label, "` cannot be walked over the digits of the buffer `", buf.text,
+          "` without carrying between them"));
+    case ProjectionFailure::Cause::kUneven:
       return SequencerError("Incompatible Shapes", absl::StrCat(
           "the stream's `", label, "` crosses a digit boundary of the buffer `", buf.text,
           "` that it cannot be split at"));
   }
+  return absl::InternalError("unknown projection failure");
+}
+
+// The first coordinate of a digit's live values that the buffer does not hold (by axis).
+std::optional<int64_t> FirstUnheld(const Factor& digit, const Element& buf) {
+  const int axis = buf.layout.AxisId(digit.axis);
+  for (int64_t v = 0; v < digit.live; ++v) {
+    if (buf.layout.Offset(axis, v * digit.coef, MatchRule::kByAxis) < 0) return v * digit.coef;
+  }
+  return std::nullopt;
+}
+
+// A failed projection is Insufficient Input when the digit reads a coordinate the buffer does not
+// hold, and Incompatible Shapes when the buffer holds every one but in digits it cannot follow.
+absl::Status ProjectionError(const Factor& digit, const ProjectionFailure& why, const Element& buf) {
+  if (why.cause != ProjectionFailure::Cause::kNoAffineForm) {
+    if (const std::optional<int64_t> unheld = FirstUnheld(digit, buf)) {
+      return DigitError(digit, {ProjectionFailure::Cause::kUnheld, why.mode, *unheld}, buf);
+    }
+  }
+  return DigitError(digit, why, buf);
 }
 
 // Entries (innermost first) of a stream digit whose axis the buffer's digits hold: the digit's
@@ -141,13 +188,13 @@ absl::StatusOr<std::vector<SequencerEntry>> ProjectedDigit(const Factor& digit, 
   if (!projected) return ProjectionError(digit, why, buf);
   const std::optional<std::vector<MoveLevel>> levels = Compose(buf.layout, *projected);
   VISA_CHECK(levels.has_value(), "a projection does not compose with its source");
+  const std::string label = DigitLabel(digit);
   std::vector<SequencerEntry> entries;
-  int64_t inner = 1;
+  int64_t inner = 1;  // values of the pieces inside the outermost
   for (const MoveLevel& level : *levels) {
-    entries.push_back({level.count, level.src_stride, DigitLabel(digit)});
-    inner *= level.count;
+    inner *= entries.empty() ? 1 : entries.back().size;
+    entries.push_back({level.count, level.src_stride, label});
   }
-  inner /= entries.back().size;
   if (digit.count % inner != 0) return ProjectionError(digit, {ProjectionFailure::Cause::kUneven}, buf);
   entries.back().size = digit.count / inner;
   return entries;
@@ -161,9 +208,10 @@ absl::StatusOr<SequencerEntry> TruncatedDigit(const Factor& digit, const Element
   const int64_t live = RoundUp(digit.live, granule);
   if (digit.axis.empty()) return SequencerEntry{std::min(digit.count, live), 1, DigitLabel(digit)};
   const std::optional<LayoutMode> b = buf.layout.DigitHolding(buf.layout.AxisId(digit.axis), digit.coef);
-  ProjectionFailure why{ProjectionFailure::Cause::kUnheld, 0, digit.coef};
-  if (b && digit.coef % b->coef != 0) why = {ProjectionFailure::Cause::kMisaligned, 0, digit.coef, b->coef};
-  if (!b || why.cause != ProjectionFailure::Cause::kUnheld) return ProjectionError(digit, why, buf);
+  if (!b) return DigitError(digit, {ProjectionFailure::Cause::kUnheld, 0, digit.coef}, buf);
+  if (digit.coef % b->coef != 0) {
+    return DigitError(digit, {ProjectionFailure::Cause::kMisaligned, 0, digit.coef, b->coef}, buf);
+  }
   const int64_t step = digit.coef / b->coef;  // buffer digit values per stream digit value
   const int64_t fits = (b->extent + step - 1) / step;
   return SequencerEntry{std::min({digit.count, fits, live}), step * b->weight, DigitLabel(digit)};
@@ -172,16 +220,13 @@ absl::StatusOr<SequencerEntry> TruncatedDigit(const Factor& digit, const Element
 // Entries (innermost first) that realize one stream digit.
 absl::StatusOr<std::vector<SequencerEntry>> DigitEntries(const Factor& digit, const Element& buf,
                                                          bool truncate, int64_t granule) {
-  if (truncate && digit.axis.empty() && digit.live < digit.count) {
-    // A padded packet with no axis (`1 # 8`): its live part goes to consecutive positions.
+  const bool held = !digit.axis.empty() && buf.Holds(digit.axis);
+  // A padded packet digit with no axis (`1 # 8`) commits its live part to consecutive positions.
+  if (truncate && (held || (digit.axis.empty() && digit.live < digit.count))) {
     ASSIGN_OR_RETURN(SequencerEntry kept, TruncatedDigit(digit, buf, granule));
     return std::vector<SequencerEntry>{kept};
   }
-  if (!digit.axis.empty() && buf.Holds(digit.axis)) {
-    if (!truncate) return ProjectedDigit(digit, buf);
-    ASSIGN_OR_RETURN(SequencerEntry kept, TruncatedDigit(digit, buf, granule));
-    return std::vector<SequencerEntry>{kept};
-  }
+  if (held) return ProjectedDigit(digit, buf);
   int64_t coefficient = 0;
   const Element::Combination* c = digit.axis.empty() ? nullptr : buf.Naming(digit.axis, &coefficient);
   const int64_t stride = c == nullptr ? 0 : coefficient * digit.coef * c->stride;  // 0: broadcast
@@ -192,13 +237,7 @@ absl::StatusOr<std::vector<SequencerEntry>> DigitEntries(const Factor& digit, co
 // padding: the entries of its digits must coalesce into one loop of stride 0 or 1.
 absl::Status OverReadGroup(const Mapping& term, const Element& buf, int64_t block,
                            std::vector<SequencerEntry>& entries) {
-  std::vector<MoveLevel> levels;
-  int64_t position = 1;  // the group's positions, in stream order
-  for (const SequencerEntry& e : entries) {
-    levels.push_back({e.size, position, e.stride});
-    position *= e.size;
-  }
-  const std::vector<MoveLevel> run = Coalesce(levels);
+  const std::vector<MoveLevel> run = Coalesce(LevelsOf(entries));
   if (entries.empty() || run.size() != 1 || run[0].src_stride > 1) {
     return SequencerError("Incompatible Shapes", absl::StrCat(
         "the padded stream term `", term.ToString(), "` needs its live part contiguous in the buffer `",
@@ -238,19 +277,47 @@ absl::StatusOr<std::vector<SequencerEntry>> TermEntries(const Mapping& term, con
   return entries;
 }
 
-// Past the entry limit, adjacent entries that read as one loop merge: the algebra's Coalesce over
-// the stream's loop nest (whose stream positions are contiguous by construction). A merged entry
-// is labelled `[outer, inner]` and belongs to the packet when any of its parts does.
+// Digits of one axis in several places of the stream (`A, [A, B] / 4`) add their coordinates;
+// projected one by one, none sees the sum carry between buffer digits. So the stream's digits are
+// projected together once more (the truncated commit digit aside: it keeps only what fits), each
+// axis's digits adjacent and in order, so that an axis split across terms (`C / 4, B, C % 4`)
+// reads as the one digit it is.
+absl::Status CheckSums(const std::vector<Mapping>& terms, const Element& buf, bool commit,
+                       absl::string_view stream) {
+  std::vector<Factor> digits;
+  for (size_t t = 0; t < terms.size(); ++t) {
+    const std::vector<Factor>& factors = terms[t].normal_form().factors();
+    for (size_t k = 0; k < factors.size(); ++k) {
+      const Factor& f = factors[k];
+      const bool truncated = commit && t + 1 == terms.size() && k == 0;
+      if (f.kind == Factor::Kind::kDigit && !f.axis.empty() && buf.Holds(f.axis) && !truncated) digits.push_back(f);
+    }
+  }
+  std::sort(digits.begin(), digits.end(), [](const Factor& a, const Factor& b) {
+    return a.axis != b.axis ? a.axis < b.axis : a.coef < b.coef;  // innermost first
+  });
+  if (digits.empty()) return absl::OkStatus();
+  ProjectionFailure why;
+  const Mapping together = NormalForm(std::move(digits)).ToMapping();
+  if (Project(Layout::Of(together), buf.layout, MatchRule::kByAxis, &why) ||
+      why.cause == ProjectionFailure::Cause::kNoAffineForm) {
+    return absl::OkStatus();  // no form to check beyond the digits' own projections
+  }
+  const std::vector<Factor>& merged = together.normal_form().factors();
+  if (why.mode >= 0 && why.mode < static_cast<int>(merged.size()) && merged[why.mode].kind == Factor::Kind::kDigit) {
+    return ProjectionError(merged[why.mode], why, buf);
+  }
+  return SequencerError("Incompatible Shapes", absl::StrCat(
+      "the stream ", stream, " names an axis in digits whose coordinates add up across the digits of ",
+      "the buffer `", buf.text, "`; no sequencer entry can carry between them"));
+}
+
+// Past the entry limit, adjacent entries that read as one loop merge (the algebra's Coalesce). A
+// merged entry is labelled `[outer, inner]` and belongs to the packet when any of its parts does.
 void MergeEntries(SequencerConfig& config) {
   const std::vector<SequencerEntry> entries = std::move(config.entries);
   const size_t time_entries = entries.size() - config.packet_entries;
-  std::vector<MoveLevel> levels;  // innermost first
-  int64_t position = 1;
-  for (size_t i = entries.size(); i-- > 0;) {
-    levels.push_back({entries[i].size, position, entries[i].stride});
-    position *= entries[i].size;
-  }
-  const std::vector<MoveLevel> merged = Coalesce(std::move(levels));
+  const std::vector<MoveLevel> merged = Coalesce(LevelsOf({entries.rbegin(), entries.rend()}));
   config.entries.clear();
   config.packet_entries = 0;
   config.packet_size = 1;
@@ -331,21 +398,22 @@ absl::StatusOr<SequencerConfig> DeriveSequencer(const Mapping& buffer, const Map
   ASSIGN_OR_RETURN(Element buf, ElementOf(buffer));
 
   SequencerConfig config;
-  std::vector<Mapping> time_terms, packet_terms;
-  SpineTerms(time, time_terms);
-  SpineTerms(packet, packet_terms);
-  for (size_t t = 0; t < time_terms.size() + packet_terms.size(); ++t) {
-    bool in_packet = t >= time_terms.size();
-    const Mapping& term = in_packet ? packet_terms[t - time_terms.size()] : time_terms[t];
-    bool truncate = mode == SequencerMode::kCommit && t + 1 == time_terms.size() + packet_terms.size();
+  std::vector<Mapping> terms;  // Time's, then Packet's
+  SpineTerms(time, terms);
+  const size_t time_terms = terms.size();
+  SpineTerms(packet, terms);
+  const bool commit = mode == SequencerMode::kCommit;
+  for (size_t t = 0; t < terms.size(); ++t) {
     ASSIGN_OR_RETURN(std::vector<SequencerEntry> entries,
-                     TermEntries(term, buf, truncate, std::max<int64_t>(commit_granule, 1)));
+                     TermEntries(terms[t], buf, commit && t + 1 == terms.size(), std::max<int64_t>(commit_granule, 1)));
     for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
       if (it->size == 1) continue;  // a loop of one iteration is no loop
       config.entries.push_back(*it);
-      if (in_packet) ++config.packet_entries;
+      if (t >= time_terms) ++config.packet_entries;
     }
   }
+  RETURN_IF_ERROR(CheckSums(terms, buf, commit,
+                            absl::StrCat("(Time `", time.ToString(), "`, Packet `", packet.ToString(), "`)")));
   config.packet_size = 1;
   for (size_t i = config.entries.size() - config.packet_entries; i < config.entries.size(); ++i) {
     config.packet_size *= config.entries[i].size;
