@@ -189,23 +189,6 @@ Layout Layout::Coalesce() const {
   return WithModes(std::move(out));
 }
 
-Layout Layout::FirstHolders() const {
-  if (!affine_) return *this;
-  // Rebuilt from the mapping, so that Evaluate and invertible() agree with the modes. A hidden
-  // axis (rather than padding) keeps every digit as it was: a pad digit would merge into its
-  // neighbour and change that digit's extent.
-  std::vector<Factor> factors = mapping_.normal_form().factors();
-  int hidden = 0;
-  for (Factor& f : factors) {
-    if (f.kind == Factor::Kind::kDigit && f.axis.empty() && f.live > 1) {
-      f.axis = absl::StrCat(kHiddenAxisPrefix, "repeat", hidden++);
-      f.axis_size = f.live;
-      f.coef = 1;
-    }
-  }
-  return hidden > 0 ? Layout::Of(NormalForm(std::move(factors)).ToMapping()) : *this;
-}
-
 std::optional<LayoutMode> Layout::DigitHolding(int axis, int64_t coordinate) const {
   for (const LayoutMode& m : modes_) {
     if (m.axis == axis && axis >= 0 && m.coef <= coordinate && coordinate < m.coef * m.live) return m;

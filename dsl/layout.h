@@ -21,8 +21,6 @@
 //  - SplitOuter(levels, threads) splits the outermost level; the set of (dst, src) pairs stays.
 //  - ForEachRun(dst, src, rule) lists the move as runs {dst, src, length, src_stride}, exactly
 //    as the interpreter's reference moves data, for every layout (affine or not).
-//  - FirstHolders() keeps the smallest holder of every index (RightInverse unchanged) and
-//    makes a layout that only repeats data through broadcast digits invertible.
 //  - DigitHolding(axis, c) is the live digit whose coordinate range holds c; none: c is not held.
 //  - Project(dst, src, rule, &why) names why a projection fails; kUnheld names a coordinate no
 //    source position holds.
@@ -70,9 +68,6 @@ struct MoveRun {
 
 struct ProjectionFailure;
 
-// Names of axes the layout algebra introduces (FirstHolders) start with this; no index names one.
-inline constexpr char kHiddenAxisPrefix[] = "~";
-
 class Layout {
  public:
   struct AxisInfo {
@@ -110,11 +105,6 @@ class Layout {
   int64_t FirstHolder(int64_t position) const;
   // Adjacent modes that read as one merged (same function).
   Layout Coalesce() const;
-  // Repeats told apart: every broadcast digit becomes a digit of a hidden axis of its own, which
-  // no index names. Modes keep their extents and weights, an index of this layout (hidden
-  // coordinates 0) resolves to its smallest holder, and the result is invertible when the live
-  // digits of each axis do not overlap (affine layouts): Project and Compose read first copies.
-  Layout FirstHolders() const;
   // The live digit of `axis` whose coordinate range [coef, coef * live) holds `coordinate`, as a
   // mode (the innermost such; invertible layouts have at most one). nullopt: no digit's range
   // holds it, so no position holds the coordinate (invertible layouts).

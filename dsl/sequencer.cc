@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -48,12 +49,12 @@ std::vector<MoveLevel> LevelsOf(const std::vector<SequencerEntry>& innermost_fir
   return levels;
 }
 
-// The buffer as the sequencer walks it: its digits as a layout whose repeats are told apart (a
-// sequencer reads an index's smallest holder), and its linear combinations (`$(H: 1, Fh: 1)`, the
-// convolution's sliding windows). A combination holds sums of coordinates, which no digit
-// describes, so the layout sees it as a hidden axis and the sequencer walks it by its own rule: a
-// stream digit of an axis only it names steps `coefficient` of its positions, and a stream term
-// equal to the whole combination walks it position by position.
+// The buffer as the sequencer walks it: its digits as a layout, and its linear combinations
+// (`$(H: 1, Fh: 1)`, the convolution's sliding windows). A combination holds sums of coordinates,
+// which no digit describes, so the layout sees it as a broadcast of its size (no axis, and never
+// merged into a neighbouring digit) and the sequencer walks it by its own rule: a stream digit of
+// an axis only it names steps `coefficient` of its positions, and a stream term equal to the whole
+// combination walks it position by position.
 struct Element {
   struct Combination {
     Mapping mapping;  // without its padding
@@ -92,7 +93,7 @@ struct Element {
 absl::StatusOr<Element> ElementOf(const Mapping& buffer) {
   Element element;
   element.text = buffer.ToString();
-  // Terms that are (possibly padded) linear combinations become hidden axes of their size.
+  // Terms that are (possibly padded) linear combinations become broadcasts of their size.
   std::vector<Mapping> terms;
   SpineTerms(buffer, terms);
   int64_t inner = 1;
@@ -103,24 +104,20 @@ absl::StatusOr<Element> ElementOf(const Mapping& buffer) {
         return SequencerError("Incompatible Shapes", absl::StrCat(
             "the buffer `", element.text, "` has no digit form a sequencer can walk"));
       }
-      const Axis hidden{absl::StrCat(kHiddenAxisPrefix, "combination", element.combinations.size()), size, {}};
       element.combinations.push_back({Unpadded(terms[t]), inner});
-      terms[t] = *Mapping::Symbol(hidden);
+      terms[t] = *Mapping::Broadcast(size);
     }
     inner *= size;
   }
-  element.layout = Layout::Of(Pair(terms)).FirstHolders();
+  element.layout = Layout::Of(Pair(terms));
   // An axis held in two places adds up their coordinates: its smallest holder is no digit's.
-  std::vector<std::string> named;
+  std::set<std::string> named;
   for (const Element::Combination& c : element.combinations) {
-    for (const Mapping::LinearTerm& term : c.mapping.linear_terms()) {
-      for (const std::string& axis : term.mapping.axis_names()) {
-        if (element.Holds(axis) || std::count(named.begin(), named.end(), axis) > 0) {
-          return SequencerError("Incompatible Shapes", absl::StrCat(
-              "the buffer `", element.text, "` holds ", axis, " in a linear combination and elsewhere; ",
-              "no sequencer entry walks their sum"));
-        }
-        named.push_back(axis);
+    for (const std::string& axis : c.mapping.axis_names()) {
+      if (element.Holds(axis) || !named.insert(axis).second) {
+        return SequencerError("Incompatible Shapes", absl::StrCat(
+            "the buffer `", element.text, "` holds ", axis, " in a linear combination and elsewhere; ",
+            "no sequencer entry walks their sum"));
       }
     }
   }

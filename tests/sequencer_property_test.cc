@@ -122,8 +122,20 @@ bool SomeIndexUnheld(const Problem& p) {
   return false;
 }
 
+TEST(SequencerProperty, TheOracleTellsRightFromWrong) {
+  // The manual's "Rearranging Axes" configuration passes; one wrong stride does not.
+  const Fixture f = With("A = 8, B = 8, C = 8");
+  const Problem p{f.m("A, B, C # 32"), f.m("B, A"), f.m("C # 16"), "rearranging axes"};
+  absl::StatusOr<SequencerConfig> config = DeriveSequencer(p.element, p.time, p.packet, SequencerMode::kRead);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->ToString(), "[8 : 32, 8 : 256, 16 : 1] : 16");
+  EXPECT_EQ(CheckWalk(p, *config), "");
+  config->entries[0].stride = 64;
+  EXPECT_NE(CheckWalk(p, *config), "");
+}
+
 TEST(SequencerProperty, WalksTheMappingInverse) {
-  const int cases = EnvInt("VISA_PROPERTY_CASES", 3000);
+  const int cases = EnvInt("VISA_PROPERTY_CASES", 4000);
   const uint64_t first = static_cast<uint64_t>(EnvInt("VISA_PROPERTY_SEED", 1));
   const std::set<std::string> allowed = {"Incompatible Shapes", "Insufficient Input", "Entry limit",
                                          "Iteration limit", "Packet fetch"};
@@ -133,22 +145,21 @@ TEST(SequencerProperty, WalksTheMappingInverse) {
     const std::optional<Problem> p = Draw(first + static_cast<uint64_t>(c));
     if (!p) continue;
     ++drawn;
-    for (SequencerMode mode : {SequencerMode::kRead, SequencerMode::kWrite}) {
-      const absl::StatusOr<SequencerConfig> config = DeriveSequencer(p->element, p->time, p->packet, mode);
-      if (!config.ok()) {
-        const std::string message(config.status().message());
-        const std::string rule = message.substr(0, message.find(':'));
-        ++rejected[rule];
-        ASSERT_TRUE(allowed.count(rule)) << p->what << ": " << config.status();
-        if (rule == "Insufficient Input") {
-          ASSERT_TRUE(SomeIndexUnheld(*p)) << p->what << ": every index is held, yet " << config.status();
-        }
-        continue;
+    const absl::StatusOr<SequencerConfig> config =
+        DeriveSequencer(p->element, p->time, p->packet, SequencerMode::kRead);
+    if (!config.ok()) {
+      const std::string message(config.status().message());
+      const std::string rule = message.substr(0, message.find(':'));
+      ++rejected[rule];
+      ASSERT_TRUE(allowed.count(rule)) << p->what << ": " << config.status();
+      if (rule == "Insufficient Input") {
+        ASSERT_TRUE(SomeIndexUnheld(*p)) << p->what << ": every index is held, yet " << config.status();
       }
-      ++derived;
-      positions += static_cast<int>(config->stream_size());
-      ASSERT_EQ(CheckWalk(*p, *config), "") << p->what;
+      continue;
     }
+    ++derived;
+    positions += static_cast<int>(config->stream_size());
+    ASSERT_EQ(CheckWalk(*p, *config), "") << p->what;
   }
   std::string summary = absl::StrCat("drawn ", drawn, " (", cases - drawn, " redrawn): derived ", derived,
                                      " configurations walking ", positions, " positions; rejected");
@@ -157,7 +168,7 @@ TEST(SequencerProperty, WalksTheMappingInverse) {
   RecordProperty("summary", summary);
   if (cases >= 1000) {
     EXPECT_GT(drawn, cases / 2);
-    EXPECT_GT(derived, drawn / 2);  // two modes per case: at least a quarter of the derivations
+    EXPECT_GT(derived, drawn / 3);
     EXPECT_GT(rejected["Insufficient Input"], 10);
     EXPECT_GT(rejected["Incompatible Shapes"], 10);
   }
