@@ -189,6 +189,13 @@ Layout Layout::Coalesce() const {
   return WithModes(std::move(out));
 }
 
+std::optional<LayoutMode> Layout::DigitHolding(int axis, int64_t coordinate) const {
+  for (const LayoutMode& m : modes_) {
+    if (m.axis == axis && axis >= 0 && m.coef <= coordinate && coordinate < m.coef * m.live) return m;
+  }
+  return std::nullopt;
+}
+
 Layout Layout::WithModes(std::vector<LayoutMode> modes) const {
   Layout l = *this;
   l.modes_ = std::move(modes);
@@ -221,19 +228,31 @@ struct Piece {
 }  // namespace
 
 std::optional<Layout> Project(const Layout& dst, const Layout& src, MatchRule rule) {
-  if (!dst.affine_ || !src.invertible_) return std::nullopt;
+  return Project(dst, src, rule, nullptr);
+}
+
+std::optional<Layout> Project(const Layout& dst, const Layout& src, MatchRule rule, ProjectionFailure* why) {
+  using Cause = ProjectionFailure::Cause;
+  // Records why the projection fails (when asked) and returns "no projection".
+  auto fail = [why](Cause cause, int mode = -1, int64_t coef = 0, int64_t src_coef = 0) -> std::optional<Layout> {
+    if (why != nullptr) *why = {cause, mode, coef, src_coef};
+    return std::nullopt;
+  };
+  if (!dst.affine_ || !src.invertible_) return fail(Cause::kNoAffineForm);
   // Live digit values whose coordinates reach the range rule are padding: no product shape.
   std::vector<int64_t> reach(dst.axes_.size(), 0);
   for (const LayoutMode& m : dst.modes_) {
     if (m.axis >= 0) reach[m.axis] += (m.live - 1) * m.coef;
   }
   for (size_t a = 0; a < reach.size(); ++a) {
-    if (reach[a] >= dst.axes_[a].limit) return std::nullopt;
+    if (reach[a] >= dst.axes_[a].limit) return fail(Cause::kRangeRule);
   }
   std::vector<std::vector<Piece>> pieces(src.axes_.size());
   std::vector<LayoutMode> out;
   auto broadcast = [&out](int64_t count, int64_t weight) { out.push_back({count, count, weight, -1, 0}); };
-  for (const LayoutMode& m : dst.modes_) {
+  for (size_t k = 0; k < dst.modes_.size(); ++k) {
+    const LayoutMode& m = dst.modes_[k];
+    const int mode = static_cast<int>(k);
     if (m.live <= 1) continue;  // one value: nothing to iterate
     const int sa = m.axis < 0 ? -1 : src.AxisId(dst.axes_[m.axis].name);
     if (sa < 0) {  // the source does not name the axis: broadcast under both rules
@@ -251,15 +270,17 @@ std::optional<Layout> Project(const Layout& dst, const Layout& src, MatchRule ru
       if (j < 0) {
         // Coordinates the source has no digit for: not held by axis, broadcast by digit (up to
         // the next source digit).
-        if (rule == MatchRule::kByAxis) return std::nullopt;
+        if (rule == MatchRule::kByAxis) return fail(Cause::kUnheld, mode, coef);
         int slot = 0;
         while (slot < static_cast<int>(ds.size()) && ds[slot].coef < coef) ++slot;
-        if (slot > 0 && coef % (ds[slot - 1].coef * ds[slot - 1].modulus) != 0) return std::nullopt;
+        if (slot > 0 && coef % (ds[slot - 1].coef * ds[slot - 1].modulus) != 0) {
+          return fail(Cause::kMisaligned, mode, coef, ds[slot - 1].coef);
+        }
         const int64_t next = slot < static_cast<int>(ds.size()) ? ds[slot].coef : 0;
-        if (next != 0 && next % coef != 0) return std::nullopt;
+        if (next != 0 && next % coef != 0) return fail(Cause::kMisaligned, mode, coef, next);
         const int64_t gap = next == 0 ? remaining : next / coef;
         const int64_t count = std::min(remaining, gap);
-        if (remaining % count != 0) return std::nullopt;
+        if (remaining % count != 0) return fail(Cause::kUneven, mode, coef);
         pieces[sa].push_back({slot, true, coef, count});
         broadcast(count, weight);
         coef *= count;
@@ -267,14 +288,16 @@ std::optional<Layout> Project(const Layout& dst, const Layout& src, MatchRule ru
         remaining /= count;
         continue;
       }
-      if (coef % ds[j].coef != 0) return std::nullopt;
+      if (coef % ds[j].coef != 0) return fail(Cause::kMisaligned, mode, coef, ds[j].coef);
       const int64_t step = coef / ds[j].coef;
       const int64_t fits = (ds[j].live - 1) / step + 1;  // values t * step below live
       const int64_t reach_j = rule == MatchRule::kByDigit ? ds[j].modulus : ds[j].live;
       int64_t count = remaining;
       if (remaining > fits) {
         // The rest continues in the next digit range: only when no value lands in padding.
-        if (reach_j % step != 0 || reach_j / step != fits || remaining % fits != 0) return std::nullopt;
+        if (reach_j % step != 0 || reach_j / step != fits || remaining % fits != 0) {
+          return fail(Cause::kUneven, mode, coef);
+        }
         count = fits;
       }
       pieces[sa].push_back({j, false, coef, count});
@@ -290,9 +313,9 @@ std::optional<Layout> Project(const Layout& dst, const Layout& src, MatchRule ru
     const std::vector<Layout::AxisDigit>& ds = src.digits_[sa];
     int64_t total = 0;
     for (const Piece& p : pieces[sa]) total += (p.count - 1) * p.coef;
-    if (total >= src.axes_[sa].limit) return std::nullopt;
+    if (total >= src.axes_[sa].limit) return fail(Cause::kCarry);
     for (size_t j = 0; j < ds.size(); ++j) {
-      if (j + 1 < ds.size() && ds[j + 1].coef % (ds[j].coef * ds[j].modulus) != 0) return std::nullopt;
+      if (j + 1 < ds.size() && ds[j + 1].coef % (ds[j].coef * ds[j].modulus) != 0) return fail(Cause::kCarry);
       int64_t below = 0, inside = 0;
       for (const Piece& p : pieces[sa]) {
         if ((!p.gap && p.slot < static_cast<int>(j)) || (p.gap && p.slot <= static_cast<int>(j))) {
@@ -301,7 +324,7 @@ std::optional<Layout> Project(const Layout& dst, const Layout& src, MatchRule ru
           inside += (p.count - 1) * (p.coef / ds[j].coef);
         }
       }
-      if (below >= ds[j].coef || inside >= ds[j].live) return std::nullopt;
+      if (below >= ds[j].coef || inside >= ds[j].live) return fail(Cause::kCarry);
     }
   }
   return dst.WithModes(std::move(out));

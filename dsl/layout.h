@@ -21,6 +21,9 @@
 //  - SplitOuter(levels, threads) splits the outermost level; the set of (dst, src) pairs stays.
 //  - ForEachRun(dst, src, rule) lists the move as runs {dst, src, length, src_stride}, exactly
 //    as the interpreter's reference moves data, for every layout (affine or not).
+//  - DigitHolding(axis, c) is the live digit whose coordinate range holds c; none: c is not held.
+//  - Project(dst, src, rule, &why) names why a projection fails; kUnheld names a coordinate no
+//    source position holds.
 #pragma once
 
 #include <cstdint>
@@ -63,6 +66,8 @@ struct MoveRun {
   bool operator==(const MoveRun&) const = default;
 };
 
+struct ProjectionFailure;
+
 class Layout {
  public:
   struct AxisInfo {
@@ -100,6 +105,10 @@ class Layout {
   int64_t FirstHolder(int64_t position) const;
   // Adjacent modes that read as one merged (same function).
   Layout Coalesce() const;
+  // The live digit of `axis` whose coordinate range [coef, coef * live) holds `coordinate`, as a
+  // mode (the innermost such; invertible layouts have at most one). nullopt: no digit's range
+  // holds it, so no position holds the coordinate (invertible layouts).
+  std::optional<LayoutMode> DigitHolding(int axis, int64_t coordinate) const;
 
   // "[4 : 1 A*1, 3 : 4 B*1]": extent : weight, then axis*coef (or `-`), innermost first.
   std::string ToString() const;
@@ -120,7 +129,7 @@ class Layout {
   std::vector<LayoutMode> modes_;
   std::vector<AxisInfo> axes_;
   std::vector<std::vector<AxisDigit>> digits_;  // per axis, ascending coefficient
-  friend std::optional<Layout> Project(const Layout&, const Layout&, MatchRule);
+  friend std::optional<Layout> Project(const Layout&, const Layout&, MatchRule, ProjectionFailure*);
   friend std::optional<std::vector<MoveLevel>> Compose(const Layout&, const Layout&);
 };
 
@@ -128,6 +137,24 @@ class Layout {
 // when a digit straddles source digits unevenly, a value is not held, or the move has no affine
 // form (src not invertible, dst not affine, dst coordinates that reach the range rule).
 std::optional<Layout> Project(const Layout& dst, const Layout& src, MatchRule rule);
+
+// Why Project found no projection: where a destination mode's walk over the source digits stopped.
+struct ProjectionFailure {
+  enum class Cause {
+    kNoAffineForm,  // dst not affine or src not invertible
+    kRangeRule,     // dst coordinates reach an axis's end
+    kUnheld,        // by axis: no source digit holds coordinate `coef` (a multiple of the mode's)
+    kMisaligned,    // `coef` falls inside a source digit of step `src_coef` that does not divide it
+    kUneven,        // the mode's values cross a source digit boundary they cannot be split at
+    kCarry,         // the pieces would carry between source digits
+  };
+  Cause cause = Cause::kNoAffineForm;
+  int mode = -1;         // dst.modes() index (kUnheld, kMisaligned, kUneven)
+  int64_t coef = 0;      // the coordinate step where the walk stopped
+  int64_t src_coef = 0;  // kMisaligned
+};
+// Project, recording in `*why` (when not null) why there is no projection.
+std::optional<Layout> Project(const Layout& dst, const Layout& src, MatchRule rule, ProjectionFailure* why);
 // The loop levels (innermost first) of a projection: each mode's source stride is the weight of
 // the source digit it steps. nullopt when the pieces of one source digit would carry.
 std::optional<std::vector<MoveLevel>> Compose(const Layout& src, const Layout& projected);

@@ -1,8 +1,12 @@
-// Sequencer derivation: matching stream digits against buffer digits, merging, and the limits.
+// Sequencer derivation: every stream digit projected onto the buffer's layout and composed into
+// (size : stride) entries by the layout algebra (dsl/layout.h), the sequencer's own rules around
+// it (padding over-read, commit truncation, linear combinations, merging past the entry limit),
+// the limits, and the fetch / commit / DMA access plans.
 #include "dsl/sequencer.h"
 
 #include <algorithm>
 #include <numeric>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -27,238 +31,304 @@ void SpineTerms(const Mapping& m, std::vector<Mapping>& out) {
   }
 }
 
+const Mapping& Unpadded(const Mapping& m) { return m.kind() == Mapping::Kind::kPadding ? m.inner() : m; }
+
 std::string DigitLabel(const Factor& f) { return NormalForm({f}).ToString(); }
 
-// The buffer's digit factors with the number of buffer positions inside each (its stride), from
-// the buffer's layout (dsl/layout.h). Linear combinations (`$(H: 1, Fh: 1)`, the convolution's sliding windows) stay composite
-// factors: a stream digit of one of their axes steps `coefficient` positions of it, and a stream
-// term equal to the whole combination walks it position by position.
-struct BufferDigits {
-  std::vector<Factor> factors;
-  std::vector<int64_t> strides;
+int64_t RoundUp(int64_t n, int64_t granule) { return (n + granule - 1) / granule * granule; }
+
+// Entries (innermost first) as the loop levels of the layout algebra: the stream positions they
+// walk are contiguous by construction, so levels coalesce exactly where the buffer strides do.
+std::vector<MoveLevel> LevelsOf(const std::vector<SequencerEntry>& innermost_first) {
+  std::vector<MoveLevel> levels;
+  int64_t position = 1;
+  for (const SequencerEntry& e : innermost_first) {
+    levels.push_back({e.size, position, e.stride});
+    position *= e.size;
+  }
+  return levels;
+}
+
+// The buffer as the sequencer walks it: its digits as a layout, and its linear combinations
+// (`$(H: 1, Fh: 1)`, the convolution's sliding windows). A combination holds sums of coordinates,
+// which no digit describes, so the layout sees it as a broadcast of its size (no axis, and never
+// merged into a neighbouring digit) and the sequencer walks it by its own rule: a stream digit of
+// an axis only it names steps `coefficient` of its positions, and a stream term equal to the whole
+// combination walks it position by position.
+struct Element {
+  struct Combination {
+    Mapping mapping;  // without its padding
+    int64_t stride;   // buffer positions per value
+  };
+  Layout layout;
+  std::vector<Combination> combinations;
   std::string text;  // the buffer mapping, for messages
 
-  bool HasAxis(const std::string& axis) const {
-    return std::any_of(factors.begin(), factors.end(),
-                       [&](const Factor& f) { return f.kind == Factor::Kind::kDigit && f.axis == axis; });
+  // A live digit carries `axis`; stream digits of other axes read with stride 0 (broadcast).
+  bool Holds(const std::string& axis) const {
+    const int id = layout.AxisId(axis);
+    return std::any_of(layout.modes().begin(), layout.modes().end(),
+                       [id](const LayoutMode& m) { return id >= 0 && m.axis == id; });
   }
-  // The combination term naming `axis` alone: its coefficient and the combination's stride.
-  bool LinearTerm(const std::string& axis, int64_t* coefficient, int64_t* stride) const {
-    for (size_t k = 0; k < factors.size(); ++k) {
-      if (factors[k].kind != Factor::Kind::kComposite) continue;
-      const Mapping& m = *factors[k].composite;
-      if (m.kind() != Mapping::Kind::kLinear) continue;
-      for (const Mapping::LinearTerm& term : m.linear_terms()) {
+  const Combination* Find(const Mapping& m) const {
+    for (const Combination& c : combinations) {
+      if (c.mapping == m) return &c;
+    }
+    return nullptr;
+  }
+  // The combination with a term naming `axis` alone, and that term's coefficient.
+  const Combination* Naming(const std::string& axis, int64_t* coefficient) const {
+    for (const Combination& c : combinations) {
+      for (const Mapping::LinearTerm& term : c.mapping.linear_terms()) {
         if (term.mapping.kind() == Mapping::Kind::kSymbol && term.mapping.axis().name == axis) {
           *coefficient = term.coefficient;
-          *stride = strides[k];
-          return true;
+          return &c;
         }
-      }
-    }
-    return false;
-  }
-  // The composite factor equal to `m`, with its stride.
-  bool Composite(const Mapping& m, int64_t* stride) const {
-    for (size_t k = 0; k < factors.size(); ++k) {
-      if (factors[k].kind == Factor::Kind::kComposite && *factors[k].composite == m) {
-        *stride = strides[k];
-        return true;
-      }
-    }
-    return false;
-  }
-  // The digit of `axis` whose coefficient range [coef, coef * count) contains `coef`.
-  const Factor* Containing(const std::string& axis, int64_t coef, int64_t* stride) const {
-    for (size_t k = 0; k < factors.size(); ++k) {
-      const Factor& f = factors[k];
-      // Only the live values hold coordinates; a padded digit's tail belongs to no coordinate.
-      if (f.kind == Factor::Kind::kDigit && f.axis == axis && f.coef <= coef &&
-          coef < f.coef * f.live) {
-        *stride = strides[k];
-        return &f;
       }
     }
     return nullptr;
   }
 };
 
-// Appends the modes of an affine layout as digit factors, `base` positions apart per weight.
-void AppendModes(const Layout& layout, int64_t base, BufferDigits& digits) {
-  for (const LayoutMode& m : layout.modes()) {
-    Factor f;
-    f.axis = m.axis < 0 ? "" : layout.axes()[m.axis].name;
-    f.axis_size = m.axis < 0 ? 0 : layout.axes()[m.axis].limit;
-    f.coef = m.coef;
-    f.count = m.extent;
-    f.live = m.live;
-    digits.factors.push_back(f);
-    digits.strides.push_back(base * m.weight);
-  }
-}
-
-// The buffer's digit factors and strides: its layout's modes (dsl/layout.h). Linear combinations
-// have no layout; the buffer's terms are then walked, each term's layout or a (possibly padded)
-// combination kept whole as a composite factor.
-absl::StatusOr<BufferDigits> DigitsOf(const Mapping& buffer) {
-  BufferDigits digits;
-  digits.text = buffer.ToString();
-  const Layout layout = Layout::Of(buffer);
-  if (layout.affine()) {
-    AppendModes(layout, 1, digits);
-    return digits;
-  }
+absl::StatusOr<Element> ElementOf(const Mapping& buffer) {
+  Element element;
+  element.text = buffer.ToString();
+  // Terms that are (possibly padded) linear combinations become broadcasts of their size.
   std::vector<Mapping> terms;
   SpineTerms(buffer, terms);
   int64_t inner = 1;
   for (size_t t = terms.size(); t-- > 0;) {
-    const Layout term = Layout::Of(terms[t]);
-    const Mapping& core = terms[t].kind() == Mapping::Kind::kPadding ? terms[t].inner() : terms[t];
-    if (term.affine()) {
-      AppendModes(term, inner, digits);
-    } else if (core.kind() == Mapping::Kind::kLinear) {
-      Factor composite;
-      composite.kind = Factor::Kind::kComposite;
-      composite.composite = core;
-      digits.factors.push_back(composite);
-      digits.strides.push_back(inner);
-    } else {
-      return SequencerError("Incompatible Shapes",
-                            absl::StrCat("the buffer `", digits.text, "` has no digit form a sequencer can walk"));
+    const int64_t size = terms[t].size();
+    if (!Layout::Of(terms[t]).affine()) {
+      if (Unpadded(terms[t]).kind() != Mapping::Kind::kLinear) {
+        return SequencerError("Incompatible Shapes", absl::StrCat(
+            "the buffer `", element.text, "` has no digit form a sequencer can walk"));
+      }
+      element.combinations.push_back({Unpadded(terms[t]), inner});
+      terms[t] = *Mapping::Broadcast(size);
     }
-    inner *= terms[t].size();
+    inner *= size;
   }
-  return digits;
+  element.layout = Layout::Of(Pair(terms));
+  // An axis held in two places adds up their coordinates: its smallest holder is no digit's.
+  std::set<std::string> named;
+  for (const Element::Combination& c : element.combinations) {
+    for (const std::string& axis : c.mapping.axis_names()) {
+      if (element.Holds(axis) || !named.insert(axis).second) {
+        return SequencerError("Incompatible Shapes", absl::StrCat(
+            "the buffer `", element.text, "` holds ", axis, " in a linear combination and elsewhere; ",
+            "no sequencer entry walks their sum"));
+      }
+    }
+  }
+  return element;
 }
 
-// Entries, innermost first, that realize one stream digit.
-absl::StatusOr<std::vector<SequencerEntry>> MatchDigit(const Factor& digit, const BufferDigits& buf,
-                                                       bool truncate, int64_t granule) {
-  std::string label = DigitLabel(digit);
-  if (truncate && digit.axis.empty() && digit.live < digit.count) {
-    // A padded packet with no axis (`1 # 8`): the commit writes its live part, in whole granules,
-    // to consecutive positions.
-    int64_t kept = std::min(digit.count, (digit.live + granule - 1) / granule * granule);
-    return std::vector<SequencerEntry>{{kept, 1, label}};
-  }
-  int64_t coefficient = 0, linear_stride = 0;
-  if (!digit.axis.empty() && !buf.HasAxis(digit.axis) && buf.LinearTerm(digit.axis, &coefficient, &linear_stride)) {
-    return std::vector<SequencerEntry>{{digit.count, coefficient * digit.coef * linear_stride, label}};
-  }
-  if (digit.axis.empty() || !buf.HasAxis(digit.axis)) {
-    return std::vector<SequencerEntry>{{digit.count, 0, label}};  // broadcast
-  }
-  std::vector<SequencerEntry> entries;
-  int64_t coef = digit.coef, count = digit.count, live = digit.live;
-  while (true) {
-    int64_t stride = 0;
-    const Factor* b = buf.Containing(digit.axis, coef, &stride);
-    if (b == nullptr) {
+// The manual's failure for a stream digit the buffer's digits cannot walk, by cause.
+absl::Status DigitError(const Factor& digit, const ProjectionFailure& why, const Element& buf) {
+  const std::string label = DigitLabel(digit);
+  switch (why.cause) {
+    case ProjectionFailure::Cause::kUnheld:
       return SequencerError("Insufficient Input", absl::StrCat(
-          "the stream's `", label, "` iterates over ", digit.axis, " coordinates from ", coef,
+          "the stream's `", label, "` iterates over ", digit.axis, " coordinates from ", why.coef,
           " on, which the buffer `", buf.text, "` does not hold"));
-    }
-    if (coef % b->coef != 0) {
+    case ProjectionFailure::Cause::kMisaligned:
       return SequencerError("Incompatible Shapes", absl::StrCat(
           "the stream's `", label, "` and the buffer `", buf.text, "` split ", digit.axis,
-          " at boundaries that do not divide each other (", coef, " inside a digit of step ", b->coef,
-          "), so no factorization into common digits exists"));
-    }
-    int64_t step = coef / b->coef;  // buffer digit values per stream digit value
-    stride *= step;
-    // The commit adapter keeps the leading values that fit the buffer digit (its padding too:
-    // writing stream padding onto buffer padding is harmless, and keeps writes whole).
-    int64_t fits = (b->count + step - 1) / step;
-    int64_t kept = std::min({count, fits, (live + granule - 1) / granule * granule});
-    if (step * (live - 1) < b->live) {  // every live value falls inside this buffer digit
-      entries.push_back({truncate ? kept : count, stride, label});
-      return entries;
-    }
-    if (truncate) {
-      entries.push_back({kept, stride, label});
-      return entries;
-    }
-    // The digit runs past this buffer digit: split it where the buffer digit's live values end.
-    int64_t values = b->live / step;
-    if (b->live % step != 0 || count % values != 0) {
+          " at boundaries that do not divide each other (", why.coef, " inside a digit of step ",
+          why.src_coef, "), so no factorization into common digits exists"));
+    case ProjectionFailure::Cause::kNoAffineForm:
+      return SequencerError("Incompatible Shapes", absl::StrCat(
+          "the buffer `", buf.text, "` has no digit form a sequencer can walk"));
+    case ProjectionFailure::Cause::kCarry:
+    case ProjectionFailure::Cause::kRangeRule:
+      return SequencerError("Incompatible Shapes", absl::StrCat(
+          "the stream's `", label, "` cannot be walked over the digits of the buffer `", buf.text,
+          "` without carrying between them"));
+    case ProjectionFailure::Cause::kUneven:
       return SequencerError("Incompatible Shapes", absl::StrCat(
           "the stream's `", label, "` crosses a digit boundary of the buffer `", buf.text,
           "` that it cannot be split at"));
-    }
-    entries.push_back({values, stride, label});
-    coef *= values;
-    count /= values;
-    live = (live + values - 1) / values;
   }
+  return absl::InternalError("unknown projection failure");
+}
+
+// The first coordinate of a digit's live values that the buffer does not hold (by axis).
+std::optional<int64_t> FirstUnheld(const Factor& digit, const Element& buf) {
+  const int axis = buf.layout.AxisId(digit.axis);
+  for (int64_t v = 0; v < digit.live; ++v) {
+    if (buf.layout.Offset(axis, v * digit.coef, MatchRule::kByAxis) < 0) return v * digit.coef;
+  }
+  return std::nullopt;
+}
+
+// A failed projection is Insufficient Input when the digit reads a coordinate the buffer does not
+// hold, and Incompatible Shapes when the buffer holds every one but in digits it cannot follow.
+absl::Status ProjectionError(const Factor& digit, const ProjectionFailure& why, const Element& buf) {
+  if (why.cause != ProjectionFailure::Cause::kNoAffineForm) {
+    if (const std::optional<int64_t> unheld = FirstUnheld(digit, buf)) {
+      return DigitError(digit, {ProjectionFailure::Cause::kUnheld, why.mode, *unheld}, buf);
+    }
+  }
+  return DigitError(digit, why, buf);
+}
+
+// Entries (innermost first) of a stream digit whose axis the buffer's digits hold: the digit's
+// own layout projected onto the buffer's (by axis: a coordinate the buffer lacks is Insufficient
+// Input) and composed, one entry per piece. The projection covers the digit's live values; its
+// padding is over-read (the manual's `C # 32 -> 32 : 1`), so the outermost piece grows to cover
+// the whole extent, which must then be a whole number of the inner pieces.
+absl::StatusOr<std::vector<SequencerEntry>> ProjectedDigit(const Factor& digit, const Element& buf) {
+  const Layout own = Layout::Of(NormalForm({digit}).ToMapping());
+  ProjectionFailure why;
+  const std::optional<Layout> projected = Project(own, buf.layout, MatchRule::kByAxis, &why);
+  if (!projected) return ProjectionError(digit, why, buf);
+  const std::optional<std::vector<MoveLevel>> levels = Compose(buf.layout, *projected);
+  VISA_CHECK(levels.has_value(), "a projection does not compose with its source");
+  const std::string label = DigitLabel(digit);
+  std::vector<SequencerEntry> entries;
+  int64_t inner = 1;  // values of the pieces inside the outermost
+  for (const MoveLevel& level : *levels) {
+    inner *= entries.empty() ? 1 : entries.back().size;
+    entries.push_back({level.count, level.src_stride, label});
+  }
+  if (digit.count % inner != 0) return ProjectionError(digit, {ProjectionFailure::Cause::kUneven}, buf);
+  entries.back().size = digit.count / inner;
+  return entries;
+}
+
+// The commit adapter's truncation of the packet's innermost digit, which the algebra has no
+// operation for: it keeps the leading values that fit the buffer digit holding the digit's first
+// step, that digit's padding too (writing stream padding onto buffer padding is harmless, and
+// keeps writes whole), in whole granules; the rest of the packet is dropped, never walked on.
+absl::StatusOr<SequencerEntry> TruncatedDigit(const Factor& digit, const Element& buf, int64_t granule) {
+  const int64_t live = RoundUp(digit.live, granule);
+  if (digit.axis.empty()) return SequencerEntry{std::min(digit.count, live), 1, DigitLabel(digit)};
+  const std::optional<LayoutMode> b = buf.layout.DigitHolding(buf.layout.AxisId(digit.axis), digit.coef);
+  if (!b) return DigitError(digit, {ProjectionFailure::Cause::kUnheld, 0, digit.coef}, buf);
+  if (digit.coef % b->coef != 0) {
+    return DigitError(digit, {ProjectionFailure::Cause::kMisaligned, 0, digit.coef, b->coef}, buf);
+  }
+  const int64_t step = digit.coef / b->coef;  // buffer digit values per stream digit value
+  const int64_t fits = (b->extent + step - 1) / step;
+  return SequencerEntry{std::min({digit.count, fits, live}), step * b->weight, DigitLabel(digit)};
+}
+
+// Entries (innermost first) that realize one stream digit.
+absl::StatusOr<std::vector<SequencerEntry>> DigitEntries(const Factor& digit, const Element& buf,
+                                                         bool truncate, int64_t granule) {
+  const bool held = !digit.axis.empty() && buf.Holds(digit.axis);
+  // A padded packet digit with no axis (`1 # 8`) commits its live part to consecutive positions.
+  if (truncate && (held || (digit.axis.empty() && digit.live < digit.count))) {
+    ASSIGN_OR_RETURN(SequencerEntry kept, TruncatedDigit(digit, buf, granule));
+    return std::vector<SequencerEntry>{kept};
+  }
+  if (held) return ProjectedDigit(digit, buf);
+  int64_t coefficient = 0;
+  const Element::Combination* c = digit.axis.empty() ? nullptr : buf.Naming(digit.axis, &coefficient);
+  const int64_t stride = c == nullptr ? 0 : coefficient * digit.coef * c->stride;  // 0: broadcast
+  return std::vector<SequencerEntry>{{digit.count, stride, DigitLabel(digit)}};
+}
+
+// A padded group (`[B, C] # 16`) reads its live part as one contiguous run and over-reads the
+// padding: the entries of its digits must coalesce into one loop of stride 0 or 1.
+absl::Status OverReadGroup(const Mapping& term, const Element& buf, int64_t block,
+                           std::vector<SequencerEntry>& entries) {
+  const std::vector<MoveLevel> run = Coalesce(LevelsOf(entries));
+  if (entries.empty() || run.size() != 1 || run[0].src_stride > 1) {
+    return SequencerError("Incompatible Shapes", absl::StrCat(
+        "the padded stream term `", term.ToString(), "` needs its live part contiguous in the buffer `",
+        buf.text, "`"));
+  }
+  entries.assign(1, {block, run[0].src_stride, term.ToString()});
+  return absl::OkStatus();
 }
 
 // Entries for one stream term (innermost first).
-absl::StatusOr<std::vector<SequencerEntry>> MatchTerm(const Mapping& term, const BufferDigits& buf,
-                                                      bool truncate_innermost, int64_t granule) {
-  const NormalForm& form = term.normal_form();
-  std::vector<SequencerEntry> entries;
-  int64_t whole_stride = 0;
-  const Mapping& core = term.kind() == Mapping::Kind::kPadding ? term.inner() : term;
-  if (core.kind() == Mapping::Kind::kLinear && buf.Composite(core, &whole_stride)) {
+absl::StatusOr<std::vector<SequencerEntry>> TermEntries(const Mapping& term, const Element& buf,
+                                                        bool truncate_innermost, int64_t granule) {
+  if (const Element::Combination* c = buf.Find(Unpadded(term))) {
     // A (padded) linear combination the buffer holds whole: walk it, over-reading its padding.
-    entries.push_back({term.size(), whole_stride, term.ToString()});
-    return entries;
+    return std::vector<SequencerEntry>{{term.size(), c->stride, term.ToString()}};
   }
-  for (size_t k = 0; k < form.factors().size(); ++k) {
-    const Factor& f = form.factors()[k];
-    int64_t composite_stride = 0;
-    if (f.kind == Factor::Kind::kComposite && buf.Composite(*f.composite, &composite_stride)) {
-      entries.push_back({f.composite->size(), composite_stride, f.composite->ToString()});
-      continue;
-    }
+  const std::vector<Factor>& factors = term.normal_form().factors();
+  std::vector<SequencerEntry> entries;
+  for (size_t k = 0; k < factors.size(); ++k) {
+    const Factor& f = factors[k];
     if (f.kind == Factor::Kind::kComposite) {
-      return SequencerError("Incompatible Shapes", absl::StrCat(
-          "the stream term `", term.ToString(), "` has no digit form a sequencer can walk"));
-    }
-    if (f.kind == Factor::Kind::kBlockPad) {
-      // A padded group: read its live part as one contiguous run and over-read the padding.
-      if (truncate_innermost) continue;  // committing writes only the live part
-      bool contiguous = !entries.empty() && entries.front().stride <= 1;
-      for (size_t i = 1; i < entries.size() && contiguous; ++i) {
-        contiguous = entries[i].stride == entries[i - 1].stride * entries[i - 1].size;
-      }
-      if (!contiguous) {
+      const Element::Combination* c = buf.Find(*f.composite);
+      if (c == nullptr) {
         return SequencerError("Incompatible Shapes", absl::StrCat(
-            "the padded stream term `", term.ToString(), "` needs its live part contiguous in the buffer `",
-            buf.text, "`"));
+            "the stream term `", term.ToString(), "` has no digit form a sequencer can walk"));
       }
-      int64_t stride = entries.front().stride;
-      entries.assign(1, {f.block, stride, term.ToString()});
-      continue;
+      entries.push_back({f.composite->size(), c->stride, f.composite->ToString()});
+    } else if (f.kind == Factor::Kind::kBlockPad) {
+      if (truncate_innermost) continue;  // committing writes only the live part
+      RETURN_IF_ERROR(OverReadGroup(term, buf, f.block, entries));
+    } else {
+      ASSIGN_OR_RETURN(std::vector<SequencerEntry> more,
+                       DigitEntries(f, buf, truncate_innermost && k == 0, granule));
+      entries.insert(entries.end(), more.begin(), more.end());
     }
-    bool truncate = truncate_innermost && k == 0;
-    ASSIGN_OR_RETURN(std::vector<SequencerEntry> more, MatchDigit(f, buf, truncate, granule));
-    entries.insert(entries.end(), more.begin(), more.end());
   }
   return entries;
 }
 
-// Merges adjacent contiguous entries until none merges (only used past the entry limit).
+// Digits of one axis in several places of the stream (`A, [A, B] / 4`) add their coordinates;
+// projected one by one, none sees the sum carry between buffer digits. So the stream's digits are
+// projected together once more (the truncated commit digit aside: it keeps only what fits), each
+// axis's digits adjacent and in order, so that an axis split across terms (`C / 4, B, C % 4`)
+// reads as the one digit it is.
+absl::Status CheckSums(const std::vector<Mapping>& terms, const Element& buf, bool commit,
+                       absl::string_view stream) {
+  std::vector<Factor> digits;
+  for (size_t t = 0; t < terms.size(); ++t) {
+    const std::vector<Factor>& factors = terms[t].normal_form().factors();
+    for (size_t k = 0; k < factors.size(); ++k) {
+      const Factor& f = factors[k];
+      const bool truncated = commit && t + 1 == terms.size() && k == 0;
+      if (f.kind == Factor::Kind::kDigit && !f.axis.empty() && buf.Holds(f.axis) && !truncated) digits.push_back(f);
+    }
+  }
+  std::sort(digits.begin(), digits.end(), [](const Factor& a, const Factor& b) {
+    return a.axis != b.axis ? a.axis < b.axis : a.coef < b.coef;  // innermost first
+  });
+  if (digits.empty()) return absl::OkStatus();
+  ProjectionFailure why;
+  const Mapping together = NormalForm(std::move(digits)).ToMapping();
+  if (Project(Layout::Of(together), buf.layout, MatchRule::kByAxis, &why) ||
+      why.cause == ProjectionFailure::Cause::kNoAffineForm) {
+    return absl::OkStatus();  // no form to check beyond the digits' own projections
+  }
+  const std::vector<Factor>& merged = together.normal_form().factors();
+  if (why.mode >= 0 && why.mode < static_cast<int>(merged.size()) && merged[why.mode].kind == Factor::Kind::kDigit) {
+    return ProjectionError(merged[why.mode], why, buf);
+  }
+  return SequencerError("Incompatible Shapes", absl::StrCat(
+      "the stream ", stream, " names an axis in digits whose coordinates add up across the digits of ",
+      "the buffer `", buf.text, "`; no sequencer entry can carry between them"));
+}
+
+// Past the entry limit, adjacent entries that read as one loop merge (the algebra's Coalesce). A
+// merged entry is labelled `[outer, inner]` and belongs to the packet when any of its parts does.
 void MergeEntries(SequencerConfig& config) {
-  bool merged = true;
-  while (merged) {
-    merged = false;
-    auto& e = config.entries;
-    int time_entries = static_cast<int>(e.size()) - config.packet_entries;
-    for (size_t i = 0; i + 1 < e.size(); ++i) {
-      if (e[i].stride != e[i + 1].size * e[i + 1].stride) continue;
-      bool joins_packet = static_cast<int>(i) == time_entries - 1;
-      SequencerEntry joined{e[i].size * e[i + 1].size, e[i + 1].stride,
-                            absl::StrCat("[", e[i].label, ", ", e[i + 1].label, "]")};
-      if (joins_packet) {
-        config.packet_size *= e[i].size;  // a time entry joins the packet
-      } else if (static_cast<int>(i) >= time_entries) {
-        --config.packet_entries;  // two packet entries become one
-      }
-      e[i] = joined;
-      e.erase(e.begin() + i + 1);
-      merged = true;
-      break;
+  const std::vector<SequencerEntry> entries = std::move(config.entries);
+  const size_t time_entries = entries.size() - config.packet_entries;
+  const std::vector<MoveLevel> merged = Coalesce(LevelsOf({entries.rbegin(), entries.rend()}));
+  config.entries.clear();
+  config.packet_entries = 0;
+  config.packet_size = 1;
+  size_t next = 0;  // the outermost entry not merged yet
+  for (auto level = merged.rbegin(); level != merged.rend(); ++level) {
+    SequencerEntry joined{entries[next].size, level->src_stride, entries[next].label};
+    for (++next; joined.size < level->count; ++next) {
+      joined.size *= entries[next].size;
+      joined.label = absl::StrCat("[", joined.label, ", ", entries[next].label, "]");
+    }
+    config.entries.push_back(joined);
+    if (next > time_entries) {  // its innermost part is a packet entry
+      ++config.packet_entries;
+      config.packet_size *= joined.size;
     }
   }
 }
@@ -322,24 +392,25 @@ absl::StatusOr<SequencerConfig> DeriveSequencer(const Mapping& buffer, const Map
   RETURN_IF_ERROR(buffer.status());
   RETURN_IF_ERROR(time.status());
   RETURN_IF_ERROR(packet.status());
-  ASSIGN_OR_RETURN(BufferDigits buf, DigitsOf(buffer));
+  ASSIGN_OR_RETURN(Element buf, ElementOf(buffer));
 
   SequencerConfig config;
-  std::vector<Mapping> time_terms, packet_terms;
-  SpineTerms(time, time_terms);
-  SpineTerms(packet, packet_terms);
-  for (size_t t = 0; t < time_terms.size() + packet_terms.size(); ++t) {
-    bool in_packet = t >= time_terms.size();
-    const Mapping& term = in_packet ? packet_terms[t - time_terms.size()] : time_terms[t];
-    bool truncate = mode == SequencerMode::kCommit && t + 1 == time_terms.size() + packet_terms.size();
+  std::vector<Mapping> terms;  // Time's, then Packet's
+  SpineTerms(time, terms);
+  const size_t time_terms = terms.size();
+  SpineTerms(packet, terms);
+  const bool commit = mode == SequencerMode::kCommit;
+  for (size_t t = 0; t < terms.size(); ++t) {
     ASSIGN_OR_RETURN(std::vector<SequencerEntry> entries,
-                     MatchTerm(term, buf, truncate, std::max<int64_t>(commit_granule, 1)));
+                     TermEntries(terms[t], buf, commit && t + 1 == terms.size(), std::max<int64_t>(commit_granule, 1)));
     for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
       if (it->size == 1) continue;  // a loop of one iteration is no loop
       config.entries.push_back(*it);
-      if (in_packet) ++config.packet_entries;
+      if (t >= time_terms) ++config.packet_entries;
     }
   }
+  RETURN_IF_ERROR(CheckSums(terms, buf, commit,
+                            absl::StrCat("(Time `", time.ToString(), "`, Packet `", packet.ToString(), "`)")));
   config.packet_size = 1;
   for (size_t i = config.entries.size() - config.packet_entries; i < config.entries.size(); ++i) {
     config.packet_size *= config.entries[i].size;

@@ -4,9 +4,12 @@
 // order (Time's terms, then Packet's), and for every digit of every term emits an entry
 // `size : stride`: the size is the digit's extent and the stride is the number of buffer positions
 // between consecutive values of that digit in the buffer ("the volume the term occupies within
-// Buf"), or 0 for an axis the buffer does not hold (broadcast). When a configuration has more than
-// 8 entries, adjacent entries `(n1 : s1)(n2 : s2)` with `s1 == n2 * s2` merge into `n1 * n2 : s2`.
-// This is the manual's "Sequencer" page; Fetch, Commit and DMA derive their access sizes from it.
+// Buf"), or 0 for an axis the buffer does not hold (broadcast). A digit that crosses buffer digits
+// emits one entry per piece. The strides come from the layout algebra (dsl/layout.h): the digit
+// projected onto the buffer's layout by axis, then composed with it. When a configuration has more
+// than 8 entries, adjacent entries `(n1 : s1)(n2 : s2)` with `s1 == n2 * s2` merge into
+// `n1 * n2 : s2`. This is the manual's "Sequencer" page; Fetch, Commit and DMA derive their access
+// sizes from it.
 #pragma once
 
 #include <cstdint>
@@ -55,8 +58,9 @@ struct SequencerConfig {
 };
 
 // Derives the configuration for streaming `buffer` as (time, packet). Errors name the manual's
-// failure: "Insufficient Input", "Incompatible Shapes", "Entry limit", "Iteration limit",
-// "Packet fetch".
+// failure: "Insufficient Input" (the stream reads a coordinate the buffer does not hold),
+// "Incompatible Shapes" (it holds them in digits no entries can follow, e.g. digits of one axis
+// whose sum carries between buffer digits), "Entry limit", "Iteration limit", "Packet fetch".
 // In kCommit mode the innermost packet digit keeps its live values rounded up to a multiple of
 // `commit_granule` elements (the 8-byte write unit), as far as the buffer digit reaches.
 absl::StatusOr<SequencerConfig> DeriveSequencer(const Mapping& buffer, const Mapping& time,

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <optional>
 #include <random>
 #include <set>
@@ -297,6 +298,92 @@ TEST(LayoutLaw, RunListEqualsThePerPositionReference) {
     EXPECT_GT(ok, 100);
     EXPECT_GT(unheld, 100);
     EXPECT_LT(runs_total, elements);
+  }
+}
+
+TEST(LayoutLaw, DigitHoldingIsWhereACoordinateLives) {
+  int held = 0, unheld = 0;
+  ForCases([&](const Case& c) {
+    for (const Mapping* m : {&c.dst, &c.src}) {
+      const Layout l = Layout::Of(*m);
+      if (!l.invertible()) continue;
+      for (size_t a = 0; a < l.axes().size(); ++a) {
+        const std::string& name = l.axes()[a].name;
+        for (int64_t x = 1; x < l.axes()[a].limit + 3; ++x) {
+          Index index;
+          index.Set(name, x);
+          const std::optional<LayoutMode> d = l.DigitHolding(static_cast<int>(a), x);
+          if (!d) {  // no digit's range: no position holds the coordinate
+            ++unheld;
+            ASSERT_EQ(m->inverse(index), std::nullopt) << c.what << " " << index.ToString();
+            continue;
+          }
+          ++held;
+          ASSERT_TRUE(d->axis == static_cast<int>(a) && d->coef <= x && x < d->coef * d->live) << c.what;
+          if (x >= l.axes()[a].limit) continue;
+          Index step;  // the digit's value holding x's multiple of its coefficient, alone
+          step.Set(name, x / d->coef * d->coef);
+          ASSERT_EQ(m->map(x / d->coef * d->weight), Cell::Live(step)) << c.what << " " << index.ToString();
+        }
+      }
+    }
+  });
+  std::printf("digit holding: %d coordinates in a digit's range, %d in none\n", held, unheld);
+  if (Many()) {
+    EXPECT_GT(held, 1000);
+    EXPECT_GT(unheld, 100);
+  }
+}
+
+// The set of coordinates a mapping's live positions hold on `axis` (brute force).
+std::set<int64_t> Coordinates(const Mapping& m, const std::string& axis) {
+  std::set<int64_t> out;
+  for (int64_t p = 0; p < m.size(); ++p) {
+    const Cell cell = m.map(p);
+    if (!cell.live()) continue;
+    const auto it = cell.index.coords().find(axis);
+    out.insert(it == cell.index.coords().end() ? 0 : it->second);
+  }
+  return out;
+}
+
+TEST(LayoutLaw, ProjectionFailureNamesItsCause) {
+  std::map<ProjectionFailure::Cause, int> causes;
+  ForCases([&](const Case& c) {
+    const Layout d = Layout::Of(c.dst), s = Layout::Of(c.src);
+    for (MatchRule rule : {MatchRule::kByAxis, MatchRule::kByDigit}) {
+      ProjectionFailure why;
+      const std::optional<Layout> with = Project(d, s, rule, &why);
+      const std::optional<Layout> without = Project(d, s, rule);
+      ASSERT_EQ(with.has_value(), without.has_value()) << c.what;
+      if (with) {
+        ASSERT_EQ(with->modes(), without->modes()) << c.what;
+        continue;
+      }
+      ++causes[why.cause];
+      using Cause = ProjectionFailure::Cause;
+      ASSERT_EQ(why.cause == Cause::kNoAffineForm, !d.affine() || !s.invertible()) << c.what;
+      if (why.cause != Cause::kUnheld && why.cause != Cause::kMisaligned && why.cause != Cause::kUneven) continue;
+      ASSERT_TRUE(why.mode >= 0 && why.mode < static_cast<int>(d.modes().size())) << c.what;
+      const LayoutMode& m = d.modes()[why.mode];
+      ASSERT_GE(m.axis, 0) << c.what;
+      const std::string& axis = d.axes()[m.axis].name;
+      ASSERT_TRUE(why.coef % m.coef == 0 && why.coef / m.coef < m.live) << c.what << ": a coordinate of the mode";
+      if (why.cause != Cause::kUnheld) continue;
+      // By axis, the named coordinate is one the destination holds and the source does not.
+      ASSERT_EQ(rule, MatchRule::kByAxis) << c.what;
+      ASSERT_TRUE(Coordinates(c.dst, axis).count(why.coef)) << c.what << " " << axis << "=" << why.coef;
+      Index index;
+      index.Set(axis, why.coef);
+      ASSERT_EQ(c.src.inverse(index), std::nullopt) << c.what << " " << index.ToString();
+    }
+  });
+  std::printf("projection failures:");
+  for (const auto& [cause, count] : causes) std::printf(" cause %d: %d", static_cast<int>(cause), count);
+  std::printf("\n");
+  if (Many()) {
+    EXPECT_GT(causes[ProjectionFailure::Cause::kUnheld], 10);
+    EXPECT_GT(causes[ProjectionFailure::Cause::kUneven] + causes[ProjectionFailure::Cause::kMisaligned], 10);
   }
 }
 

@@ -302,6 +302,51 @@ TEST(SequencerFailure, PacketFetchNeedsAContiguousInnermostEntry) {
   EXPECT_TRUE(Derive({"A=512,B=8", "A, B", "B, A", "1"}).ok());
 }
 
+TEST(SequencerFailure, InsufficientInputWhenTheSplitIsUnevenToo) {
+  // A = 5 read from a buffer holding A < 3: coordinates 3 and 4 are missing, which is the failure
+  // to report, not that 5 values do not split at 3.
+  auto r = Derive({"A=5", "A = 3", "A", "1"});
+  ExpectRule(r, "Insufficient Input");
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("from 3 on"));
+}
+
+// =============================================================================================
+// Digits of one axis in several places of the stream add their coordinates (found by the
+// property test, tests/sequencer_property_test.cc). Each digit alone may fit the buffer while
+// their sum does not; derived one digit at a time, these walked addresses that hold other data.
+
+TEST(SequencerStreamSums, SumTheBufferDoesNotHold) {
+  // D / 3 and D % 3 reach D = 8, which `D = 8` does not hold.
+  auto r = Derive({"D=9", "D = 8", "D / 3", "D % 3"});
+  ExpectRule(r, "Insufficient Input");
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("from 8 on"));
+  Problem whole{"D=9", "D", "D / 3", "D % 3"};
+  ASSERT_OK_AND_ASSIGN_CONFIG(c, Derive(whole));
+  EXPECT_EQ(c.ToString(), "[3 : 3, 3 : 1] : 3");
+  EXPECT_EQ(CheckWalk(whole, c), "");
+}
+
+TEST(SequencerStreamSums, SumThatCarriesBetweenBufferDigits) {
+  // Time A % 2 and Packet A % 2 add up to A = 2, in the buffer's outer digit: stepping 1 + 1
+  // would read the padding of `A % 2 # 3`.
+  auto r = Derive({"A=4", "A / 2, A % 2 # 3", "A % 2", "A % 2"});
+  ExpectRule(r, "Incompatible Shapes");
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("add up"));
+  // Inside one buffer digit the sum needs no carry.
+  Problem inside{"A=8", "A", "A % 4", "A % 4"};
+  ASSERT_OK_AND_ASSIGN_CONFIG(c, Derive(inside));
+  EXPECT_EQ(c.ToString(), "[4 : 1, 4 : 1] : 4");
+  EXPECT_EQ(CheckWalk(inside, c), "");
+}
+
+TEST(SequencerStreamSums, AxisHeldInACombinationAndADigit) {
+  // The buffer's index adds A's digit and A's share of the combination: no digit says where an
+  // index lives.
+  auto r = Derive({"A=4,B=4", "A, $(A: 1, B: 1)", "A", "B"});
+  ExpectRule(r, "Incompatible Shapes");
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("linear combination and elsewhere"));
+}
+
 // =============================================================================================
 // Buffers whose split of an axis has a padded inner digit. The manual rejects a pair as
 // Incompatible Shapes only when no factorization into common digits exists; these have one.
