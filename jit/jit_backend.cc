@@ -61,6 +61,31 @@ absl::StatusOr<std::vector<uint8_t>> StreamBuffer(DType dtype, int64_t positions
   return bytes;
 }
 
+// Sets every position of the runs (start, length pairs) of a packed image to `bits`.
+void FillRuns(std::vector<uint8_t>& bytes, DType dtype, const std::vector<int64_t>& runs, uint32_t bits) {
+  const int storage = StorageBits(dtype);
+  for (size_t r = 0; r + 1 < runs.size(); r += 2) {
+    const int64_t start = runs[r], length = runs[r + 1];
+    switch (storage) {
+      case 8: std::memset(&bytes[start], static_cast<int>(bits & 0xff), static_cast<size_t>(length)); break;
+      case 16:
+        for (int64_t p = start; p < start + length; ++p) {
+          const uint16_t v = static_cast<uint16_t>(bits);
+          std::memcpy(&bytes[2 * p], &v, 2);
+        }
+        break;
+      case 32:
+        for (int64_t p = start; p < start + length; ++p) std::memcpy(&bytes[4 * p], &bits, 4);
+        break;
+      default:  // 4-bit, two to a byte, the low nibble first
+        for (int64_t p = start; p < start + length; ++p) {
+          const int shift = (p & 1) * 4;
+          bytes[p >> 1] = static_cast<uint8_t>((bytes[p >> 1] & ~(0xf << shift)) | ((bits & 0xf) << shift));
+        }
+    }
+  }
+}
+
 absl::Status CheckSameType(DType src, DType dst) {
   if (src == dst) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat(
@@ -162,37 +187,31 @@ struct KernelRunner {
       RETURN_IF_ERROR(kernels.RunNest(*nest, op, bytes.data(), out.size(), source.data(), source.positions() + tail)
                           .status());
     }
+    ASSIGN_OR_RETURN(const std::vector<int64_t>* padded, PaddedRuns(out));
+    FillRuns(bytes, stage.out.dtype, *padded, pad_bits);
     ASSIGN_OR_RETURN(HostTensor image, HostTensor::FromBytes(stage.out.dtype, out, std::move(bytes)));
-    RETURN_IF_ERROR(Repad(image, pad_bits));
     ++kernels.stats().sequencer_moves;
     return image;
   }
 
-  // Stream padding holds the pad value: the positions the sequencer over-read are masked.
-  absl::Status Repad(HostTensor& image, uint32_t pad_bits) {
-    ASSIGN_OR_RETURN(const std::vector<int64_t>* padded, PaddedPositions(image.mapping()));
-    for (int64_t p : *padded) RETURN_IF_ERROR(image.SetBits(p, pad_bits));
-    return absl::OkStatus();
-  }
-
-  absl::StatusOr<const std::vector<int64_t>*> PaddedPositions(const Mapping& mapping) {
+  // The padding positions of `mapping` as runs (start, length), cached by the layout: stream
+  // padding holds the pad value, so the positions the sequencer over-read are masked again.
+  absl::StatusOr<const std::vector<int64_t>*> PaddedRuns(const Mapping& mapping) {
     std::string key = mapping.ToString();
     for (const Axis& axis : mapping.symbols()) absl::StrAppend(&key, " ", axis.name, "=", axis.size);
     auto it = padded.find(key);
     if (it != padded.end()) return &it->second;
-    std::vector<int64_t> positions;
+    std::vector<int64_t> runs;
     if (HasPadding(mapping)) {
       ASSIGN_OR_RETURN(std::vector<int64_t> live, LivePositions(mapping));
-      size_t k = 0;
-      for (int64_t p = 0; p < mapping.size(); ++p) {
-        if (k < live.size() && live[k] == p) {
-          ++k;
-        } else {
-          positions.push_back(p);
-        }
+      int64_t next = 0;  // the first position after the previous live one
+      for (size_t k = 0; k <= live.size(); ++k) {
+        const int64_t end = k < live.size() ? live[k] : mapping.size();
+        if (end > next) runs.insert(runs.end(), {next, end - next});
+        next = end + 1;
       }
     }
-    return &padded.emplace(key, std::move(positions)).first->second;
+    return &padded.emplace(key, std::move(runs)).first->second;
   }
 
   absl::StatusOr<HostTensor> Rearrange(HostTensor stream, const StreamShape& out) {

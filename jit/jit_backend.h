@@ -21,7 +21,7 @@
 
 namespace visa::jit {
 
-// The padding positions of stream layouts, by the layout's text (what fetches mask).
+// The padding runs (start, length pairs) of stream layouts, by the layout's text (what fetches mask).
 using PaddingCache = absl::flat_hash_map<std::string, std::vector<int64_t>>;
 
 struct JitOptions {

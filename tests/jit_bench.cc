@@ -3,7 +3,9 @@
 //   layout, then a DM-to-DM move back): JIT on 1 and 2 threads vs a memcpy of the same bytes vs
 //   the interpreter;
 // - compile time of every sample's program, first (a fresh JIT) and cached (prepared before);
-// - the GEMM sample on the JIT and on the interpreter vs Eigen's float GEMM of the same shape.
+// - the GEMM sample's contraction op (and the i8 matmul's) on the JIT on 1 and 2 threads and on the
+//   interpreter, vs Eigen's float GEMM of the same shape at the same thread count, built as a user
+//   builds it (this target: -O3 -march=native -fopenmp).
 #include <benchmark/benchmark.h>
 
 #include <malloc.h>
@@ -15,6 +17,7 @@
 #include "interp/interpreter.h"
 #include "jit/jit_backend.h"
 #include "runtime/launch.h"
+#include "runtime/timing_backend.h"
 #include "runtime/transfer.h"
 #include "samples/sample.h"
 
@@ -113,42 +116,47 @@ void BM_Compile(benchmark::State& state, const samples::Sample* sample, bool cac
   }
 }
 
-// A sample's kernel time (set-up and checks excluded) on a backend.
-void BM_Sample(benchmark::State& state, const samples::Sample* sample, bool use_jit, int threads) {
+// The time of a sample's main pipeline op (the contraction) on a backend: the sample runs whole on
+// a TimingBackend each iteration and the iteration's time is that op's.
+void BM_MainOp(benchmark::State& state, const samples::Sample* sample, bool use_jit, int threads) {
   interp::Interpreter interpreter;
   std::unique_ptr<jit::JitBackend> jit;
   if (use_jit) jit = *jit::JitBackend::Create({.threads = threads});
-  Backend& backend = use_jit ? static_cast<Backend&>(*jit) : interpreter;
-  if (use_jit && !sample->Run(backend).ok()) {  // compiles
+  Backend& inner = use_jit ? static_cast<Backend&>(*jit) : interpreter;
+  TimingBackend timed(inner);
+  if (use_jit && !sample->Run(timed).ok()) {  // compiles
     state.SkipWithError("the sample does not run");
     return;
   }
   for (auto _ : state) {
-    absl::StatusOr<samples::SampleRun> run = sample->Run(backend);
+    timed.Clear();
+    absl::StatusOr<samples::SampleRun> run = sample->Run(timed);
     if (!run.ok()) {
       state.SkipWithError(std::string(run.status().message()).c_str());
       break;
     }
-    state.SetIterationTime(run->kernel_seconds);
+    double main = 0;
+    for (const TimingBackend::OpTime& t : timed.times()) {
+      if (t.kind == "pipeline main") main += t.seconds;
+    }
+    state.SetIterationTime(main);
+    state.counters["program_ms"] = run->kernel_seconds * 1e3;
   }
+  if (jit) state.counters["fused"] = static_cast<double>(jit->stats().fused_pipelines > 0);
 }
 
-// Eigen's float GEMM of the GEMM sample's shape (I = J = 512, K from the sample's axes).
-void BM_GemmEigen(benchmark::State& state) {
-  const int64_t n = 512, k = state.range(0);
-  Eigen::MatrixXf a = Eigen::MatrixXf::Random(n, k), b = Eigen::MatrixXf::Random(k, n), c(n, n);
+// Eigen's float GEMM [m x k] x [k x n], built as a user builds it (this file: -O3 -march=native,
+// OpenMP) on `threads` threads.
+void BM_EigenGemm(benchmark::State& state, int64_t m, int64_t n, int64_t k, int threads) {
+  Eigen::setNbThreads(threads);
+  Eigen::MatrixXf a = Eigen::MatrixXf::Random(m, k), b = Eigen::MatrixXf::Random(k, n), c(m, n);
   for (auto _ : state) {
     c.noalias() = a * b;
     benchmark::DoNotOptimize(c.data());
   }
   state.counters["GFLOP/s"] =
-      benchmark::Counter(2.0 * n * n * k * state.iterations(), benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
-}
-
-int64_t GemmK(const samples::Sample& s) {
-  absl::StatusOr<Axes> axes = Axes::Parse(s.axes);
-  if (!axes.ok()) return 0;
-  return axes->Find("K") ? axes->Find("K")->size : 0;
+      benchmark::Counter(2.0 * m * n * k * state.iterations(), benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+  Eigen::setNbThreads(0);
 }
 
 void RegisterAll() {
@@ -159,19 +167,30 @@ void RegisterAll() {
     benchmark::RegisterBenchmark(("BM_CompileCached/" + sample.name).c_str(), BM_Compile, &sample, true)
         ->Unit(benchmark::kMicrosecond);
   }
-  for (const char* name : {"gemm", "gemm_k64"}) {
-    const samples::Sample* gemm = samples::FindSample(name);
-    if (gemm == nullptr) continue;
-    const std::string base = std::string("BM_Gemm/") + name;
+  // The GEMM sample (I = J = 512, K = 1024) and its K = 64 variant; the i8 matmul (8 slices of
+  // [16 x 256] x [256 x 8]). Each JIT figure next to Eigen at the same thread count.
+  struct Shape {
+    const char* sample;
+    int64_t m, n, k;
+    bool interp;
+  };
+  for (const Shape& shape : {Shape{"gemm", 512, 512, 1024, true}, Shape{"gemm_k64", 512, 512, 64, false},
+                             Shape{"matmul_i8", 128, 8, 256, true}}) {
+    const samples::Sample* sample = samples::FindSample(shape.sample);
+    if (sample == nullptr) continue;
+    const std::string base = std::string("BM_MainOp/") + shape.sample;
     for (int threads : {1, 2}) {
-      benchmark::RegisterBenchmark((base + "/jit/threads:" + std::to_string(threads)).c_str(), BM_Sample, gemm, true,
+      benchmark::RegisterBenchmark((base + "/jit/threads:" + std::to_string(threads)).c_str(), BM_MainOp, sample, true,
                                    threads)
-          ->UseManualTime()->Unit(benchmark::kMillisecond);
+          ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(5);
+      benchmark::RegisterBenchmark((base + "/eigen_float/threads:" + std::to_string(threads)).c_str(), BM_EigenGemm,
+                                   shape.m, shape.n, shape.k, threads)
+          ->Unit(benchmark::kMillisecond);
     }
-    benchmark::RegisterBenchmark((base + "/interp").c_str(), BM_Sample, gemm, false, 1)
-        ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1);
-    benchmark::RegisterBenchmark((base + "/eigen_float").c_str(), BM_GemmEigen)
-        ->Arg(GemmK(*gemm))->Unit(benchmark::kMillisecond);
+    if (shape.interp) {
+      benchmark::RegisterBenchmark((base + "/interp").c_str(), BM_MainOp, sample, false, 1)
+          ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1);
+    }
   }
 }
 
