@@ -411,12 +411,20 @@ absl::StatusOr<HostTensor> JitBackend::RunFused(const FusedContraction& plan, co
   std::vector<uint32_t> acc(static_cast<size_t>(slots), 0);
   std::vector<uint8_t> written(static_cast<size_t>(slots), 0);
   const int64_t scratch_bytes = plan.spec.ScratchBytes();
-  Parallel(plan.outer, kernels_->threads(), [&](int64_t begin, int64_t end) {
+  // The work is split over live slices only: half the positions of a `1 # 2` cluster are dead,
+  // and a split by position would hand one thread all the work.
+  std::vector<int64_t> live;
+  for (int64_t o = 0; o < plan.outer; ++o) {
+    if (plan.spec.live_outer[o]) live.push_back(o);
+  }
+  Parallel(static_cast<int64_t>(live.size()), kernels_->threads(), [&](int64_t begin, int64_t end) {
     // Packed operands stay in this thread's cache from one slice to the next.
     thread_local std::vector<uint8_t> scratch;
     if (static_cast<int64_t>(scratch.size()) < scratch_bytes + 64) scratch.resize(scratch_bytes + 64);
     uint8_t* aligned = scratch.data() + (64 - reinterpret_cast<uintptr_t>(scratch.data()) % 64) % 64;
-    fn(x_base.data(), w_base.data(), acc.data(), written.data(), aligned, begin, end);
+    for (int64_t i = begin; i < end; ++i) {
+      fn(x_base.data(), w_base.data(), acc.data(), written.data(), aligned, live[i], live[i] + 1);
+    }
   });
   std::vector<uint8_t> bytes(static_cast<size_t>(StorageBytes(plan.acc_type, plan.out_layout.size())), 0);
   RETURN_IF_ERROR(kernels_->Move(plan.out_layout, plan.acc_layout, CopyOp(plan.acc_type), bytes.data(),
