@@ -1,10 +1,16 @@
-// Compiler: LLJIT for the host, O3 through the new pass manager, errors turned into Status.
+// Compiler: LLJIT for the host whose compile step optimizes and generates code, or loads the
+// object from the disk cache instead of both; errors turned into Status.
 #include "jit/compiler.h"
 
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
+#include "jit/object_cache.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/ExecutionEngine/ObjectCache.h"
+#include "llvm/ExecutionEngine/Orc/CompileUtils.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
+#include "llvm/ExecutionEngine/Orc/IRCompileLayer.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/ExecutionEngine/Orc/ThreadSafeModule.h"
@@ -12,12 +18,18 @@
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 
 namespace visa::jit {
 namespace {
+
+// The IR pipeline and code generator levels.
+const llvm::OptimizationLevel& kIrLevel = llvm::OptimizationLevel::O3;
+constexpr bool kSlpVectorizer = false;
+constexpr llvm::CodeGenOptLevel kCodegenLevel = llvm::CodeGenOptLevel::Aggressive;
 
 std::string Message(llvm::Error error) {
   std::string text;
@@ -34,31 +46,109 @@ void InitializeTargets() {
   });
 }
 
+// The module's text: what its object is a function of (with the CodegenConfig).
+std::string IrText(const llvm::Module& module) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module.print(os, nullptr);
+  os.flush();
+  return text;
+}
+
+// The levels as the object cache's key names them: changing them misses every older entry.
+std::string OptimizationName() {
+  return absl::StrCat("O", kIrLevel.getSpeedupLevel(), kSlpVectorizer ? " slp" : "", " codegen ",
+                      static_cast<int>(kCodegenLevel));
+}
+
+// The new pass manager's default pipeline, with the target's cost model for the vectorizers.
+void Optimize(llvm::Module& module, llvm::TargetMachine& machine) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PipelineTuningOptions tuning;
+  tuning.SLPVectorization = kSlpVectorizer;
+  llvm::PassBuilder passes(&machine, tuning);
+  passes.registerModuleAnalyses(mam);
+  passes.registerCGSCCAnalyses(cgam);
+  passes.registerFunctionAnalyses(fam);
+  passes.registerLoopAnalyses(lam);
+  passes.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager pipeline = passes.buildPerModuleDefaultPipeline(kIrLevel);
+  pipeline.run(module, mam);
+}
+
+// LLJIT's compile step. The cache is asked first, so that a hit skips the optimization pipeline
+// as well as code generation (which is why optimizing happens here and not before addIRModule).
+class CachingCompiler final : public llvm::orc::IRCompileLayer::IRCompiler {
+ public:
+  CachingCompiler(llvm::TargetMachine& machine, DiskObjectCache* cache)
+      : IRCompiler(llvm::orc::irManglingOptionsFromTargetOptions(machine.Options)),
+        machine_(machine),
+        codegen_(machine),
+        cache_(cache) {}
+
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> operator()(llvm::Module& module) override {
+    if (cache_ != nullptr) {
+      if (std::unique_ptr<llvm::MemoryBuffer> object = cache_->orc().getObject(&module)) return object;
+    }
+    Optimize(module, machine_);
+    llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> object = codegen_(module);
+    if (object && cache_ != nullptr) cache_->orc().notifyObjectCompiled(&module, (*object)->getMemBufferRef());
+    return object;
+  }
+
+ private:
+  llvm::TargetMachine& machine_;
+  llvm::orc::SimpleCompiler codegen_;  // without the cache: it was asked above
+  DiskObjectCache* cache_;
+};
+
+// The disk cache the options and the environment ask for; null when it is off or has no directory.
+std::unique_ptr<DiskObjectCache> OpenDiskCache(const CompilerOptions& options) {
+  if (!options.disk_cache || DiskCacheDisabledByEnvironment()) return nullptr;
+  std::optional<std::string> directory = CacheDirectory(options.cache_dir);
+  if (!directory) return nullptr;
+  return std::make_unique<DiskObjectCache>(*std::move(directory));
+}
+
 }  // namespace
 
 struct Compiler::Impl {
-  std::unique_ptr<llvm::orc::LLJIT> jit;
+  // Declared before the JIT, which refers to them from its compile step: destroyed after it.
   std::unique_ptr<llvm::TargetMachine> machine;
-  std::string cpu, features;
+  std::unique_ptr<DiskObjectCache> cache;
+  CodegenConfig config;
+  std::unique_ptr<llvm::orc::LLJIT> jit;
 };
 
 Compiler::Compiler(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Compiler::~Compiler() = default;
 
-absl::StatusOr<std::unique_ptr<Compiler>> Compiler::Create() {
+absl::StatusOr<std::unique_ptr<Compiler>> Compiler::Create(const CompilerOptions& options) {
   InitializeTargets();
   // detectHost fills in the host CPU name and its features (AVX2, AVX-512, ...).
   llvm::Expected<llvm::orc::JITTargetMachineBuilder> builder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!builder) return absl::InternalError(absl::StrCat("JIT: no host target: ", Message(builder.takeError())));
-  builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  builder->setCodeGenOptLevel(kCodegenLevel);
   auto impl = std::make_unique<Impl>();
-  impl->cpu = builder->getCPU();
-  impl->features = builder->getFeatures().getString();
+  impl->config = CodegenConfig{LLVM_VERSION_STRING, builder->getCPU(), builder->getFeatures().getString(),
+                               OptimizationName()};
   llvm::Expected<std::unique_ptr<llvm::TargetMachine>> machine = builder->createTargetMachine();
   if (!machine) return absl::InternalError(absl::StrCat("JIT: target machine: ", Message(machine.takeError())));
   impl->machine = std::move(*machine);
+  impl->cache = OpenDiskCache(options);
+  llvm::TargetMachine& target = *impl->machine;
+  DiskObjectCache* cache = impl->cache.get();
   llvm::Expected<std::unique_ptr<llvm::orc::LLJIT>> jit =
-      llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*builder)).create();
+      llvm::orc::LLJITBuilder()
+          .setJITTargetMachineBuilder(std::move(*builder))
+          .setCompileFunctionCreator([&target, cache](llvm::orc::JITTargetMachineBuilder)
+                                         -> llvm::Expected<std::unique_ptr<llvm::orc::IRCompileLayer::IRCompiler>> {
+            return std::make_unique<CachingCompiler>(target, cache);
+          })
+          .create();
   if (!jit) return absl::InternalError(absl::StrCat("JIT: LLJIT: ", Message(jit.takeError())));
   impl->jit = std::move(*jit);
   // memcpy / memset, which the optimizer introduces for contiguous loops, come from the process.
@@ -88,27 +178,16 @@ absl::StatusOr<void*> Compiler::Compile(std::unique_ptr<llvm::Module> module,
   // Every function is tuned for the host CPU so the vectorizers see its vector widths.
   for (llvm::Function& f : *module) {
     if (f.isDeclaration()) continue;
-    f.addFnAttr("target-cpu", impl_->cpu);
-    f.addFnAttr("target-features", impl_->features);
+    f.addFnAttr("target-cpu", impl_->config.cpu);
+    f.addFnAttr("target-features", impl_->config.features);
   }
-  {
-    llvm::LoopAnalysisManager lam;
-    llvm::FunctionAnalysisManager fam;
-    llvm::CGSCCAnalysisManager cgam;
-    llvm::ModuleAnalysisManager mam;
-    llvm::PassBuilder passes(impl_->machine.get());
-    passes.registerModuleAnalyses(mam);
-    passes.registerCGSCCAnalyses(cgam);
-    passes.registerFunctionAnalyses(fam);
-    passes.registerLoopAnalyses(lam);
-    passes.crossRegisterProxies(lam, fam, cgam, mam);
-    llvm::ModulePassManager pipeline = passes.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
-    pipeline.run(*module, mam);
-  }
+  // The key is taken from the IR before any pass runs, so the compile step can look it up first.
+  if (impl_->cache) module->setModuleIdentifier(ObjectKey(impl_->config, IrText(*module)));
   if (llvm::Error error = impl_->jit->addIRModule(
           llvm::orc::ThreadSafeModule(std::move(module), std::move(context)))) {
     return absl::InternalError(absl::StrCat("JIT: adding `", function, "`: ", Message(std::move(error))));
   }
+  // The lookup materializes the module: the compile step runs (or the cache answers) here.
   llvm::Expected<llvm::orc::ExecutorAddr> address = impl_->jit->lookup(function);
   if (!address) {
     return absl::InternalError(absl::StrCat("JIT: looking up `", function, "`: ", Message(address.takeError())));
@@ -116,6 +195,10 @@ absl::StatusOr<void*> Compiler::Compile(std::unique_ptr<llvm::Module> module,
   return address->toPtr<void*>();
 }
 
-std::string Compiler::target() const { return absl::StrCat(impl_->cpu); }
+std::string Compiler::target() const { return absl::StrCat(impl_->config.cpu); }
+
+std::string Compiler::disk_cache_directory() const { return impl_->cache ? impl_->cache->directory() : ""; }
+int64_t Compiler::disk_hits() const { return impl_->cache ? impl_->cache->hits() : 0; }
+int64_t Compiler::disk_writes() const { return impl_->cache ? impl_->cache->writes() : 0; }
 
 }  // namespace visa::jit

@@ -1,8 +1,11 @@
 // Compiler: the JIT's one owner of an ORC LLJIT instance. Modules built with IRBuilder are
-// optimized with the new pass manager's O3 pipeline for the host CPU (its name and features, so
-// AVX2 / AVX-512 are used), compiled, and their functions looked up by name.
+// optimized with the new pass manager's O3 pipeline for the host CPU (its
+// name and features, so AVX2 / AVX-512 are used), compiled, and their functions looked up by name.
+// With the disk cache on (object_cache.h), a module whose object some process stored before is
+// linked from disk: neither optimized nor code-generated.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -15,20 +18,31 @@ class Module;
 
 namespace visa::jit {
 
+struct CompilerOptions {
+  bool disk_cache = false;  // keep compiled objects on disk (VISA_JIT_CACHE=off overrides)
+  std::string cache_dir = {};  // empty: $VISA_CACHE_DIR, $XDG_CACHE_HOME/visa/jit, $HOME/.cache/visa/jit
+};
+
 class Compiler {
  public:
-  static absl::StatusOr<std::unique_ptr<Compiler>> Create();
+  static absl::StatusOr<std::unique_ptr<Compiler>> Create(const CompilerOptions& options = {});
   ~Compiler();
 
   // A fresh module whose data layout and triple are the host's.
   std::unique_ptr<llvm::Module> NewModule(llvm::LLVMContext& context, const std::string& name) const;
 
-  // Verifies, optimizes (O3) and compiles `module`, and returns the address of `function`.
+  // Verifies, optimizes and compiles `module` (or loads its object from the disk cache), and
+  // returns the address of `function`.
   absl::StatusOr<void*> Compile(std::unique_ptr<llvm::Module> module,
                                 std::unique_ptr<llvm::LLVMContext> context, const std::string& function);
 
   // "skylake-avx512 (+avx2,+avx512f,...)": what the code is tuned for.
   std::string target() const;
+
+  // The disk cache's directory, empty when it is off; objects loaded from it and stored in it.
+  std::string disk_cache_directory() const;
+  int64_t disk_hits() const;
+  int64_t disk_writes() const;
 
  private:
   struct Impl;

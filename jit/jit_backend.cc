@@ -382,7 +382,8 @@ struct KernelCompiler {
 
 absl::StatusOr<std::unique_ptr<JitBackend>> JitBackend::Create(JitOptions options) {
   int threads = options.threads > 0 ? options.threads : static_cast<int>(std::thread::hardware_concurrency());
-  ASSIGN_OR_RETURN(std::unique_ptr<KernelCache> kernels, KernelCache::Create(std::max(threads, 1)));
+  ASSIGN_OR_RETURN(std::unique_ptr<KernelCache> kernels,
+                   KernelCache::Create(std::max(threads, 1), {options.disk_cache, options.cache_dir}));
   return std::unique_ptr<JitBackend>(new JitBackend(std::move(kernels)));
 }
 

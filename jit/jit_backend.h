@@ -11,6 +11,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -26,6 +27,11 @@ using PaddingCache = absl::flat_hash_map<std::string, std::vector<int64_t>>;
 
 struct JitOptions {
   int threads = 0;  // worker threads per move; 0: the host's hardware threads
+  // Compiled kernels kept on disk for later processes (object_cache.h). Off by default so that a
+  // library user (and every test) writes nothing outside its process unless it asks to;
+  // VISA_JIT_CACHE=off turns it off even when asked.
+  bool disk_cache = false;
+  std::string cache_dir = {};  // empty: $VISA_CACHE_DIR, $XDG_CACHE_HOME/visa/jit, $HOME/.cache/visa/jit
 };
 
 class JitBackend : public Backend {

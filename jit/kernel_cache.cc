@@ -14,6 +14,7 @@
 #include "jit/parallel.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/xxhash.h"
 
 namespace visa::jit {
 namespace {
@@ -47,10 +48,18 @@ std::string MappingKey(const Mapping& m) {
   return key;
 }
 
+// A kernel's function name from its key alone (a stable hash: no counter, no per-process seed),
+// so equal kernels have equal IR in every process and the disk cache's objects define the name
+// looked up. Keys differing in one hash would clash as a duplicate definition: an error, never a
+// wrong kernel.
+std::string KernelName(const std::string& key) {
+  return absl::StrCat("visa_kernel_", absl::Hex(llvm::xxh3_64bits(key), absl::kZeroPad16));
+}
+
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<KernelCache>> KernelCache::Create(int threads) {
-  ASSIGN_OR_RETURN(std::unique_ptr<Compiler> compiler, Compiler::Create());
+absl::StatusOr<std::unique_ptr<KernelCache>> KernelCache::Create(int threads, const CompilerOptions& options) {
+  ASSIGN_OR_RETURN(std::unique_ptr<Compiler> compiler, Compiler::Create(options));
   return std::unique_ptr<KernelCache>(new KernelCache(std::move(compiler), threads));
 }
 
@@ -78,12 +87,18 @@ absl::StatusOr<void*> KernelCache::Cached(const std::string& key,
   }
   const auto start = std::chrono::steady_clock::now();
   auto context = std::make_unique<llvm::LLVMContext>();
-  const std::string name = absl::StrCat("visa_kernel_", next_name_++);
+  const std::string name = KernelName(key);
   std::unique_ptr<llvm::Module> module = compiler_->NewModule(*context, name);
   build(*module, name);
+  const int64_t disk_hits = compiler_->disk_hits();
   ASSIGN_OR_RETURN(void* address, compiler_->Compile(std::move(module), std::move(context), name));
   stats_.compile_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  ++stats_.compiles;
+  if (compiler_->disk_hits() > disk_hits) {
+    ++stats_.disk_hits;
+  } else {
+    ++stats_.compiles;
+  }
+  stats_.disk_writes = compiler_->disk_writes();
   kernels_.emplace(key, address);
   return address;
 }

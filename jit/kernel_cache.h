@@ -23,9 +23,11 @@
 namespace visa::jit {
 
 struct JitStats {
-  int64_t compiles = 0;       // kernels compiled
-  int64_t cache_hits = 0;     // kernel requests served from the cache
-  double compile_seconds = 0; // IR building, O3 and code generation, summed
+  int64_t compiles = 0;       // kernels optimized and code-generated
+  int64_t cache_hits = 0;     // kernel requests served from the in-memory cache
+  int64_t disk_hits = 0;      // kernels whose object came from the disk cache (not compiled)
+  int64_t disk_writes = 0;    // compiled objects stored in the disk cache
+  double compile_seconds = 0; // IR building, optimization and code generation (or the disk load), summed
   int64_t nest_moves = 0;     // moves run as loop nests
   int64_t run_moves = 0;      // moves run from a run list (no affine form)
   int64_t sequencer_moves = 0;  // fetches run from their recorded sequencer configuration
@@ -36,7 +38,7 @@ struct JitStats {
 
 class KernelCache {
  public:
-  static absl::StatusOr<std::unique_ptr<KernelCache>> Create(int threads);
+  static absl::StatusOr<std::unique_ptr<KernelCache>> Create(int threads, const CompilerOptions& compiler = {});
 
   // dst[p] = op(src[q]) for every live position p of `dst` and the position q of `src` holding
   // its index. `allow_drop`: source indices the destination lacks are not an error. Returns the
@@ -83,7 +85,8 @@ class KernelCache {
       : compiler_(std::move(compiler)), threads_(std::max(threads, 1)) {}
   absl::StatusOr<const Plan*> PlanFor(const Mapping& dst, const Mapping& src, bool allow_drop);
   absl::StatusOr<MoveFn> KernelFor(const MoveSpec& spec);
-  // Builds, compiles and caches the function `key` with `build(module, name)` on a miss.
+  // Builds, compiles and caches the function `key` with `build(module, name)` on a miss. The
+  // name is a function of the key alone, so an object stored on disk by another process defines it.
   absl::StatusOr<void*> Cached(const std::string& key, const std::function<void(llvm::Module&, const std::string&)>& build);
 
   std::unique_ptr<Compiler> compiler_;
@@ -91,7 +94,6 @@ class KernelCache {
   int threads_;
   absl::flat_hash_map<std::string, std::unique_ptr<Plan>> plans_;
   absl::flat_hash_map<std::string, void*> kernels_;
-  int64_t next_name_ = 0;
   JitStats stats_;
 };
 

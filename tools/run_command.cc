@@ -21,9 +21,12 @@ const samples::Sample* Find(const std::string& name, std::ostream& err) {
   return sample;
 }
 
-absl::StatusOr<samples::SampleRun> RunOn(const samples::Sample& sample, const std::string& backend) {
+absl::StatusOr<samples::SampleRun> RunOn(const samples::Sample& sample, const std::string& backend,
+                                         bool jit_disk_cache) {
   if (backend == "jit") {
-    ASSIGN_OR_RETURN(std::unique_ptr<jit::JitBackend> jit, jit::JitBackend::Create());
+    jit::JitOptions jit_options;
+    jit_options.disk_cache = jit_disk_cache;
+    ASSIGN_OR_RETURN(std::unique_ptr<jit::JitBackend> jit, jit::JitBackend::Create(jit_options));
     return sample.Run(*jit);
   }
   if (backend != "interp") {
@@ -33,9 +36,10 @@ absl::StatusOr<samples::SampleRun> RunOn(const samples::Sample& sample, const st
   return sample.Run(interpreter);
 }
 
-}  // namespace
-
-int RunSampleCommand(const RunOptions& options, std::ostream& out, std::ostream& err) {
+// `jit_disk_cache`: the JIT keeps compiled kernels on disk, so the next `visa run` of the sample
+// compiles nothing. Only the command line asks for it; RunSampleCommand (what tests call) writes
+// nothing outside the process.
+int RunSample(const RunOptions& options, bool jit_disk_cache, std::ostream& out, std::ostream& err) {
   if (options.list) {
     for (const samples::Sample& sample : samples::AllSamples()) {
       out << absl::StrFormat("%-30s %s\n", sample.name, sample.description);
@@ -44,7 +48,7 @@ int RunSampleCommand(const RunOptions& options, std::ostream& out, std::ostream&
   }
   const samples::Sample* sample = Find(options.sample, err);
   if (sample == nullptr) return 2;
-  absl::StatusOr<samples::SampleRun> run = RunOn(*sample, options.backend);
+  absl::StatusOr<samples::SampleRun> run = RunOn(*sample, options.backend, jit_disk_cache);
   if (!run.ok()) {
     err << "error: " << run.status().message() << "\n";
     return 2;
@@ -56,6 +60,12 @@ int RunSampleCommand(const RunOptions& options, std::ostream& out, std::ostream&
                            run->stream_elements / std::max(run->kernel_seconds, 1e-9));
   }
   return run->mismatch ? 1 : 0;
+}
+
+}  // namespace
+
+int RunSampleCommand(const RunOptions& options, std::ostream& out, std::ostream& err) {
+  return RunSample(options, /*jit_disk_cache=*/false, out, err);
 }
 
 int ExplainSampleCommand(const std::string& name, std::ostream& out, std::ostream& err) {
@@ -87,13 +97,15 @@ void AddRunCommands(CLI::App& app, RunOptions& run, std::string& explain_sample,
   cmd->add_option("--backend", run.backend, "Backend: interp or jit");
   cmd->add_flag("--list", run.list, "List the samples");
   cmd->add_flag("--time", run.time, "Print the kernel time and throughput");
-  cmd->callback([&run, &exit_code] {
+  CLI::Option* no_cache = cmd->add_flag("--no-jit-cache")->description(
+      "JIT: compile every kernel, neither loading nor storing objects in the disk cache");
+  cmd->callback([&run, &exit_code, no_cache] {
     if (!run.list && run.sample.empty()) {
       std::cerr << "error: run needs a SAMPLE (or --list)\n";
       exit_code = 2;
       return;
     }
-    exit_code = RunSampleCommand(run, std::cout, std::cerr);
+    exit_code = RunSample(run, /*jit_disk_cache=*/no_cache->count() == 0, std::cout, std::cerr);
   });
   CLI::App* explain = app.add_subcommand("explain", "Print a sample's program: ops and derived configurations");
   explain->add_option("sample", explain_sample, "Sample name")->required();
