@@ -8,25 +8,13 @@
 #include "dsl/equivalence.h"
 #include "dsl/status_macros.h"
 #include "jit/contraction_plan.h"
+#include "jit/mapping_facts.h"
 #include "runtime/device.h"
 
 namespace visa::jit {
 namespace {
 
 using Plan = std::variant<FusedContraction, std::string>;
-
-std::string MappingKey(const Mapping& m) {
-  std::string key = m.ToString();
-  for (const Axis& axis : m.symbols()) absl::StrAppend(&key, " ", axis.name, "=", axis.size);
-  return key;
-}
-
-bool HasPadding(const Mapping& mapping) {
-  for (int64_t p = 0; p < mapping.size(); ++p) {
-    if (!mapping.map(p).live()) return true;
-  }
-  return false;
-}
 
 // Whether two streams hold every slice's elements in the same order at the same slices.
 absl::StatusOr<bool> SameElementOrder(const StreamShape& a, const StreamShape& b) {

@@ -13,6 +13,7 @@
 #include "dsl/status_macros.h"
 #include "jit/contraction_plan.h"
 #include "jit/in_place.h"
+#include "jit/mapping_facts.h"
 #include "jit/parallel.h"
 #include "jit/sequencer_nest.h"
 #include "jit/staging.h"
@@ -109,16 +110,6 @@ HostTensor Image(DType dtype, const Mapping& mapping, std::vector<uint8_t> bytes
   return *std::move(image);
 }
 
-// Whether some position of `mapping` is padding (canonical forms say so exactly; anything else is
-// assumed to be).
-bool HasPadding(const Mapping& mapping) {
-  const NormalForm& form = mapping.normal_form();
-  if (!form.is_canonical()) return true;
-  for (const Factor& f : form.factors()) {
-    if (f.kind != Factor::Kind::kDigit || !f.fully_live()) return true;
-  }
-  return false;
-}
 
 // Elements from one unit's data to the next in a tensor's memory (the in-place sequencer unit).
 int64_t SequencerUnit(const DeviceTensor& tensor) {
@@ -197,8 +188,7 @@ struct KernelRunner {
   // The padding positions of `mapping` as runs (start, length), cached by the layout: stream
   // padding holds the pad value, so the positions the sequencer over-read are masked again.
   absl::StatusOr<const std::vector<int64_t>*> PaddedRuns(const Mapping& mapping) {
-    std::string key = mapping.ToString();
-    for (const Axis& axis : mapping.symbols()) absl::StrAppend(&key, " ", axis.name, "=", axis.size);
+    std::string key = MappingKey(mapping);
     auto it = padded.find(key);
     if (it != padded.end()) return &it->second;
     std::vector<int64_t> runs;

@@ -11,6 +11,7 @@
 #include "dsl/index_matching.h"
 #include "dsl/layout.h"
 #include "dsl/status_macros.h"
+#include "jit/mapping_facts.h"
 #include "jit/parallel.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
@@ -36,16 +37,6 @@ absl::StatusOr<std::vector<int64_t>> RunsOf(const Mapping& dst, const Mapping& s
     return DroppedError(src, *q, src.map(*q).index, dst);
   }
   return runs;
-}
-
-// A mapping's text names its axes but not their sizes, which the key must hold too.
-std::string MappingKey(const Mapping& m) {
-  std::string key = m.ToString();
-  for (const Axis& axis : m.symbols()) {
-    absl::StrAppend(&key, " ", axis.name, "=", axis.size);
-    if (axis.skew) absl::StrAppend(&key, "(", axis.skew->base, "-", axis.skew->offset, ")");
-  }
-  return key;
 }
 
 // A kernel's function name from its key alone (a stable hash: no counter, no per-process seed),
