@@ -4,8 +4,10 @@
 
 #include <mutex>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "jit/object_cache.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/ExecutionEngine/ObjectCache.h"
 #include "llvm/ExecutionEngine/Orc/CompileUtils.h"
@@ -18,6 +20,7 @@
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/BLAKE3.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
@@ -55,6 +58,15 @@ std::string IrText(const llvm::Module& module) {
   return text;
 }
 
+// The name a kernel's function is linked under: a hash of the module's text (written with the
+// builder's name), so equal code has equal symbols in every process, whatever key the caller
+// found it by, and an object loaded from disk defines the name looked up.
+std::string ContentName(const std::string& text) {
+  llvm::BLAKE3 hasher;
+  hasher.update(text);
+  return absl::StrCat("visa_", llvm::toHex(hasher.final(), /*LowerCase=*/true));
+}
+
 // The levels as the object cache's key names them: changing them misses every older entry.
 std::string OptimizationName() {
   return absl::StrCat("O", kIrLevel.getSpeedupLevel(), kSlpVectorizer ? " slp" : "", " codegen ",
@@ -83,11 +95,12 @@ void Optimize(llvm::Module& module, llvm::TargetMachine& machine) {
 // as well as code generation (which is why optimizing happens here and not before addIRModule).
 class CachingCompiler final : public llvm::orc::IRCompileLayer::IRCompiler {
  public:
-  CachingCompiler(llvm::TargetMachine& machine, DiskObjectCache* cache)
+  CachingCompiler(llvm::TargetMachine& machine, DiskObjectCache* cache, int64_t& compiles)
       : IRCompiler(llvm::orc::irManglingOptionsFromTargetOptions(machine.Options)),
         machine_(machine),
         codegen_(machine),
-        cache_(cache) {}
+        cache_(cache),
+        compiles_(compiles) {}
 
   llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> operator()(llvm::Module& module) override {
     if (cache_ != nullptr) {
@@ -95,7 +108,9 @@ class CachingCompiler final : public llvm::orc::IRCompileLayer::IRCompiler {
     }
     Optimize(module, machine_);
     llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> object = codegen_(module);
-    if (object && cache_ != nullptr) cache_->orc().notifyObjectCompiled(&module, (*object)->getMemBufferRef());
+    if (!object) return object;
+    ++compiles_;
+    if (cache_ != nullptr) cache_->orc().notifyObjectCompiled(&module, (*object)->getMemBufferRef());
     return object;
   }
 
@@ -103,6 +118,7 @@ class CachingCompiler final : public llvm::orc::IRCompileLayer::IRCompiler {
   llvm::TargetMachine& machine_;
   llvm::orc::SimpleCompiler codegen_;  // without the cache: it was asked above
   DiskObjectCache* cache_;
+  int64_t& compiles_;
 };
 
 // The disk cache the options and the environment ask for; null when it is off or has no directory.
@@ -120,7 +136,9 @@ struct Compiler::Impl {
   std::unique_ptr<llvm::TargetMachine> machine;
   std::unique_ptr<DiskObjectCache> cache;
   CodegenConfig config;
+  int64_t compiles = 0;  // modules optimized and code-generated
   std::unique_ptr<llvm::orc::LLJIT> jit;
+  absl::flat_hash_map<std::string, void*> linked;  // by ContentName
 };
 
 Compiler::Compiler(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -141,12 +159,13 @@ absl::StatusOr<std::unique_ptr<Compiler>> Compiler::Create(const CompilerOptions
   impl->cache = OpenDiskCache(options);
   llvm::TargetMachine& target = *impl->machine;
   DiskObjectCache* cache = impl->cache.get();
+  int64_t& compiles = impl->compiles;
   llvm::Expected<std::unique_ptr<llvm::orc::LLJIT>> jit =
       llvm::orc::LLJITBuilder()
           .setJITTargetMachineBuilder(std::move(*builder))
-          .setCompileFunctionCreator([&target, cache](llvm::orc::JITTargetMachineBuilder)
+          .setCompileFunctionCreator([&target, cache, &compiles](llvm::orc::JITTargetMachineBuilder)
                                          -> llvm::Expected<std::unique_ptr<llvm::orc::IRCompileLayer::IRCompiler>> {
-            return std::make_unique<CachingCompiler>(target, cache);
+            return std::make_unique<CachingCompiler>(target, cache, compiles);
           })
           .create();
   if (!jit) return absl::InternalError(absl::StrCat("JIT: LLJIT: ", Message(jit.takeError())));
@@ -181,23 +200,31 @@ absl::StatusOr<void*> Compiler::Compile(std::unique_ptr<llvm::Module> module,
     f.addFnAttr("target-cpu", impl_->config.cpu);
     f.addFnAttr("target-features", impl_->config.features);
   }
-  // The key is taken from the IR before any pass runs, so the compile step can look it up first.
-  if (impl_->cache) module->setModuleIdentifier(ObjectKey(impl_->config, IrText(*module)));
+  llvm::Function* entry = module->getFunction(function);
+  if (entry == nullptr) return absl::InternalError(absl::StrCat("JIT: the module has no function `", function, "`"));
+  // Names and keys are taken from the IR before any pass runs, so the compile step can look the
+  // key up first.
+  const std::string text = IrText(*module);
+  const std::string symbol = ContentName(text);
+  if (auto it = impl_->linked.find(symbol); it != impl_->linked.end()) return it->second;
+  entry->setName(symbol);
+  if (impl_->cache) module->setModuleIdentifier(ObjectKey(impl_->config, text));
   if (llvm::Error error = impl_->jit->addIRModule(
           llvm::orc::ThreadSafeModule(std::move(module), std::move(context)))) {
     return absl::InternalError(absl::StrCat("JIT: adding `", function, "`: ", Message(std::move(error))));
   }
   // The lookup materializes the module: the compile step runs (or the cache answers) here.
-  llvm::Expected<llvm::orc::ExecutorAddr> address = impl_->jit->lookup(function);
+  llvm::Expected<llvm::orc::ExecutorAddr> address = impl_->jit->lookup(symbol);
   if (!address) {
     return absl::InternalError(absl::StrCat("JIT: looking up `", function, "`: ", Message(address.takeError())));
   }
-  return address->toPtr<void*>();
+  return impl_->linked[symbol] = address->toPtr<void*>();
 }
 
 std::string Compiler::target() const { return absl::StrCat(impl_->config.cpu); }
 
 std::string Compiler::disk_cache_directory() const { return impl_->cache ? impl_->cache->directory() : ""; }
+int64_t Compiler::compiles() const { return impl_->compiles; }
 int64_t Compiler::disk_hits() const { return impl_->cache ? impl_->cache->hits() : 0; }
 int64_t Compiler::disk_writes() const { return impl_->cache ? impl_->cache->writes() : 0; }
 
