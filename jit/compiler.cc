@@ -29,9 +29,13 @@
 namespace visa::jit {
 namespace {
 
-// The IR pipeline and code generator levels.
-const llvm::OptimizationLevel& kIrLevel = llvm::OptimizationLevel::O3;
-constexpr bool kSlpVectorizer = false;
+// The IR pipeline, chosen by measurement: O2 with the SLP vectorizer, which the library's
+// PipelineTuningOptions leave off (clang turns it on at -O2). SLP makes GEMM's contraction 15-17%
+// faster; O3 runs no sample faster than O2 but compiles GEMM's kernels ~65% slower (it unrolls
+// the contraction loop fully); O1 runs and compiles like O2.
+const llvm::OptimizationLevel& kIrLevel = llvm::OptimizationLevel::O2;
+constexpr bool kSlpVectorizer = true;
+// The code generator's level: Default and Aggressive measured the same; Aggressive was kept.
 constexpr llvm::CodeGenOptLevel kCodegenLevel = llvm::CodeGenOptLevel::Aggressive;
 
 std::string Message(llvm::Error error) {
