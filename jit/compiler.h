@@ -33,7 +33,7 @@ class Compiler {
 
   // Verifies, optimizes and compiles `module` (or loads its object from the disk cache), and
   // returns the address of `function`, which is linked under a name derived from the module's
-  // text: a module equal to one compiled before returns that one's address.
+  // bitcode: a module equal to one compiled before returns that one's address.
   absl::StatusOr<void*> Compile(std::unique_ptr<llvm::Module> module,
                                 std::unique_ptr<llvm::LLVMContext> context, const std::string& function);
 
