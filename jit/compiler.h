@@ -1,8 +1,8 @@
 // Compiler: the JIT's one owner of an ORC LLJIT instance. Modules built with IRBuilder are
-// optimized with the new pass manager's O3 pipeline for the host CPU (its
-// name and features, so AVX2 / AVX-512 are used), compiled, and their functions looked up by name.
-// With the disk cache on (object_cache.h), a module whose object some process stored before is
-// linked from disk: neither optimized nor code-generated.
+// optimized with the new pass manager's O2 pipeline plus the SLP vectorizer for the host CPU
+// (its name and features, so AVX2 / AVX-512 are used), compiled, and their functions looked up by
+// name. With the disk cache on (object_cache.h), a module whose object some process stored before
+// is linked from disk: neither optimized nor code-generated.
 #pragma once
 
 #include <cstdint>
@@ -32,14 +32,17 @@ class Compiler {
   std::unique_ptr<llvm::Module> NewModule(llvm::LLVMContext& context, const std::string& name) const;
 
   // Verifies, optimizes and compiles `module` (or loads its object from the disk cache), and
-  // returns the address of `function`.
+  // returns the address of `function`, which is linked under a name derived from the module's
+  // bitcode: a module equal to one compiled before returns that one's address.
   absl::StatusOr<void*> Compile(std::unique_ptr<llvm::Module> module,
                                 std::unique_ptr<llvm::LLVMContext> context, const std::string& function);
 
   // "skylake-avx512 (+avx2,+avx512f,...)": what the code is tuned for.
   std::string target() const;
 
-  // The disk cache's directory, empty when it is off; objects loaded from it and stored in it.
+  // Modules optimized and code-generated; the disk cache's directory (empty when it is off) and
+  // the objects loaded from it and stored in it.
+  int64_t compiles() const;
   std::string disk_cache_directory() const;
   int64_t disk_hits() const;
   int64_t disk_writes() const;

@@ -15,7 +15,6 @@
 #include "jit/parallel.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
-#include "llvm/Support/xxhash.h"
 
 namespace visa::jit {
 namespace {
@@ -37,14 +36,6 @@ absl::StatusOr<std::vector<int64_t>> RunsOf(const Mapping& dst, const Mapping& s
     return DroppedError(src, *q, src.map(*q).index, dst);
   }
   return runs;
-}
-
-// A kernel's function name from its key alone (a stable hash: no counter, no per-process seed),
-// so equal kernels have equal IR in every process and the disk cache's objects define the name
-// looked up. Keys differing in one hash would clash as a duplicate definition: an error, never a
-// wrong kernel.
-std::string KernelName(const std::string& key) {
-  return absl::StrCat("visa_kernel_", absl::Hex(llvm::xxh3_64bits(key), absl::kZeroPad16));
 }
 
 }  // namespace
@@ -78,18 +69,19 @@ absl::StatusOr<void*> KernelCache::Cached(const std::string& key,
   }
   const auto start = std::chrono::steady_clock::now();
   auto context = std::make_unique<llvm::LLVMContext>();
-  const std::string name = KernelName(key);
+  // One name for every kernel: the compiler links each under a name derived from its code, the
+  // same in every process (which the disk cache needs; keys may hold per-process hashes).
+  const std::string name = "visa_kernel";
   std::unique_ptr<llvm::Module> module = compiler_->NewModule(*context, name);
   build(*module, name);
-  const int64_t disk_hits = compiler_->disk_hits();
+  const int64_t compiles = compiler_->compiles(), loads = compiler_->disk_hits(), writes = compiler_->disk_writes();
   ASSIGN_OR_RETURN(void* address, compiler_->Compile(std::move(module), std::move(context), name));
   stats_.compile_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (compiler_->disk_hits() > disk_hits) {
-    ++stats_.disk_hits;
-  } else {
-    ++stats_.compiles;
-  }
-  stats_.disk_writes = compiler_->disk_writes();
+  const int64_t compiled = compiler_->compiles() - compiles, loaded = compiler_->disk_hits() - loads;
+  stats_.compiles += compiled;
+  stats_.disk_hits += loaded;
+  stats_.disk_writes += compiler_->disk_writes() - writes;
+  if (compiled + loaded == 0) ++stats_.cache_hits;  // code equal to another key's, linked before
   kernels_.emplace(key, address);
   return address;
 }

@@ -85,8 +85,7 @@ class KernelCache {
       : compiler_(std::move(compiler)), threads_(std::max(threads, 1)) {}
   absl::StatusOr<const Plan*> PlanFor(const Mapping& dst, const Mapping& src, bool allow_drop);
   absl::StatusOr<MoveFn> KernelFor(const MoveSpec& spec);
-  // Builds, compiles and caches the function `key` with `build(module, name)` on a miss. The
-  // name is a function of the key alone, so an object stored on disk by another process defines it.
+  // Builds, compiles and caches the function `key` with `build(module, name)` on a miss.
   absl::StatusOr<void*> Cached(const std::string& key, const std::function<void(llvm::Module&, const std::string&)>& build);
 
   std::unique_ptr<Compiler> compiler_;

@@ -32,7 +32,8 @@ struct CodegenConfig {
   std::string optimization;  // the IR pipeline and code generator levels, e.g. "O2 codegen 3"
 };
 
-// The cache key of `ir` (a module's text before optimization) compiled under `config`: 64 hex digits.
+// The cache key of `ir` (a module's bitcode before optimization) compiled under `config`: 64 hex
+// digits.
 std::string ObjectKey(const CodegenConfig& config, absl::string_view ir);
 
 // Whether `text` has the form of an ObjectKey (anything else never names a file).
