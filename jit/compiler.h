@@ -1,8 +1,8 @@
 // Compiler: the JIT's one owner of an ORC LLJIT instance. Modules built with IRBuilder are
-// optimized with the new pass manager's O2 pipeline plus the SLP vectorizer for the host CPU
-// (its name and features, so AVX2 / AVX-512 are used), compiled, and their functions looked up by
-// name. With the disk cache on (object_cache.h), a module whose object some process stored before
-// is linked from disk: neither optimized nor code-generated.
+// optimized with the new pass manager's O2 pipeline for the host CPU (its name and features, so
+// AVX2 / AVX-512 are used), compiled, and their functions looked up by name. With the disk cache
+// on (object_cache.h), a module whose object some process stored before is linked from disk:
+// neither optimized nor code-generated.
 #pragma once
 
 #include <cstdint>
