@@ -116,6 +116,26 @@ int64_t SequencerUnit(const DeviceTensor& tensor) {
   return Device::UnitStride(tensor.placement().tier) * 8 / StorageBits(tensor.dtype());
 }
 
+// The layout a DMA end is addressed by: in place, or (nullopt) staged in its full mapping.
+Mapping EndLayout(const std::optional<Mapping>& in_place, const DeviceTensor& t) {
+  return in_place ? *in_place : t.full_mapping();
+}
+Mapping EndLayout(const std::optional<InPlace>& in_place, const DeviceTensor& t) {
+  return in_place ? in_place->layout : t.full_mapping();
+}
+
+// Keeps a DMA's in-place ends only while the move between them has a loop nest (one decision for
+// running and for compiling ahead): first drops the source's, then the destination's.
+template <typename End>
+void DirectEnds(KernelCache& kernels, const DeviceTensor& src, const DeviceTensor& dst, std::optional<End>& from,
+                std::optional<End>& to) {
+  if (!from && !to) return;
+  if (kernels.HasNest(EndLayout(to, dst), EndLayout(from, src))) return;
+  from.reset();
+  if (kernels.HasNest(EndLayout(to, dst), src.full_mapping())) return;
+  to.reset();
+}
+
 // The walk's visitor that runs: streams are host images moved by compiled kernels.
 struct KernelRunner {
   using Stream = HostTensor;
@@ -134,7 +154,9 @@ struct KernelRunner {
     }
     const Mapping out = stage.out.Full();
     ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, StreamBuffer(stage.out.dtype, out.size(), pad_bits));
-    if (std::optional<InPlace> source = begin.interleave ? std::nullopt : InPlaceOf(inputs[0])) {
+    std::optional<InPlace> direct = begin.interleave ? std::nullopt : InPlaceOf(inputs[0]);
+    if (direct && kernels.HasNest(out, direct->layout)) {
+      const InPlace* source = &*direct;
       ASSIGN_OR_RETURN(ElementOp op, FetchOp(stage, false, source->positions));
       RETURN_IF_ERROR(kernels.Move(out, source->layout, op, bytes.data(), out.size(), source->data,
                                    source->positions, /*allow_drop=*/true).status());
@@ -274,7 +296,8 @@ struct KernelRunner {
     const SliceBitmap slices = commit != nullptr ? commit->slices : SliceBitmap::All();
     const Mapping full = output.full_mapping();
     if (slices.all()) {
-      if (std::optional<InPlace> target = InPlaceOf(output)) {
+      std::optional<InPlace> target = InPlaceOf(output);
+      if (target && kernels.HasNest(target->layout, stream.mapping())) {
         return kernels.Move(target->layout, stream.mapping(), CopyOp(stream.dtype()), target->data,
                             target->positions, stream.bytes().data(), stream.size(), /*allow_drop=*/true).status();
       }
@@ -324,7 +347,8 @@ struct KernelCompiler {
       RETURN_IF_ERROR(kernels.CompileNest(*nest, element_op));
       return out;
     }
-    RETURN_IF_ERROR(kernels.Compile(out.layout, in_place ? *in_place : source, element_op, /*allow_drop=*/true));
+    const bool direct = in_place && kernels.HasNest(out.layout, *in_place);
+    RETURN_IF_ERROR(kernels.Compile(out.layout, direct ? *in_place : source, element_op, /*allow_drop=*/true));
     return out;
   }
   absl::StatusOr<Stream> Rearrange(Stream stream, const StreamShape& out) {
@@ -360,7 +384,8 @@ struct KernelCompiler {
     if (!op.output.handle) return absl::OkStatus();
     const auto* commit = std::get_if<CommitStage>(&last);
     if (commit == nullptr || commit->slices.all()) {
-      if (std::optional<Mapping> target = InPlaceLayout(*op.output.handle)) {
+      std::optional<Mapping> target = InPlaceLayout(*op.output.handle);
+      if (target && kernels.HasNest(*target, stream.layout)) {
         return kernels.Compile(*target, stream.layout, CopyOp(stream.dtype), /*allow_drop=*/true);
       }
     }
@@ -445,21 +470,23 @@ absl::Status JitBackend::Run(const DmaOp&, const DmaTensors& tensors) {
   RETURN_IF_ERROR(CheckSameType(src.dtype(), dst.dtype()));
   // A source that may share bytes with the destination is read completely first (staged).
   std::optional<InPlace> from = MayOverlap(src, dst) ? std::nullopt : InPlaceOf(src);
+  std::optional<InPlace> to = InPlaceOf(dst);
+  DirectEnds(*kernels_, src, dst, from, to);
   std::optional<Staged> staged_from;
   if (!from) {
     ASSIGN_OR_RETURN(staged_from, Staged::Read(src));
     from = InPlace{src.full_mapping(), staged_from->data(), staged_from->positions()};
   }
-  if (std::optional<InPlace> to = InPlaceOf(dst)) {
+  if (to) {
     return kernels_->Move(to->layout, from->layout, CopyOp(src.dtype()), to->data, to->positions, from->data,
                           from->positions, /*allow_drop=*/false).status();
   }
   const Placement& placement = dst.placement();
   ASSIGN_OR_RETURN(bool covered, Covers(*kernels_, dst.full_mapping(), from->layout, placement, false));
-  ASSIGN_OR_RETURN(Staged to, Staged::Read(dst.device(), placement, !covered));
-  RETURN_IF_ERROR(kernels_->Move(dst.full_mapping(), from->layout, CopyOp(src.dtype()), to.data(), to.positions(),
-                                 from->data, from->positions, /*allow_drop=*/false).status());
-  return to.Write();
+  ASSIGN_OR_RETURN(Staged staged_to, Staged::Read(dst.device(), placement, !covered));
+  RETURN_IF_ERROR(kernels_->Move(dst.full_mapping(), from->layout, CopyOp(src.dtype()), staged_to.data(),
+                                 staged_to.positions(), from->data, from->positions, /*allow_drop=*/false).status());
+  return staged_to.Write();
 }
 
 absl::Status JitBackend::PrepareOp(const Op& op) {
@@ -469,6 +496,7 @@ absl::Status JitBackend::PrepareOp(const Op& op) {
     const DeviceTensor& dst = *dma->dst.handle;
     std::optional<Mapping> from = MayOverlap(src, dst) ? std::nullopt : InPlaceLayout(src);
     std::optional<Mapping> to = InPlaceLayout(dst);
+    DirectEnds(*kernels_, src, dst, from, to);
     return kernels_->Compile(to ? *to : dst.full_mapping(), from ? *from : src.full_mapping(),
                              CopyOp(src.dtype()), /*allow_drop=*/false);
   }

@@ -100,6 +100,16 @@ absl::StatusOr<ContractFn> KernelCache::Contraction(const ContractionSpec& spec)
   return reinterpret_cast<ContractFn>(address);
 }
 
+bool KernelCache::HasNest(const Mapping& dst, const Mapping& src) {
+  if (!dst.ok() || !src.ok()) return false;
+  std::string key = absl::StrCat(MappingKey(dst), " <- ", MappingKey(src));
+  auto it = has_nest_.find(key);
+  if (it != has_nest_.end()) return it->second;
+  const bool nest = DeriveMoveNest(dst, src).has_value();
+  has_nest_.emplace(std::move(key), nest);
+  return nest;
+}
+
 absl::StatusOr<bool> KernelCache::SameLayout(const Mapping& a, const Mapping& b) {
   std::string key = absl::StrCat(MappingKey(a), " == ", MappingKey(b));
   auto it = same_layouts_.find(key);

@@ -57,6 +57,10 @@ class KernelCache {
   // The compiled contraction kernel of `spec` (cached by its key).
   absl::StatusOr<ContractFn> Contraction(const ContractionSpec& spec);
 
+  // Whether the move dst <- src has an affine loop nest (cached). In-place layouts are only used
+  // for such moves: a run list over a memory-sized padded layout would walk every position.
+  bool HasNest(const Mapping& dst, const Mapping& src);
+
   // Whether two layouts place every index at the same position (a move between them is a copy of
   // the whole image); cached.
   absl::StatusOr<bool> SameLayout(const Mapping& a, const Mapping& b);
@@ -90,6 +94,7 @@ class KernelCache {
 
   std::unique_ptr<Compiler> compiler_;
   absl::flat_hash_map<std::string, bool> same_layouts_;
+  absl::flat_hash_map<std::string, bool> has_nest_;
   int threads_;
   absl::flat_hash_map<std::string, std::unique_ptr<Plan>> plans_;
   absl::flat_hash_map<std::string, void*> kernels_;
