@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "dsl/status_macros.h"
+#include "jit/accumulator_math.h"
 #include "jit/element_op.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/GlobalVariable.h"
@@ -31,26 +32,6 @@ Value* LoadWidened(llvm::IRBuilder<>& b, llvm::Module& m, const ElementOp& widen
   return EmitElementOp(b, m, widen, EmitLoadRaw(b, base, pos, StorageBits(widen.from)), pos);
 }
 
-struct Math {
-  llvm::IRBuilder<>& b;
-  bool is_float;
-  ReduceOp op;
-
-  Value* Identity() {
-    if (op == ReduceOp::kAdd) return b.getInt32(0);
-    return b.getInt32(is_float ? 0xff800000u : 0x80000000u);
-  }
-  Value* F(Value* v) { return b.CreateBitCast(v, b.getFloatTy()); }
-  Value* I(Value* v) { return b.CreateBitCast(v, b.getInt32Ty()); }
-  Value* Multiply(Value* x, Value* w) { return is_float ? I(b.CreateFMul(F(x), F(w))) : b.CreateMul(x, w); }
-  Value* Combine(Value* a, Value* c) {
-    if (op == ReduceOp::kMax) {
-      Value* greater = is_float ? b.CreateFCmpOGT(F(c), F(a)) : b.CreateICmpSGT(c, a);
-      return b.CreateSelect(greater, c, a);
-    }
-    return is_float ? I(b.CreateFAdd(F(a), F(c))) : b.CreateAdd(a, c);
-  }
-};
 
 }  // namespace
 
@@ -83,7 +64,7 @@ void BuildContractionFunction(llvm::Module& module, const std::string& name, con
   absl::StatusOr<ElementOp> widen_x = ConversionOp(ConversionStage::kContraction, spec.x_type, spec.acc_type);
   absl::StatusOr<ElementOp> widen_w = ConversionOp(ConversionStage::kContraction, spec.w_type, spec.acc_type);
   VISA_CHECK(widen_x.ok() && widen_w.ok(), "the planner only pairs widenable operand types");
-  Math math{b, IsFloat(spec.acc_type), spec.op};
+  AccumulatorMath math{b, IsFloat(spec.acc_type), spec.op};
   const int64_t groups = spec.packet / spec.group;
   // Padded packet positions contribute the identity (the weight read there is a broadcast copy,
   // so the product is not always +0).

@@ -241,4 +241,15 @@ Value* EmitElementOp(llvm::IRBuilderBase& b, llvm::Module& module, const Element
   return raw;
 }
 
+absl::StatusOr<ElementOp> FetchAdapterOp(const FetchStage& stage, bool interleaved, int64_t per_tensor) {
+  const FetchAdapter& adapter = stage.adapter;
+  if (!adapter.table.empty()) return TableOp(stage.in_dtype, stage.out.dtype, adapter.table);
+  if (!adapter.zero_points.empty()) {
+    const int32_t first = adapter.zero_points[0];
+    const int32_t second = adapter.zero_points.size() > 1 ? adapter.zero_points[1] : first;
+    return ZeroPointOp(stage.in_dtype, stage.out.dtype, first, second, interleaved ? per_tensor : -1);
+  }
+  return ConversionOp(ConversionStage::kFetchCast, stage.in_dtype, stage.out.dtype);
+}
+
 }  // namespace visa::jit

@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "dsl/dtype.h"
+#include "dsl/fetch_engine.h"
 #include "dsl/scalar_convert.h"
 
 namespace llvm {
@@ -41,6 +42,10 @@ absl::StatusOr<ElementOp> ConversionOp(ConversionStage stage, DType from, DType 
 ElementOp TableOp(DType from, DType to, std::vector<uint32_t> table);
 // i4 -> i5 or i8 -> i9: value - zero point; one zero point per interleaved tensor.
 ElementOp ZeroPointOp(DType from, DType to, int32_t first, int32_t second, int64_t second_from);
+
+// The Fetch Adapter as an element op: its table, its zero points (one per interleaved tensor: the
+// second tensor's positions start at `per_tensor`) or its type cast.
+absl::StatusOr<ElementOp> FetchAdapterOp(const FetchStage& stage, bool interleaved, int64_t per_tensor);
 
 // Emits the converted element: `raw` is the source's raw pattern zero-extended to i32 and `src_pos`
 // the source position (i64); the result is the output's storage value in an i32 (the raw pattern,

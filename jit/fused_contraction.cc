@@ -128,14 +128,6 @@ std::optional<std::pair<std::vector<int64_t>, std::vector<int64_t>>> SplitOffset
   return std::make_pair(std::move(x_time), std::move(x_packet));
 }
 
-absl::StatusOr<ElementOp> FetchAdapterOp(const FetchStage& stage) {
-  const FetchAdapter& adapter = stage.adapter;
-  if (!adapter.table.empty()) return TableOp(stage.in_dtype, stage.out.dtype, adapter.table);
-  if (!adapter.zero_points.empty()) {
-    return ZeroPointOp(stage.in_dtype, stage.out.dtype, adapter.zero_points[0], adapter.zero_points[0], -1);
-  }
-  return ConversionOp(ConversionStage::kFetchCast, stage.in_dtype, stage.out.dtype);
-}
 
 // The stage-shape conditions; the index of align, or the reason.
 std::variant<size_t, std::string> FindAlign(const PipelineOp& op) {
@@ -196,7 +188,7 @@ absl::StatusOr<Plan> PlanFusedContraction(const PipelineOp& op) {
   LaneContractionSpec& spec = plan.spec;
   const DeviceTensor& input = *op.inputs[0].handle;
   spec.dm_type = input.dtype();
-  ASSIGN_OR_RETURN(spec.fetch, FetchAdapterOp(fetch));
+  ASSIGN_OR_RETURN(spec.fetch, FetchAdapterOp(fetch, /*interleaved=*/false, /*per_tensor=*/-1));
   spec.x_type = fetch.out.dtype;
   spec.w_type = weights.dtype();
   spec.acc_type = base.acc_type;

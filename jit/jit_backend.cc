@@ -30,17 +30,6 @@ Mapping FetchSource(const std::vector<DmTensor>& inputs, const BeginStage& begin
   return begin.interleave ? Pair({*begin.interleave, full}) : full;
 }
 
-// The Fetch Adapter as an element op: a table, zero points (per interleaved tensor) or a cast.
-absl::StatusOr<ElementOp> FetchOp(const FetchStage& stage, bool interleaved, int64_t per_tensor) {
-  const FetchAdapter& adapter = stage.adapter;
-  if (!adapter.table.empty()) return TableOp(stage.in_dtype, stage.out.dtype, adapter.table);
-  if (!adapter.zero_points.empty()) {
-    const int32_t first = adapter.zero_points[0];
-    const int32_t second = adapter.zero_points.size() > 1 ? adapter.zero_points[1] : first;
-    return ZeroPointOp(stage.in_dtype, stage.out.dtype, first, second, interleaved ? per_tensor : -1);
-  }
-  return ConversionOp(ConversionStage::kFetchCast, stage.in_dtype, stage.out.dtype);
-}
 
 // A zeroed stream image, or one whose every position holds `pad_bits` (fetch masking).
 absl::StatusOr<std::vector<uint8_t>> StreamBuffer(DType dtype, int64_t positions, uint32_t pad_bits) {
@@ -157,14 +146,14 @@ struct KernelRunner {
     std::optional<InPlace> direct = begin.interleave ? std::nullopt : InPlaceOf(inputs[0]);
     if (direct && kernels.HasNest(out, direct->layout)) {
       const InPlace* source = &*direct;
-      ASSIGN_OR_RETURN(ElementOp op, FetchOp(stage, false, source->positions));
+      ASSIGN_OR_RETURN(ElementOp op, FetchAdapterOp(stage, false, source->positions));
       RETURN_IF_ERROR(kernels.Move(out, source->layout, op, bytes.data(), out.size(), source->data,
                                    source->positions, /*allow_drop=*/true).status());
       return Image(stage.out.dtype, out, std::move(bytes));
     }
     ASSIGN_OR_RETURN(Staged source, begin.interleave ? Staged::ReadPair(inputs[0], inputs[1])
                                                      : Staged::Read(inputs[0]));
-    ASSIGN_OR_RETURN(ElementOp op, FetchOp(stage, begin.interleave.has_value(), source.positions_per_tensor()));
+    ASSIGN_OR_RETURN(ElementOp op, FetchAdapterOp(stage, begin.interleave.has_value(), source.positions_per_tensor()));
     RETURN_IF_ERROR(kernels.Move(out, FetchSource(inputs, begin), op, bytes.data(), out.size(), source.data(),
                                  source.positions(), /*allow_drop=*/true).status());
     return Image(stage.out.dtype, out, std::move(bytes));
@@ -189,14 +178,14 @@ struct KernelRunner {
     }
     ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, StreamBuffer(stage.out.dtype, out.size(), pad_bits));
     if (in_place && nest->max_src() < in_place->positions) {
-      ASSIGN_OR_RETURN(ElementOp op, FetchOp(stage, false, in_place->positions));
+      ASSIGN_OR_RETURN(ElementOp op, FetchAdapterOp(stage, false, in_place->positions));
       RETURN_IF_ERROR(kernels.RunNest(*nest, op, bytes.data(), out.size(), in_place->data, in_place->positions).status());
     } else {
       if (in_place) nest = ReadNestOf(stage.sequencer, units, stream_unit, input.element().size());
       // Padded stream positions may read past the last Element: stage that much more.
       const int64_t tail = std::max<int64_t>(0, nest->max_src() + 1 - units * input.element().size());
       ASSIGN_OR_RETURN(Staged source, Staged::Read(input, tail));
-      ASSIGN_OR_RETURN(ElementOp op, FetchOp(stage, false, source.positions_per_tensor()));
+      ASSIGN_OR_RETURN(ElementOp op, FetchAdapterOp(stage, false, source.positions_per_tensor()));
       RETURN_IF_ERROR(kernels.RunNest(*nest, op, bytes.data(), out.size(), source.data(), source.positions() + tail)
                           .status());
     }
@@ -331,7 +320,7 @@ struct KernelCompiler {
     const DeviceTensor& input = *op.inputs[0].handle;
     const Mapping full = input.full_mapping();
     const Mapping source = begin.interleave ? Pair({*begin.interleave, full}) : full;
-    ASSIGN_OR_RETURN(ElementOp element_op, FetchOp(stage, begin.interleave.has_value(), full.size()));
+    ASSIGN_OR_RETURN(ElementOp element_op, FetchAdapterOp(stage, begin.interleave.has_value(), full.size()));
     Stream out{stage.out.Full(), stage.out.dtype};
     const std::optional<Mapping> in_place = begin.interleave ? std::nullopt : InPlaceLayout(input);
     const int64_t units = input.placement().prefix_size;

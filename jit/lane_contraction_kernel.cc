@@ -4,6 +4,7 @@
 #include "absl/hash/hash.h"
 #include "absl/strings/str_format.h"
 #include "dsl/status_macros.h"
+#include "jit/accumulator_math.h"
 #include "jit/ir_loops.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"
@@ -37,29 +38,6 @@ std::optional<int64_t> StrideOf(const std::vector<int64_t>& offsets) {
   return step;
 }
 
-// The accumulator's arithmetic on 16-lane vectors of i32 patterns (f32 or i32).
-struct LaneMath {
-  llvm::IRBuilder<>& b;
-  bool is_float;
-  ReduceOp op;
-
-  llvm::Type* IntVec() { return llvm::FixedVectorType::get(b.getInt32Ty(), kLanes); }
-  llvm::Type* FloatVec() { return llvm::FixedVectorType::get(b.getFloatTy(), kLanes); }
-  Value* F(Value* v) { return b.CreateBitCast(v, FloatVec()); }
-  Value* I(Value* v) { return b.CreateBitCast(v, IntVec()); }
-  Value* Identity() {
-    const uint32_t bits = op == ReduceOp::kAdd ? 0u : (is_float ? 0xff800000u : 0x80000000u);
-    return b.CreateVectorSplat(kLanes, b.getInt32(bits));
-  }
-  Value* Multiply(Value* x, Value* w) { return is_float ? I(b.CreateFMul(F(x), F(w))) : b.CreateMul(x, w); }
-  Value* Combine(Value* a, Value* c) {
-    if (op == ReduceOp::kMax) {
-      Value* greater = is_float ? b.CreateFCmpOGT(F(c), F(a)) : b.CreateICmpSGT(c, a);
-      return b.CreateSelect(greater, c, a);
-    }
-    return is_float ? I(b.CreateFAdd(F(a), F(c))) : b.CreateAdd(a, c);
-  }
-};
 
 // An element offset along the packet: `p * stride` when the table is one, else the table.
 Value* PacketOffset(llvm::IRBuilder<>& b, llvm::Module& m, const std::vector<int64_t>& table, Value* p) {
@@ -163,7 +141,7 @@ class Builder {
 
   // One step: every live Row's trees over the step's 16 lanes, combined into their slots.
   void Step(Value* step) {
-    LaneMath math{b_, IsFloat(s_.acc_type), s_.op};
+    AccumulatorMath math{b_, IsFloat(s_.acc_type), s_.op, kLanes};
     Value* bx = Table(s_.step_x, step, 64);
     Value* kw = Table(s_.step_w, step, 64);
     Value* ab = Table(s_.step_acc, step, 64);
@@ -174,7 +152,7 @@ class Builder {
     std::vector<Value*> x(s_.packet, nullptr);
     for (int64_t p = 0; p < s_.packet; ++p) {
       if (!s_.live_packet[p]) continue;
-      x[p] = b_.CreateAlignedLoad(math.IntVec(), b_.CreateGEP(b_.getInt32Ty(), x_block, I64(p * kLanes)),
+      x[p] = b_.CreateAlignedLoad(math.IntType(), b_.CreateGEP(b_.getInt32Ty(), x_block, I64(p * kLanes)),
                                   llvm::Align(kAlign));
     }
     for (int64_t r = 0; r < s_.rows; ++r) {
@@ -196,7 +174,7 @@ class Builder {
           for (size_t k = 0; k < width / 2; ++k) level[k] = math.Combine(level[2 * k], level[2 * k + 1]);
         }
         Value* slot = b_.CreateGEP(b_.getInt32Ty(), accp_, b_.CreateMul(AccCell(ab, r, g), I64(kLanes)));
-        Value* old = b_.CreateAlignedLoad(math.IntVec(), slot, llvm::Align(kAlign));
+        Value* old = b_.CreateAlignedLoad(math.IntType(), slot, llvm::Align(kAlign));
         b_.CreateAlignedStore(b_.CreateSelect(first, level[0], math.Combine(old, level[0])), slot, llvm::Align(kAlign));
       }
     }
