@@ -67,7 +67,7 @@ absl::StatusOr<AccessPlan> PlanAccess(const SequencerConfig& config, DType in, D
   TensorUnitContext unit = context == TuContextKind::kMain ? TensorUnitContext::kMain
                                                            : TensorUnitContext::kSub;
   ASSIGN_OR_RETURN(AccessPlan plan, PlanFetch(config, ElementBits{Bits(in)}, unit));
-  int64_t growth_num = Bits(out), growth_den = Bits(in);
+  int64_t growth_num = WireBits(out), growth_den = WireBits(in);
   if (context == TuContextKind::kSub && in == DType::kI4 && out == DType::kI32) plan.access_bytes = 4;
   while (plan.access_bytes * growth_num / growth_den > kMaxFetchOutputBytes) {
     if (context == TuContextKind::kSub || plan.access_bytes == 1) {
@@ -162,12 +162,12 @@ absl::StatusOr<FetchStage> PlanFetchStage(const StreamShape& begin, const Mappin
   RETURN_IF_ERROR(packet.status());
   RETURN_IF_ERROR(CheckGeometry(begin));
   RETURN_IF_ERROR(CheckAdapter(context, begin.dtype, out_dtype, adapter, interleave));
-  int64_t packet_bits = packet.size() * Bits(out_dtype);
+  int64_t packet_bits = packet.size() * WireBits(out_dtype);
   if (packet_bits % (kFetchAlignBytes * 8) != 0) {
     return EngineError("Fetch", "Fetch output packet must be 8-byte aligned, got ", packet_bits / 8.0,
                        " bytes (packet `", packet.ToString(), "` of ", Name(out_dtype),
                        "; pad it, e.g. `", packet.ToString(), " # ",
-                       (packet_bits / 64 + 1) * 64 / Bits(out_dtype), "`)");
+                       (packet_bits / 64 + 1) * 64 / WireBits(out_dtype), "`)");
   }
   // The sequencer walks one tensor's Element; an interleave axis alternates tensors, not addresses.
   Mapping seq_time = time;

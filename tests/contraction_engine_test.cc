@@ -486,6 +486,37 @@ TEST_F(ContractionValuesTest, I8IsExact) {
   }
 }
 
+// Fetch Adapter zero point (asymmetric quantization): i8 input minus its zero point widens to the
+// i9 staging type, which the Contraction Engine multiplies by i8 weights: out = sum (x - zp) * w,
+// exact in i32.
+TEST_F(ContractionValuesTest, ZeroPointI8ToI9IsExact) {
+  Use("A = 8, K = 64, R = 8");
+  const int32_t zero_point = -7;
+  HostTensor x = *HostTensor::Random(DType::kI8, m("A, K"), 15);
+  HostTensor w = *HostTensor::Random(DType::kI8, m("R, K"), 16);
+  TrfTensor trf = Weights(w, "R, K / 32", "K % 32", "R", "K");
+  DmTensor dm = Dm(x, "A, K", 0);
+  absl::StatusOr<DmTensor> out = ctx_.main.begin(dm.view())
+                                     .fetch_with_zero_point(DType::kI9, zero_point, m("A, K / 32"), m("K % 32"))
+                                     .collect(m("A, K / 32"), m("K % 32"))
+                                     .align(m("A"), m("K"), trf)
+                                     .contract(m("1"))
+                                     .accumulate(m("A"), m("R"), AccumulationKind::kInterleaved)
+                                     .commit(m("A, R"), 1 << 12);
+  ASSERT_TRUE(out.ok()) << out.status();
+  HostTensor got = *ReadAs(*out, m("A, R"));
+  std::vector<double> xv = x.ToValues(), wv = w.ToValues();
+  for (int a = 0; a < 8; ++a) {
+    for (int r = 0; r < 8; ++r) {
+      int64_t sum = 0;
+      for (int k = 0; k < 64; ++k) {
+        sum += (static_cast<int64_t>(xv[a * 64 + k]) - zero_point) * static_cast<int64_t>(wv[r * 64 + k]);
+      }
+      EXPECT_EQ(*got.Get(a * 8 + r), static_cast<double>(sum)) << a << " " << r;
+    }
+  }
+}
+
 // Reduce-max on Row 0: the largest product along K.
 TEST_F(ContractionValuesTest, ReduceMaxSingleRow) {
   Use("A = 8, K = 64");

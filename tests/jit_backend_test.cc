@@ -300,5 +300,47 @@ TEST(JitLaunch, DmaMovesRunOnTheJit) {
   EXPECT_GE(jit->stats().nest_moves, 2);
 }
 
+// Zero-point (asymmetric quantized) contraction on the JIT: the i9 staging stream never reaches
+// memory, and the i32 results equal sum (x - zp) * w computed on the host.
+TEST(JitContraction, ZeroPointFetchIntoAContractionIsExact) {
+  MappingScope s(*Axes::Parse("A = 8, K = 64, R = 8"));
+  const int32_t zero_point = 5;
+  auto device = std::make_unique<Device>(1);
+  std::unique_ptr<JitBackend> jit = NewJit();
+  Context ctx(*device, *jit);
+  HostTensor x = *HostTensor::Random(DType::kI8, s.m("A, K"), 21);
+  HostTensor w = *HostTensor::Random(DType::kI8, s.m("R, K"), 22);
+  auto dm_of = [&](const HostTensor& host, int64_t address) {
+    absl::StatusOr<HbmTensor> hbm = host.to_hbm(ctx.pdma, address, s.m("1"), host.mapping());
+    EXPECT_TRUE(hbm.ok()) << hbm.status();
+    absl::StatusOr<DmTensor> dm = hbm->to_dm(ctx.tdma, address, s.m("1 # 2"), s.m("1 # 256"), host.mapping());
+    EXPECT_TRUE(dm.ok()) << dm.status();
+    return *dm;
+  };
+  DmTensor wd = dm_of(w, 1 << 16), xd = dm_of(x, 0);
+  absl::StatusOr<TrfTensor> trf = ctx.sub.begin(wd.view())
+                                      .fetch(DType::kI8, s.m("R, K / 32"), s.m("K % 32"))
+                                      .collect(s.m("R, K / 32"), s.m("K % 32"))
+                                      .to_trf(s.m("R"), s.m("K"), TrfAddress::kFull);
+  ASSERT_TRUE(trf.ok()) << trf.status();
+  absl::StatusOr<DmTensor> out = ctx.main.begin(xd.view())
+                                     .fetch_with_zero_point(DType::kI9, zero_point, s.m("A, K / 32"), s.m("K % 32"))
+                                     .collect(s.m("A, K / 32"), s.m("K % 32"))
+                                     .align(s.m("A"), s.m("K"), *trf)
+                                     .contract(s.m("1"))
+                                     .accumulate(s.m("A"), s.m("R"), AccumulationKind::kInterleaved)
+                                     .commit(s.m("A, R"), 1 << 12);
+  ASSERT_TRUE(out.ok()) << out.status();
+  HostTensor got = *ReadAs(*out, s.m("A, R"));
+  std::vector<double> xv = x.ToValues(), wv = w.ToValues();
+  for (int a = 0; a < 8; ++a) {
+    for (int r = 0; r < 8; ++r) {
+      int64_t sum = 0;
+      for (int k = 0; k < 64; ++k) sum += (static_cast<int64_t>(xv[a * 64 + k]) - zero_point) * static_cast<int64_t>(wv[r * 64 + k]);
+      EXPECT_EQ(*got.Get(a * 8 + r), static_cast<double>(sum)) << a << " " << r;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace visa::jit
