@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "dsl/status_macros.h"
 #include "jit/contraction_plan.h"
+#include "jit/direct_pipeline.h"
 #include "jit/in_place.h"
 #include "jit/mapping_facts.h"
 #include "jit/parallel.h"
@@ -388,7 +389,7 @@ absl::StatusOr<std::unique_ptr<JitBackend>> JitBackend::Create(JitOptions option
   int threads = options.threads > 0 ? options.threads : static_cast<int>(std::thread::hardware_concurrency());
   ASSIGN_OR_RETURN(std::unique_ptr<KernelCache> kernels,
                    KernelCache::Create(std::max(threads, 1), {options.disk_cache, options.cache_dir}));
-  return std::unique_ptr<JitBackend>(new JitBackend(std::move(kernels)));
+  return std::unique_ptr<JitBackend>(new JitBackend(std::move(kernels), options.direct_pipelines));
 }
 
 absl::StatusOr<const FusedContraction*> JitBackend::FusedPlanFor(const PipelineOp& op) {
@@ -449,8 +450,29 @@ absl::Status JitBackend::Run(const PipelineOp& op, const PipelineTensors& tensor
     }
     if (!absl::IsFailedPrecondition(stream.status())) return stream.status();
   }
+  ASSIGN_OR_RETURN(const DirectPipeline* direct, DirectPlanFor(op, tensors.inputs[0], tensors.output));
+  if (direct != nullptr) {
+    std::optional<InPlace> from = InPlaceOf(tensors.inputs[0]);
+    std::optional<InPlace> to = InPlaceOf(tensors.output);
+    if (from && to) {
+      ++kernels_->stats().direct_pipelines;
+      return kernels_->Move(direct->dst, direct->src, direct->op, to->data, to->positions, from->data, from->positions,
+                            /*allow_drop=*/true).status();
+    }
+  }
   ++kernels_->stats().staged_pipelines;
   return WalkPipeline(op, runner);
+}
+
+absl::StatusOr<const DirectPipeline*> JitBackend::DirectPlanFor(const PipelineOp& op, const DeviceTensor& input,
+                                                                const DeviceTensor& output) {
+  if (!direct_pipelines_) return nullptr;
+  ASSIGN_OR_RETURN(direct_plan_, PlanDirectPipeline(*kernels_, op, input, output));
+  if (std::getenv("VISA_JIT_DEBUG") != nullptr) {
+    const auto* reason = std::get_if<std::string>(&direct_plan_);
+    std::fprintf(stderr, "pipeline: %s\n", reason ? absl::StrCat("not one move: ", *reason).c_str() : "one move between memories");
+  }
+  return std::get_if<DirectPipeline>(&direct_plan_);
 }
 
 absl::Status JitBackend::Run(const DmaOp&, const DmaTensors& tensors) {
@@ -492,6 +514,10 @@ absl::Status JitBackend::PrepareOp(const Op& op) {
   const auto& pipe = std::get<PipelineOp>(op.body);
   if (pipe.inputs.empty() || !pipe.inputs[0].handle) return absl::OkStatus();
   KernelCompiler compiler{*kernels_, pipe};
+  if (pipe.output.handle) {
+    ASSIGN_OR_RETURN(const DirectPipeline* direct, DirectPlanFor(pipe, *pipe.inputs[0].handle, *pipe.output.handle));
+    if (direct != nullptr) return kernels_->Compile(direct->dst, direct->src, direct->op, /*allow_drop=*/true);
+  }
   ASSIGN_OR_RETURN(const FusedContraction* fused, FusedPlanFor(pipe));
   if (fused != nullptr) {
     RETURN_IF_ERROR(kernels_->LaneContraction(fused->spec).status());

@@ -16,6 +16,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
+#include "jit/direct_pipeline.h"
 #include "jit/fused_contraction.h"
 #include "jit/kernel_cache.h"
 #include "runtime/backend.h"
@@ -32,6 +33,10 @@ struct JitOptions {
   // VISA_JIT_CACHE=off turns it off even when asked.
   bool disk_cache = false;
   std::string cache_dir = {};  // empty: $VISA_CACHE_DIR, $XDG_CACHE_HOME/visa/jit, $HOME/.cache/visa/jit
+  // Data-movement pipelines run as one move between memories (direct_pipeline.h). False runs them
+  // stage by stage, so that every fetch walks its recorded Fetch Sequencer configuration: agreement
+  // with the interpreter then checks that derivation too (the tests do both).
+  bool direct_pipelines = true;
 };
 
 class JitBackend : public Backend {
@@ -52,7 +57,8 @@ class JitBackend : public Backend {
   std::string target() const { return kernels_->compiler().target(); }
 
  private:
-  explicit JitBackend(std::unique_ptr<KernelCache> kernels) : kernels_(std::move(kernels)) {}
+  JitBackend(std::unique_ptr<KernelCache> kernels, bool direct_pipelines)
+      : kernels_(std::move(kernels)), direct_pipelines_(direct_pipelines) {}
   absl::Status PrepareOp(const Op& op);
   // The op's fused plan, or nullptr when it runs stage by stage (planned once per configuration).
   absl::StatusOr<const FusedContraction*> FusedPlanFor(const PipelineOp& op);
@@ -60,7 +66,14 @@ class JitBackend : public Backend {
   // tensors do not line up with the plan (the op then runs stage by stage).
   absl::StatusOr<HostTensor> RunFused(const FusedContraction& plan, const PipelineTensors& tensors);
 
+  // The op's one move between memories when it is pure data movement, else nullptr (the reason,
+  // with VISA_JIT_DEBUG, on stderr). Valid until the next call.
+  absl::StatusOr<const DirectPipeline*> DirectPlanFor(const PipelineOp& op, const DeviceTensor& input,
+                                                      const DeviceTensor& output);
+
   std::unique_ptr<KernelCache> kernels_;
+  bool direct_pipelines_;
+  std::variant<DirectPipeline, std::string> direct_plan_ = std::string();
   absl::flat_hash_set<uint64_t> prepared_;
   PaddingCache padded_;
   absl::flat_hash_map<std::string, std::unique_ptr<std::variant<FusedContraction, std::string>>> fused_plans_;

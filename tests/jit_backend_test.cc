@@ -244,13 +244,37 @@ TEST(JitSequencer, FetchesWalkTheRecordedSequencerConfiguration) {
   for (const char* name : {"fetch_commit_permutation", "fetch_commit_tail_padding", "transpose_engine"}) {
     const samples::Sample* sample = samples::FindSample(name);
     ASSERT_NE(sample, nullptr) << name;
+    absl::StatusOr<std::unique_ptr<JitBackend>> jit = JitBackend::Create({.threads = 2, .direct_pipelines = false});
+    ASSERT_TRUE(jit.ok()) << jit.status();
+    absl::StatusOr<samples::SampleRun> run = sample->Run(**jit);
+    ASSERT_TRUE(run.ok()) << run.status();
+    EXPECT_FALSE(run->mismatch) << *run->mismatch;
+    EXPECT_GT((*jit)->stats().sequencer_moves, 0) << name;
+    EXPECT_EQ((*jit)->stats().derived_fetches, 0) << name;
+  }
+}
+
+// Data-movement pipelines (fetch, switch / collect / transpose, store) run as one move from the
+// input's memory to the output's, with the same bytes as the interpreter; a pipeline with a cast
+// or a contraction does not.
+TEST(JitDirectPipelines, DataMovementRunsAsOneMoveBetweenMemories) {
+  for (const char* name : {"fetch_commit_permutation", "fetch_commit_segmentation", "transpose_engine",
+                           "switch_custom_broadcast", "switch_inter_transpose"}) {
+    const samples::Sample* sample = samples::FindSample(name);
+    ASSERT_NE(sample, nullptr) << name;
     std::unique_ptr<JitBackend> jit = NewJit();
     absl::StatusOr<samples::SampleRun> run = sample->Run(*jit);
     ASSERT_TRUE(run.ok()) << run.status();
     EXPECT_FALSE(run->mismatch) << *run->mismatch;
-    EXPECT_GT(jit->stats().sequencer_moves, 0) << name;
-    EXPECT_EQ(jit->stats().derived_fetches, 0) << name;
+    EXPECT_GT(jit->stats().direct_pipelines, 0) << name;
+    EXPECT_EQ(jit->stats().sequencer_moves + jit->stats().derived_fetches, 0) << name;
   }
+  const samples::Sample* cast = samples::FindSample("cast_i32_to_i8");
+  std::unique_ptr<JitBackend> jit = NewJit();
+  absl::StatusOr<samples::SampleRun> run = cast->Run(*jit);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_FALSE(run->mismatch) << *run->mismatch;
+  EXPECT_GT(jit->stats().staged_pipelines, 0);
 }
 
 // A traced program replayed with Launch: DMA moves and pipelines all run on the JIT.

@@ -1,0 +1,62 @@
+// DirectPipeline: when a data-movement pipeline may run as one move, and that move.
+#include "jit/direct_pipeline.h"
+
+#include "dsl/status_macros.h"
+#include "jit/in_place.h"
+
+namespace visa::jit {
+namespace {
+
+using Result = std::variant<DirectPipeline, std::string>;
+
+// The stream layout the stages between the fetch and the store leave, or why they are not only
+// relabelings (a cast changes values, a contraction combines them).
+std::variant<Mapping, std::string> RelabeledStream(const PipelineOp& op) {
+  const auto& fetch = std::get<FetchStage>(op.stages[1]);
+  Mapping stream = fetch.out.Full();
+  for (size_t i = 2; i + 1 < op.stages.size(); ++i) {
+    const Stage& stage = op.stages[i];
+    if (const auto* sw = std::get_if<SwitchStage>(&stage)) {
+      stream = sw->out.Full();
+    } else if (const auto* collect = std::get_if<CollectStage>(&stage)) {
+      stream = collect->out.Full();
+    } else if (const auto* transpose = std::get_if<TransposeStage>(&stage)) {
+      stream = transpose->out.Full();
+    } else {
+      return std::string("a stage between fetch and store changes values: ") + DescribeStage(stage);
+    }
+  }
+  return stream;
+}
+
+}  // namespace
+
+absl::StatusOr<Result> PlanDirectPipeline(KernelCache& kernels, const PipelineOp& op, const DeviceTensor& input,
+                                          const DeviceTensor& output) {
+  if (op.stages.size() < 3) return Result(std::string("no stages between begin and store"));
+  const auto& begin = std::get<BeginStage>(op.stages[0]);
+  const auto& fetch = std::get<FetchStage>(op.stages[1]);
+  if (begin.interleave) return Result(std::string("an interleaved fetch reads two tensors"));
+  if (const auto* commit = std::get_if<CommitStage>(&op.stages.back()); commit && !commit->slices.all()) {
+    return Result(std::string("the commit leaves some slices as they were"));
+  }
+  std::variant<Mapping, std::string> stream = RelabeledStream(op);
+  if (auto* reason = std::get_if<std::string>(&stream)) return Result(*reason);
+  if (fetch.out.dtype != output.dtype()) return Result(std::string("the store changes the element type"));
+  std::optional<Mapping> src = InPlaceLayout(input);
+  std::optional<Mapping> dst = InPlaceLayout(output);
+  if (!src || !dst) return Result(std::string("an end is not in a dense memory"));
+  if (MayOverlap(input, output)) return Result(std::string("the input and the output may share bytes"));
+  // A loop nest exists only when the source holds the index of every live destination position
+  // (move_nest.h), so with these three the output's positions are exactly those the staged stages
+  // write, each the input element of its index. A run list would also walk a memory-sized layout
+  // position by position.
+  const Mapping& last = std::get<Mapping>(stream);
+  if (!kernels.HasNest(*dst, last) || !kernels.HasNest(*dst, *src) || !kernels.HasNest(last, *src)) {
+    return Result(std::string("a move between the ends and the stream has no loop nest"));
+  }
+  ASSIGN_OR_RETURN(ElementOp element_op, FetchAdapterOp(fetch, false, InPlacePositions(input)));
+  return Result(DirectPipeline{*std::move(dst), *std::move(src), std::move(element_op)});
+}
+
+}  // namespace visa::jit
