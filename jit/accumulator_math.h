@@ -2,7 +2,8 @@
 // scalars or on vectors of `lanes`: products, the reduce op's combine, and its identity. Both
 // contraction kernels build their trees from it, so their bits cannot drift apart.
 //
-// f32 operations carry no fast-math flags: adds are never fused or reassociated.
+// f32 operations carry no fast-math flags: adds are never fused or reassociated, except by an
+// explicit MultiplyAdd where the product is exact.
 #pragma once
 
 #include <cstdint>
@@ -29,6 +30,11 @@ struct AccumulatorMath {
   }
   llvm::Value* Multiply(llvm::Value* x, llvm::Value* w) {
     return is_float ? I(b.CreateFMul(F(x), F(w))) : b.CreateMul(x, w);
+  }
+  // x * w + addend rounded once: only where x * w is known exact (exact_products.h), which makes it
+  // Combine(Multiply(x, w), addend) bit for bit.
+  llvm::Value* MultiplyAdd(llvm::Value* x, llvm::Value* w, llvm::Value* addend) {
+    return I(b.CreateIntrinsic(llvm::Intrinsic::fma, {FloatType()}, {F(x), F(w), F(addend)}));
   }
   llvm::Value* Combine(llvm::Value* a, llvm::Value* c) {
     if (op == ReduceOp::kMax) {

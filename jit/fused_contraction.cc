@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "dsl/equivalence.h"
+#include "jit/exact_products.h"
 #include "dsl/status_macros.h"
 #include "jit/contraction_plan.h"
 #include "jit/mapping_facts.h"
@@ -150,6 +151,19 @@ std::variant<size_t, std::string> FindAlign(const PipelineOp& op) {
 
 }  // namespace
 
+namespace {
+
+// Elements from a base pointer to one past the furthest a kernel reads: the largest block offset
+// (-1: an empty lane) plus the largest offset within the packet.
+int64_t Extent(const std::vector<int64_t>& blocks, const std::vector<int64_t>& packet) {
+  int64_t block = -1, within = 0;
+  for (int64_t b : blocks) block = std::max(block, b);
+  for (int64_t p : packet) within = std::max(within, p);
+  return block < 0 ? 0 : block + within + 1;
+}
+
+}  // namespace
+
 std::string PipelineKey(const PipelineOp& op) {
   std::string key;
   for (const Stage& stage : op.stages) absl::StrAppend(&key, DescribeStage(stage), "\n");
@@ -220,7 +234,26 @@ absl::StatusOr<Plan> PlanFusedContraction(const PipelineOp& op) {
                           contract.out.packet});
   plan.out_layout = accumulate.out.Full();
   plan.acc_type = contract.out.dtype;
+  plan.x_extent = Extent(spec.x_lane, spec.x_packet);
+  plan.w_extent = Extent(spec.w_offset, spec.w_packet);
+  if (spec.op == ReduceOp::kAdd && spec.acc_type == DType::kF32 && spec.group >= 2 &&
+      spec.fetch.kind == ElementOp::Kind::kCopy && HasExactProducts(spec.x_type) && HasExactProducts(spec.w_type)) {
+    plan.fma_spec = spec;
+    plan.fma_spec->fma_first_level = true;
+  }
   return Plan(std::move(plan));
+}
+
+bool ProductsAreExact(const FusedContraction& plan, const std::vector<const uint8_t*>& x_base,
+                      const std::vector<const uint8_t*>& w_base) {
+  ExponentRange x, w;
+  for (const uint8_t* base : x_base) {
+    if (base != nullptr) ScanExponents(plan.spec.x_type, base, plan.x_extent, x);
+  }
+  for (const uint8_t* base : w_base) {
+    if (base != nullptr) ScanExponents(plan.spec.w_type, base, plan.w_extent, w);
+  }
+  return ProductsAreExact(x, w);
 }
 
 absl::Status PointersOf(const FusedContraction& plan, const DmTensor& input, const TrfTensor& weights,

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 
@@ -32,6 +33,11 @@ struct FusedContraction {
   Mapping out_layout;            // the Reducer's output stream
   DType acc_type = DType::kF32;
   std::string lanes;             // the time digit the lanes run along, for explain / debugging
+  // The same kernel with its first tree level fused (exact_products.h) when the types allow it
+  // (a float sum of bf16 / f8 operands fetched without conversion); a run uses it when a scan of
+  // the operands it reads finds every product exact.
+  std::optional<LaneContractionSpec> fma_spec;
+  int64_t x_extent = 0, w_extent = 0;  // elements the kernel reads from each x_base / w_base
 };
 
 // The plan, or the reason the op runs stage by stage. Depends only on the op's configuration.
@@ -42,6 +48,11 @@ std::string PipelineKey(const PipelineOp& op);
 
 // The per-slice DM pointers of the fetched tensor and per-(slice, Row) TRF pointers of the
 // weights, in place; an error names what does not line up (the caller then runs stage by stage).
+// Whether every product of the operands at `x_base` / `w_base` (PointersOf) is exact in f32, so
+// the run may use `plan.fma_spec`. Scans the bytes the kernel reads: about one pass over them.
+bool ProductsAreExact(const FusedContraction& plan, const std::vector<const uint8_t*>& x_base,
+                      const std::vector<const uint8_t*>& w_base);
+
 absl::Status PointersOf(const FusedContraction& plan, const DmTensor& input, const TrfTensor& weights,
                         std::vector<const uint8_t*>& x_base, std::vector<const uint8_t*>& w_base);
 

@@ -412,7 +412,9 @@ absl::StatusOr<const FusedContraction*> JitBackend::FusedPlanFor(const PipelineO
 absl::StatusOr<HostTensor> JitBackend::RunFused(const FusedContraction& plan, const PipelineTensors& tensors) {
   std::vector<const uint8_t*> x_base, w_base;
   RETURN_IF_ERROR(PointersOf(plan, tensors.inputs[0], *tensors.weights, x_base, w_base));
-  ASSIGN_OR_RETURN(LaneContractionFn fn, kernels_->LaneContraction(plan.spec));
+  const bool fma = plan.fma_spec && ProductsAreExact(plan, x_base, w_base);
+  kernels_->stats().fma_pipelines += fma;
+  ASSIGN_OR_RETURN(LaneContractionFn fn, kernels_->LaneContraction(fma ? *plan.fma_spec : plan.spec));
   const int64_t slots = plan.acc_layout.size();
   std::vector<uint32_t> acc(static_cast<size_t>(slots), 0);
   std::vector<uint8_t> written(static_cast<size_t>(slots), 0);
@@ -520,7 +522,8 @@ absl::Status JitBackend::PrepareOp(const Op& op) {
   }
   ASSIGN_OR_RETURN(const FusedContraction* fused, FusedPlanFor(pipe));
   if (fused != nullptr) {
-    RETURN_IF_ERROR(kernels_->LaneContraction(fused->spec).status());
+    // The fused first level is what runs on ordinary data; the other compiles if ever needed.
+    RETURN_IF_ERROR(kernels_->LaneContraction(fused->fma_spec ? *fused->fma_spec : fused->spec).status());
     return WalkPipelineFrom(pipe, fused->accumulate_stage + 1, KernelCompiler::Stream{fused->out_layout, fused->acc_type},
                             compiler);
   }

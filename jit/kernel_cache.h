@@ -33,6 +33,7 @@ struct JitStats {
   int64_t sequencer_moves = 0;  // fetches run from their recorded sequencer configuration
   int64_t derived_fetches = 0;  // fetches whose nest was derived from the mappings instead
   int64_t fused_pipelines = 0;  // pipelines whose front ran as one lane contraction kernel
+  int64_t fma_pipelines = 0;    // fused pipelines whose operands allowed the fused first tree level
   int64_t direct_pipelines = 0; // data-movement pipelines run as one move between memories
   int64_t staged_pipelines = 0; // pipelines run stage by stage
 };

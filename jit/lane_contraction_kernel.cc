@@ -161,15 +161,7 @@ class Builder {
                                   b_.CreateMul(b_.CreateAdd(b_.CreateMul(kw, I64(s_.rows)), I64(r)), I64(s_.packet)));
       for (int64_t g = 0; g < s_.groups(); ++g) {
         if (s_.target[g] < 0) continue;
-        std::vector<Value*> level;
-        for (int64_t p = g * s_.group; p < (g + 1) * s_.group; ++p) {
-          if (!s_.live_packet[p]) {
-            level.push_back(math.Identity());  // padding contributes the identity
-            continue;
-          }
-          Value* w = b_.CreateLoad(b_.getInt32Ty(), b_.CreateGEP(b_.getInt32Ty(), w_row, I64(p)));
-          level.push_back(math.Multiply(x[p], b_.CreateVectorSplat(kLanes, w)));
-        }
+        std::vector<Value*> level = FirstLevel(math, x, w_row, g);
         for (size_t width = level.size(); width > 1; width /= 2) {
           for (size_t k = 0; k < width / 2; ++k) level[k] = math.Combine(level[2 * k], level[2 * k + 1]);
         }
@@ -178,6 +170,29 @@ class Builder {
         b_.CreateAlignedStore(b_.CreateSelect(first, level[0], math.Combine(old, level[0])), slot, llvm::Align(kAlign));
       }
     }
+  }
+
+  // The tree's leaves (the products of group `g`), or with fma_first_level its first level: a pair
+  // of live products becomes fma(x0, w0, x1 * w1); a pair with padding keeps its identity add.
+  std::vector<Value*> FirstLevel(AccumulatorMath& math, const std::vector<Value*>& x, Value* w_row, int64_t g) {
+    auto weight = [&](int64_t p) {
+      return b_.CreateVectorSplat(kLanes, b_.CreateLoad(b_.getInt32Ty(), b_.CreateGEP(b_.getInt32Ty(), w_row, I64(p))));
+    };
+    auto leaf = [&](int64_t p) {
+      return s_.live_packet[p] ? math.Multiply(x[p], weight(p)) : math.Identity();  // padding: the identity
+    };
+    std::vector<Value*> level;
+    const bool fuse = s_.fma_first_level && s_.group >= 2;
+    for (int64_t p = g * s_.group; p < (g + 1) * s_.group; p += fuse ? 2 : 1) {
+      if (!fuse) {
+        level.push_back(leaf(p));
+      } else if (s_.live_packet[p] && s_.live_packet[p + 1]) {
+        level.push_back(math.MultiplyAdd(x[p], weight(p), math.Multiply(x[p + 1], weight(p + 1))));
+      } else {
+        level.push_back(math.Combine(leaf(p), leaf(p + 1)));
+      }
+    }
+    return level;
   }
 
   Value* AccCell(Value* ab, int64_t r, int64_t g) {
@@ -232,10 +247,10 @@ int64_t LaneContractionSpec::ScratchBytes() const { return Scratch(*this).end; }
 
 std::string LaneContractionSpec::Key() const {
   return absl::StrFormat(
-      "lanes %s>%s %s*%s>%s %s r%d p%d g%d ot%d op%d %016x %016x %016x %016x %016x %016x %016x %016x %016x "
+      "lanes %s>%s %s*%s>%s %s%s r%d p%d g%d ot%d op%d %016x %016x %016x %016x %016x %016x %016x %016x %016x "
       "%016x %016x %016x",
       std::string(Name(dm_type)), fetch.Key(), std::string(Name(x_type)), std::string(Name(w_type)),
-      std::string(Name(acc_type)), ReduceOpName(op), rows, packet, group, out_times, out_packet,
+      std::string(Name(acc_type)), ReduceOpName(op), fma_first_level ? " fma" : "", rows, packet, group, out_times, out_packet,
       absl::HashOf(live_outer), absl::HashOf(live_row), absl::HashOf(live_packet), absl::HashOf(target),
       absl::HashOf(w_offset), absl::HashOf(w_packet), absl::HashOf(x_lane), absl::HashOf(x_packet),
       absl::HashOf(acc_lane), absl::HashOf(step_x), absl::HashOf(step_w), absl::HashOf(step_acc));

@@ -6,8 +6,8 @@
 // digit along which the weights are broadcast (the GEMM's rows of A) land in distinct accumulator
 // slots and read the same weights, so 16 of them form the lanes of one vector: each lane's tree
 // is the manual's tree, level by level, and each slot still receives its time steps in order.
-// The bits are the interpreter's: products in the accumulator type, the tree in its order, no
-// fused multiply-add, a slot's first contribution stored as is.
+// The bits are the interpreter's: products in the accumulator type, the tree in its order, a
+// slot's first contribution stored as is; a fused multiply-add only where the products are exact.
 //
 // Per slice the kernel (1) widens the weights it needs from the TRF rows in place into a packed
 // [weight block][row][packet] buffer, (2) reads the operand from the slice's DM in place through
@@ -57,6 +57,9 @@ struct LaneContractionSpec {
   std::vector<int64_t> acc_lane;
   // The steps in time order: which operand, weight and accumulator block each combines.
   std::vector<int64_t> step_x, step_w, step_acc;
+  // The first tree level as fma(x0, w0, x1 * w1): only for operands whose products are exact
+  // (exact_products.h), where it gives the same bits with one instruction fewer per pair.
+  bool fma_first_level = false;
 
   int64_t groups() const { return packet / group; }
   int64_t w_blocks() const { return static_cast<int64_t>(w_offset.size()); }

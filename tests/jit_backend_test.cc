@@ -366,5 +366,52 @@ TEST(JitContraction, ZeroPointFetchIntoAContractionIsExact) {
   }
 }
 
+// The fused first tree level (fma) runs where a scan finds every product exact, and the plain tree
+// where it does not (here products that overflow f32): the interpreter's bits either way.
+TEST(JitContraction, FusedFirstLevelOnlyWhereProductsAreExact) {
+  MappingScope s(*Axes::Parse("A = 32, B = 32, C = 8"));
+  auto run = [&](Backend& backend, const HostTensor& x, const HostTensor& w) -> std::vector<uint32_t> {
+    auto device = std::make_unique<Device>(1);
+    Context ctx(*device, backend);
+    auto dm_of = [&](const HostTensor& host, int64_t address) {
+      absl::StatusOr<HbmTensor> hbm = host.to_hbm(ctx.pdma, address, s.m("1"), host.mapping());
+      EXPECT_TRUE(hbm.ok()) << hbm.status();
+      absl::StatusOr<DmTensor> dm = hbm->to_dm(ctx.tdma, address, s.m("1 # 2"), s.m("1 # 256"), host.mapping());
+      EXPECT_TRUE(dm.ok()) << dm.status();
+      return *dm;
+    };
+    DmTensor wd = dm_of(w, 1 << 16), xd = dm_of(x, 0);
+    absl::StatusOr<TrfTensor> trf = ctx.sub.begin(wd.view())
+                                        .fetch(DType::kBF16, s.m("C, B / 16"), s.m("B % 16"))
+                                        .collect(s.m("C, B / 16"), s.m("B % 16"))
+                                        .to_trf(s.m("C"), s.m("B"), TrfAddress::kFull);
+    EXPECT_TRUE(trf.ok()) << trf.status();
+    absl::StatusOr<DmTensor> out = ctx.main.begin(xd.view())
+                                       .fetch(DType::kBF16, s.m("A, B / 16"), s.m("B % 16"))
+                                       .collect(s.m("A, B / 16"), s.m("B % 16"))
+                                       .align(s.m("A"), s.m("B"), *trf)
+                                       .contract(s.m("1"))
+                                       .accumulate(s.m("A"), s.m("C"), AccumulationKind::kInterleaved)
+                                       .commit(s.m("A, C"), 1 << 12);
+    EXPECT_TRUE(out.ok()) << out.status();
+    return ReadAs(*out, s.m("A, C"))->ToBits();
+  };
+  HostTensor x = *HostTensor::Random(DType::kBF16, s.m("A, B"), 31);
+  HostTensor w = *HostTensor::Random(DType::kBF16, s.m("C, B"), 32);
+  interp::Interpreter interpreter;
+  std::unique_ptr<JitBackend> jit = NewJit();
+  EXPECT_EQ(run(*jit, x, w), run(interpreter, x, w));
+  EXPECT_EQ(jit->stats().fused_pipelines, 1);
+  EXPECT_EQ(jit->stats().fma_pipelines, 1);
+  // 2^100 * 2^100 overflows: the scan refuses the fused level, the plain tree gives infinities.
+  ASSERT_TRUE(x.Set(5, 0x1p100).ok());
+  ASSERT_TRUE(w.Set(5, 0x1p100).ok());  // the same b as x[0, 5]
+  const std::vector<uint32_t> plain = run(*jit, x, w);
+  EXPECT_EQ(plain, run(interpreter, x, w));
+  EXPECT_EQ(jit->stats().fused_pipelines, 2);
+  EXPECT_EQ(jit->stats().fma_pipelines, 1);
+  EXPECT_NE(std::find(plain.begin(), plain.end(), 0x7f800000u), plain.end());  // +inf reached the output
+}
+
 }  // namespace
 }  // namespace visa::jit
