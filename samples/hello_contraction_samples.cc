@@ -114,38 +114,48 @@ Sample Gemv() {
   return MakeContractionSample(std::move(spec));
 }
 
-// The manual's GEMM: Slice [I / 32, J / 32], Row [J % 8]; B through the TRF, A streamed.
-Sample Gemm(const std::string& name, int64_t k, bool slow) {
+// The manual's GEMM: Slice [I / 32, J / 32], Row [J % 8]; B through the TRF, A streamed. bf16
+// casts its f32 sums back to bf16; i8 (the same kernel at the Reducer's i8 widths: 32-element
+// flits, 64-element packets) keeps its exact i32 sums.
+Sample Gemm(const std::string& name, int64_t k, bool slow, DType dtype = DType::kBF16) {
+  const bool is_i8 = dtype == DType::kI8;
   ContractionSpec spec;
   spec.name = name;
-  spec.description = absl::StrCat("Hello TCP GEMM (I = J = 512, K = ", k, ", bf16): a 32 x 32 tile per slice");
+  spec.description = absl::StrCat("Hello TCP GEMM (I = J = 512, K = ", k, ", ", Name(dtype), "): a 32 x 32 tile per slice");
   spec.axes = absl::StrCat("I = 512, J = 512, K = ", k);
-  spec.operands = {{DType::kBF16, "I, K", 42, 0}, {DType::kBF16, "K, J", 43, 1 << 28}};
-  spec.kernel = [k](Context& ctx, const std::vector<HbmTensor>& in, const MappingScope& s) -> absl::StatusOr<DeviceTensor> {
+  spec.operands = {{dtype, "I, K", 42, 0}, {dtype, "K, J", 43, 1 << 28}};
+  spec.kernel = [k, dtype, is_i8](Context& ctx, const std::vector<HbmTensor>& in, const MappingScope& s) -> absl::StatusOr<DeviceTensor> {
     const Mapping cluster = s.m("1 # 2"), slice = s.m("I / 32, J / 32");
+    const int64_t bytes = is_i8 ? 1 : 2;
+    const std::string flit = is_i8 ? "32" : "16", packet = is_i8 ? "64" : "32";
     ASSIGN_OR_RETURN(DmTensor a, in[0].to_dm(ctx.tdma, 0, cluster, slice, s.m("I % 32, K")));
     // B after A's I % 32 x K elements (the listing's 1 << 12 would overlap them).
-    ASSIGN_OR_RETURN(DmTensor b, in[1].to_dm(ctx.tdma, 32 * k * 2, cluster, slice, s.m("J % 32, K")));
+    ASSIGN_OR_RETURN(DmTensor b, in[1].to_dm(ctx.tdma, 32 * k * bytes, cluster, slice, s.m("J % 32, K")));
     ASSIGN_OR_RETURN(TrfTensor b_trf, ctx.sub.begin(b.view())
-                                          .fetch(DType::kBF16, s.m("J % 8, J / 8 % 4"), s.m("K"))
-                                          .collect(s.m("J % 8, J / 8 % 4, K / 16"), s.m("K % 16"))
+                                          .fetch(dtype, s.m("J % 8, J / 8 % 4"), s.m("K"))
+                                          .collect(s.m("J % 8, J / 8 % 4, K / " + flit), s.m("K % " + flit))
                                           .to_trf(s.m("J % 8"), s.m("J / 8 % 4, K"), TrfAddress::kFull));
-    ASSIGN_OR_RETURN(DmTensor result, ctx.main.begin(a.view())
-                                          .fetch(DType::kBF16, s.m("I % 32, J / 8 % 4"), s.m("K"))
-                                          .collect(s.m("I % 32, J / 8 % 4, K / 16"), s.m("K % 16"))
-                                          .align(s.m("I % 32, J / 8 % 4, K / 32"), s.m("K % 32"), b_trf)
-                                          .contract(s.m("1"))
-                                          .accumulate(s.m("I % 32, J / 8 % 4"), s.m("J % 8"),
-                                                      AccumulationKind::kInterleaved)
-                                          .cast(DType::kBF16, s.m("J % 8 # 16"))
-                                          .commit(s.m("I % 32, J % 32"), 64 * k * 2));
+    Stream sums = ctx.main.begin(a.view())
+                      .fetch(dtype, s.m("I % 32, J / 8 % 4"), s.m("K"))
+                      .collect(s.m("I % 32, J / 8 % 4, K / " + flit), s.m("K % " + flit))
+                      .align(s.m("I % 32, J / 8 % 4, K / " + packet), s.m("K % " + packet), b_trf)
+                      .contract(s.m("1"))
+                      .accumulate(s.m("I % 32, J / 8 % 4"), s.m("J % 8"), AccumulationKind::kInterleaved);
+    if (!is_i8) sums = std::move(sums).cast(DType::kBF16, s.m("J % 8 # 16"));
+    ASSIGN_OR_RETURN(DmTensor result, std::move(sums).commit(s.m("I % 32, J % 32"), 64 * k * bytes));
     ASSIGN_OR_RETURN(HbmTensor out, result.to_hbm(ctx.tdma, 2 << 28, s.m("I, J")));
     return out;
   };
   spec.readback = "I, J";
-  spec.expected = [k](const std::vector<HostTensor>& in, const MappingScope&) -> absl::StatusOr<Expected> {
-    return MatmulExpected(AsMatrix(in[0], 512, k), AsMatrix(in[1], k, 512), "I", "J",
-                          5 + static_cast<int>(k / 32), true);
+  spec.expected = [k, is_i8](const std::vector<HostTensor>& in, const MappingScope&) -> absl::StatusOr<Expected> {
+    Expected expected = MatmulExpected(AsMatrix(in[0], 512, k), AsMatrix(in[1], k, 512), "I", "J",
+                                       5 + static_cast<int>(k / 32), true);
+    // i8 sums are exact (|sum| <= 1024 * 128 * 128 = 2^24, which the f32 reference also holds exactly).
+    if (is_i8) {
+      expected.bound = [](const Index&) { return 0.0; };
+      expected.note = "exact i32 sums, Eigen float reference (exact below 2^24)";
+    }
+    return expected;
   };
   spec.slow = slow;
   return MakeContractionSample(std::move(spec));
@@ -154,7 +164,8 @@ Sample Gemm(const std::string& name, int64_t k, bool slow) {
 }  // namespace
 
 std::vector<Sample> HelloContractionSamples() {
-  return {DotProduct(), Gemv(), Gemm("gemm", 1024, true), Gemm("gemm_k64", 64, false)};
+  return {DotProduct(), Gemv(), Gemm("gemm", 1024, true), Gemm("gemm_k64", 64, false),
+          Gemm("gemm_i8", 1024, true, DType::kI8)};
 }
 
 }  // namespace visa::samples

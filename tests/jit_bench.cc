@@ -175,7 +175,7 @@ void RegisterAll() {
     bool interp;
   };
   for (const Shape& shape : {Shape{"gemm", 512, 512, 1024, true}, Shape{"gemm_k64", 512, 512, 64, false},
-                             Shape{"matmul_i8", 128, 8, 256, true}}) {
+                             Shape{"gemm_i8", 512, 512, 1024, false}, Shape{"matmul_i8", 128, 8, 256, true}}) {
     const samples::Sample* sample = samples::FindSample(shape.sample);
     if (sample == nullptr) continue;
     const std::string base = std::string("BM_MainOp/") + shape.sample;
