@@ -7,7 +7,9 @@
 #include "jit/accumulator_math.h"
 #include "jit/ir_loops.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/IntrinsicsX86.h"
 #include "llvm/IR/Module.h"
+#include "llvm/TargetParser/Host.h"
 
 namespace visa::jit {
 namespace {
@@ -17,6 +19,20 @@ using llvm::Value;
 constexpr int64_t kAlign = 64;
 
 int64_t RoundUp(int64_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+
+// Whether the host CPU (the JIT's target) has an LLVM feature, e.g. "avx512vnni".
+bool HostHas(const char* feature) {
+  static const llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  auto it = features.find(feature);
+  return it != features.end() && it->second;
+}
+
+// Integer sums are exact in any order, so an integer sum kernel may multiply-add pairs of packet
+// positions in one instruction (pmaddwd: 16-bit pairs into 32-bit lanes; VNNI's vpdpwssd also
+// accumulates) instead of the tree: every contracted integer type (i4, i5, i8, i9) fits 16 bits.
+bool UsesIntegerPairs(const LaneContractionSpec& s) {
+  return !IsFloat(s.acc_type) && s.op == ReduceOp::kAdd && s.group % 2 == 0 && HostHas("avx512bw");
+}
 
 // Scratch layout: packed weights, packed operand, lane accumulators, first-contribution flags.
 struct Scratch {
@@ -55,7 +71,8 @@ Value* Widen(llvm::IRBuilder<>& b, llvm::Module& m, DType from, DType acc, Value
 class Builder {
  public:
   Builder(llvm::Module& module, const LaneContractionSpec& spec)
-      : m_(module), s_(spec), b_(module.getContext()), layout_(spec) {}
+      : m_(module), s_(spec), b_(module.getContext()), layout_(spec), pairs_(UsesIntegerPairs(spec)),
+        vnni_(pairs_ && HostHas("avx512vnni")) {}
 
   void Build(const std::string& name) {
     llvm::Type* ptr = b_.getPtrTy();
@@ -108,7 +125,16 @@ class Builder {
                                   b_.CreateMul(b_.CreateAdd(b_.CreateMul(kw, I64(s_.rows)), I64(r)), I64(s_.packet)));
         EmitLoop(b_, I64(0), I64(s_.packet), [&](Value* p) {
           Value* raw = EmitLoadRaw(b_, row, b_.CreateAdd(first, PacketOffset(b_, m_, s_.w_packet, p)), bits);
-          b_.CreateStore(Widen(b_, m_, s_.w_type, s_.acc_type, raw), b_.CreateGEP(b_.getInt32Ty(), out, p));
+          Value* wide = Widen(b_, m_, s_.w_type, s_.acc_type, raw);
+          if (!pairs_) {
+            b_.CreateStore(wide, b_.CreateGEP(b_.getInt32Ty(), out, p));
+            return;
+          }
+          // Pairs: 16-bit [kw][r][p], padding positions 0 (they add nothing to a sum).
+          Value* pairs_out = b_.CreateGEP(b_.getInt16Ty(), wp_,
+                                          b_.CreateMul(b_.CreateAdd(b_.CreateMul(kw, I64(s_.rows)), I64(r)), I64(s_.packet)));
+          b_.CreateStore(LivePacketOrZero(p, b_.CreateTrunc(wide, b_.getInt16Ty())),
+                         b_.CreateGEP(b_.getInt16Ty(), pairs_out, p));
         });
       }, /*unroll=*/false);
     }
@@ -134,7 +160,16 @@ class Builder {
           stream = b_.CreateAnd(stream, b_.getInt32(static_cast<uint32_t>((uint64_t{1} << stream_bits) - 1)));
         }
         Value* value = b_.CreateSelect(empty, b_.getInt32(0), Widen(b_, m_, s_.x_type, s_.acc_type, stream));
-        b_.CreateStore(value, b_.CreateGEP(b_.getInt32Ty(), out, b_.CreateMul(p, I64(kLanes))));
+        if (!pairs_) {
+          b_.CreateStore(value, b_.CreateGEP(b_.getInt32Ty(), out, b_.CreateMul(p, I64(kLanes))));
+          return;
+        }
+        // Pairs: 16-bit [bx][p / 2][d][p % 2], so one 64-byte load holds 16 lanes' pairs.
+        Value* index = b_.CreateAdd(b_.CreateMul(block, I64(s_.packet * kLanes)),
+                                    b_.CreateAdd(b_.CreateMul(b_.CreateLShr(p, 1), I64(2 * kLanes)),
+                                                 b_.CreateAdd(b_.CreateMul(d, I64(2)), b_.CreateAnd(p, 1))));
+        b_.CreateStore(LivePacketOrZero(p, b_.CreateTrunc(value, b_.getInt16Ty())),
+                       b_.CreateGEP(b_.getInt16Ty(), xp_, index));
       });
     }, /*unroll=*/false);
   }
@@ -148,6 +183,10 @@ class Builder {
     Value* seen_ptr = b_.CreateGEP(b_.getInt8Ty(), seen_, ab);
     Value* first = b_.CreateICmpEQ(b_.CreateLoad(b_.getInt8Ty(), seen_ptr), b_.getInt8(0));
     b_.CreateStore(b_.getInt8(1), seen_ptr);
+    if (pairs_) {
+      PairStep(math, bx, kw, ab, first);
+      return;
+    }
     Value* x_block = b_.CreateGEP(b_.getInt32Ty(), xp_, b_.CreateMul(bx, I64(s_.packet * kLanes)));
     std::vector<Value*> x(s_.packet, nullptr);
     for (int64_t p = 0; p < s_.packet; ++p) {
@@ -170,6 +209,51 @@ class Builder {
         b_.CreateAlignedStore(b_.CreateSelect(first, level[0], math.Combine(old, level[0])), slot, llvm::Align(kAlign));
       }
     }
+  }
+
+  // A step of an integer sum by pairs: per live Row and group, the 16 lanes' sums of x * w over
+  // the group's packet positions, two at a time, combined into their slots.
+  void PairStep(AccumulatorMath& math, Value* bx, Value* kw, Value* ab, Value* first) {
+    llvm::Type* lanes = math.IntType();
+    Value* x_block = b_.CreateGEP(b_.getInt16Ty(), xp_, b_.CreateMul(bx, I64(s_.packet * kLanes)));
+    std::vector<Value*> x(s_.packet / 2, nullptr);
+    for (int64_t q = 0; q < s_.packet / 2; ++q) {
+      if (!s_.live_packet[2 * q] && !s_.live_packet[2 * q + 1]) continue;
+      x[q] = b_.CreateAlignedLoad(lanes, b_.CreateGEP(b_.getInt16Ty(), x_block, I64(q * 2 * kLanes)), llvm::Align(kAlign));
+    }
+    for (int64_t r = 0; r < s_.rows; ++r) {
+      if (!s_.live_row[r]) continue;
+      Value* w_row = b_.CreateGEP(b_.getInt16Ty(), wp_,
+                                  b_.CreateMul(b_.CreateAdd(b_.CreateMul(kw, I64(s_.rows)), I64(r)), I64(s_.packet)));
+      for (int64_t g = 0; g < s_.groups(); ++g) {
+        if (s_.target[g] < 0) continue;
+        Value* sum = math.Identity();
+        for (int64_t p = g * s_.group; p < (g + 1) * s_.group; p += 2) {
+          if (x[p / 2] == nullptr) continue;
+          Value* w_pair = b_.CreateAlignedLoad(b_.getInt32Ty(), b_.CreateGEP(b_.getInt16Ty(), w_row, I64(p)), llvm::Align(4));
+          Value* w = b_.CreateVectorSplat(kLanes, w_pair);
+          sum = MultiplyAddPairs(sum, x[p / 2], w);
+        }
+        Value* slot = b_.CreateGEP(b_.getInt32Ty(), accp_, b_.CreateMul(AccCell(ab, r, g), I64(kLanes)));
+        Value* old = b_.CreateAlignedLoad(lanes, slot, llvm::Align(kAlign));
+        b_.CreateAlignedStore(b_.CreateSelect(first, sum, math.Combine(old, sum)), slot, llvm::Align(kAlign));
+      }
+    }
+  }
+
+  // sum + x.lo * w.lo + x.hi * w.hi per 32-bit lane of 16-bit pairs.
+  Value* MultiplyAddPairs(Value* sum, Value* x, Value* w) {
+    if (vnni_) return b_.CreateIntrinsic(llvm::Intrinsic::x86_avx512_vpdpwssd_512, {}, {sum, x, w});
+    auto* halves = llvm::FixedVectorType::get(b_.getInt16Ty(), 2 * kLanes);
+    Value* products = b_.CreateIntrinsic(llvm::Intrinsic::x86_avx512_pmaddw_d_512, {},
+                                         {b_.CreateBitCast(x, halves), b_.CreateBitCast(w, halves)});
+    return b_.CreateAdd(sum, products);
+  }
+
+  // `value` at a live packet position `p`, else 0.
+  Value* LivePacketOrZero(Value* p, Value* value) {
+    Value* live = b_.CreateICmpNE(Table(s_.live_packet, p, 8), b_.getInt8(0));
+    return b_.CreateSelect(live, value, llvm::Constant::getNullValue(value->getType()));
   }
 
   // The tree's leaves (the products of group `g`), or with fma_first_level its first level: a pair
@@ -234,6 +318,8 @@ class Builder {
   const LaneContractionSpec& s_;
   llvm::IRBuilder<> b_;
   Scratch layout_;
+  bool pairs_;  // integer pairs (UsesIntegerPairs): packed operands are 16-bit, in pair order
+  bool vnni_;
   llvm::Function* fn_ = nullptr;
   Value* wp_ = nullptr;
   Value* xp_ = nullptr;
