@@ -172,8 +172,7 @@ absl::Status ReportUnwrittenRead(const DeviceTensor& tensor, absl::string_view o
       "Uninitialized Read: %s reads %s bytes [0x%x, 0x%x) on %s that nothing wrote: element %d (index "
       "%s) of %s (%d of its live elements are unwritten). The device would return whatever "
       "the memory held; write the tensor first (a host transfer, a DMA move or a commit), or make "
-      "positions that hold no data padding (`#`). DeviceOptions::uninitialized_reads = kWarn (`visa "
-      "run --uninitialized warn`) reports this without failing",
+      "positions that hold no data padding (`#`)",
       op, TierWord(placement.tier), bytes.Begin(w), bytes.End(w), UnitName(SpaceOf(placement.tier), unit),
       tensor.window_offset() + w, cell.live() ? FullIndex(full, cell.index) : std::string("padding"),
       tensor.ToString(), unwritten);
@@ -181,7 +180,9 @@ absl::Status ReportUnwrittenRead(const DeviceTensor& tensor, absl::string_view o
     device.Warn(message);
     return absl::OkStatus();
   }
-  return absl::FailedPreconditionError(message);
+  return absl::FailedPreconditionError(absl::StrCat(
+      message, ". DeviceOptions::uninitialized_reads = kWarn (`visa run --uninitialized warn`) reports "
+               "this without failing"));
 }
 
 }  // namespace visa

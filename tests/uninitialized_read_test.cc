@@ -23,6 +23,7 @@ namespace {
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 using ::testing::SizeIs;
 
 // ---- The shadow bitmap ---------------------------------------------------------------------
@@ -146,6 +147,7 @@ TEST_F(UninitializedReadTest, WarningModeReportsAndGoesOn) {
   ASSERT_TRUE(out.ok()) << out.status();
   ASSERT_THAT(warnings_, SizeIs(1));
   EXPECT_THAT(warnings_[0], AllOf(HasSubstr("Uninitialized Read"), HasSubstr("DM bytes [0x100, 0x101)")));
+  EXPECT_THAT(warnings_[0], Not(HasSubstr("kWarn")));  // the hint to warn belongs to the error only
   EXPECT_EQ(device_->warnings(), warnings_);
   // What the run read is what this memory holds when nothing wrote it: zero.
   EXPECT_EQ(ReadAs(*out, m("A"))->ToBits(), std::vector<uint32_t>(32, 0));
@@ -180,6 +182,15 @@ TEST_F(UninitializedReadTest, HbmReadBackOfANeverWrittenTensor) {
   absl::StatusOr<HbmTensor> copy = hbm->to_hbm(ctx_->tdma, 0x8000, m("A"));
   ASSERT_FALSE(copy.ok());
   EXPECT_THAT(copy.status().message(), HasSubstr("a tdma move reads HBM bytes [0x4000, 0x4004)"));
+  // SPM is addressed in its own addresses (inside DM's top 64 KiB).
+  absl::StatusOr<DmTensor> spm =
+      DmTensor::Create(*device_, DType::kF32, m("1"), m("1 # 2"), m("1 # 256"), m("A"), 0x40, Tier::kSpm);
+  ASSERT_TRUE(spm.ok()) << spm.status();
+  absl::StatusOr<HbmTensor> from_spm = spm->to_hbm(ctx_->tdma, 0x8000, m("A"));
+  ASSERT_FALSE(from_spm.ok());
+  EXPECT_THAT(from_spm.status().message(), HasSubstr("a tdma move reads SPM bytes [0x40, 0x44) on chip 0 cluster 0 slice 0"));
+  ASSERT_TRUE(WriteInto(*HostTensor::Random(DType::kF32, m("A"), 8), *spm).ok());
+  EXPECT_TRUE(spm->to_hbm(ctx_->tdma, 0x8000, m("A")).ok());
 }
 
 TEST_F(UninitializedReadTest, WrittenThenReadKernelIsClean) {
