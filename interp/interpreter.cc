@@ -6,10 +6,12 @@
 #include "dsl/status_macros.h"
 #include "interp/index_move.h"
 #include "interp/stages.h"
+#include "interp/unwritten_reads.h"
 #include "runtime/pipeline_walk.h"
 #include "runtime/device.h"
 #include "runtime/scalar_convert.h"
 #include "runtime/transfer.h"
+#include "runtime/uninitialized_reads.h"
 
 namespace visa::interp {
 namespace {
@@ -105,12 +107,17 @@ absl::Status StorePartial(const HostTensor& stream, const DeviceTensor& target, 
   return absl::OkStatus();
 }
 
-// The walk's visitor: streams are host images.
+// The walk's visitor: streams are host images. Engine reads of device memory (the fetch, the
+// contraction's TRF weights) are checked for unwritten elements first (unwritten_reads.h).
 struct Evaluator {
   using Stream = HostTensor;
   const PipelineTensors& tensors;
+  TuContextKind context;
 
   absl::StatusOr<HostTensor> Fetch(const BeginStage& begin, const FetchStage& stage) {
+    const std::vector<DeviceTensor> sources(tensors.inputs.begin(), tensors.inputs.end());
+    RETURN_IF_ERROR(CheckStreamReads(sources, begin.interleave, stage.out.Full(),
+                                     absl::StrCat("the fetch of a ", TuContextName(context), "-context pipeline")));
     return FetchStream(tensors.inputs, begin, stage);
   }
   absl::StatusOr<HostTensor> Rearrange(HostTensor stream, const StreamShape& out) {
@@ -120,6 +127,8 @@ struct Evaluator {
   absl::StatusOr<HostTensor> Contract(HostTensor stream, const AlignStage& align, const ContractStage& contract,
                                       const AccumulateStage& accumulate) {
     VISA_CHECK(tensors.weights.has_value(), "a contraction runs with its TRF weights");
+    RETURN_IF_ERROR(CheckStreamReads({*tensors.weights}, std::nullopt, align.out.Full(),
+                                     "the TRF Sequencer (align's weights)"));
     return ContractStream(stream, *tensors.weights, align, contract, accumulate);
   }
   absl::Status Store(HostTensor stream, const Stage& last) {
@@ -137,8 +146,14 @@ absl::Status StoreStream(const HostTensor& stream, const DeviceTensor& output, c
 }
 
 absl::Status Interpreter::Run(const PipelineOp& op, const PipelineTensors& tensors) {
-  Evaluator evaluator{tensors};
+  Evaluator evaluator{tensors, op.context};
   return WalkPipeline(op, evaluator);
+}
+
+absl::Status Interpreter::Run(const DmaOp& op, const DmaTensors& tensors) {
+  // A DMA move reads every live element of its source (a move drops no index).
+  RETURN_IF_ERROR(CheckAllWritten(tensors.src, absl::StrCat("a ", op.context, " move")));
+  return Backend::Run(op, tensors);
 }
 
 }  // namespace visa::interp

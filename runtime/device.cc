@@ -1,6 +1,8 @@
 // Device: sparse per-chip memories, unit addressing and bounds checks.
 #include "runtime/device.h"
 
+#include <iostream>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "dsl/status_macros.h"
@@ -20,7 +22,7 @@ int64_t UnitsPerChip(Tier tier) {
 
 }  // namespace
 
-Device::Device(int chips) : chips_(chips) {
+Device::Device(int chips, DeviceOptions options) : chips_(chips), options_(std::move(options)) {
   VISA_CHECK(chips >= 1 && chips <= kMaxChips, "Device needs 1 to kMaxChips chips");
   for (int c = 0; c < chips; ++c) {
     hbm_.push_back(std::make_unique<SparseMemory>(kHbmBytesPerChip, kHbmPageBytes));
@@ -29,14 +31,19 @@ Device::Device(int chips) : chips_(chips) {
   dm_ = std::make_unique<DenseMemory>(chips * UnitsPerChip(Tier::kDm) * kDmBytesPerSlice);
   trf_ = std::make_unique<DenseMemory>(chips * UnitsPerChip(Tier::kTrf) * kTrfRowBytes);
   vrf_ = std::make_unique<DenseMemory>(chips * UnitsPerChip(Tier::kVrf) * kVrfBytesPerSlice);
+  if (!tracks_writes()) return;
+  for (const auto& memory : hbm_) hbm_written_.push_back(std::make_unique<WrittenBytes>(memory->capacity()));
+  dm_written_ = std::make_unique<WrittenBytes>(dm_->capacity());
+  trf_written_ = std::make_unique<WrittenBytes>(trf_->capacity());
+  vrf_written_ = std::make_unique<WrittenBytes>(vrf_->capacity());
 }
 
-absl::StatusOr<std::unique_ptr<Device>> Device::Create(int chips) {
+absl::StatusOr<std::unique_ptr<Device>> Device::Create(int chips, DeviceOptions options) {
   if (chips < 1 || chips > kMaxChips) {
     return absl::InvalidArgumentError(
         absl::StrCat("Device: a device has 1 to ", kMaxChips, " chips, got ", chips));
   }
-  return std::make_unique<Device>(chips);
+  return std::make_unique<Device>(chips, std::move(options));
 }
 
 int64_t Device::Units(Tier tier) const {
@@ -61,12 +68,15 @@ absl::StatusOr<Device::Located> Device::Locate(Tier tier, int64_t unit, int64_t 
   }
   switch (tier) {
     case Tier::kHbm:
-      return Located{.sparse = hbm_[unit].get(), .address = address};
+      return Located{.sparse = hbm_[unit].get(),
+                     .written = tracks_writes() ? hbm_written_[unit].get() : nullptr,
+                     .address = address};
     case Tier::kDm:
     case Tier::kSpm:
     case Tier::kTrf:
     case Tier::kVrf:
-      return Located{.dense = DenseOf(tier), .address = unit * UnitStride(tier) + (tier == Tier::kSpm ? kSpmOffsetInDm : 0) + address};
+      return Located{.dense = DenseOf(tier), .written = WrittenOf(tier),
+                     .address = unit * UnitStride(tier) + (tier == Tier::kSpm ? kSpmOffsetInDm : 0) + address};
     case Tier::kHost:
       break;
   }
@@ -102,6 +112,50 @@ DenseMemory* Device::DenseOf(Tier tier) const {
     case Tier::kVrf: return vrf_.get();
     default: return nullptr;
   }
+}
+
+WrittenBytes* Device::WrittenOf(Tier tier) const {
+  switch (tier) {
+    case Tier::kDm:
+    case Tier::kSpm: return dm_written_.get();
+    case Tier::kTrf: return trf_written_.get();
+    case Tier::kVrf: return vrf_written_.get();
+    default: return nullptr;
+  }
+}
+
+void Device::MarkWritten(Tier tier, int64_t unit, int64_t address, int64_t size) {
+  if (!tracks_writes()) return;
+  absl::StatusOr<Located> at = Locate(tier, unit, address, size);
+  VISA_CHECK(at.ok(), "MarkWritten: a range outside its unit");
+  at->written->Mark(at->address, size);
+}
+
+std::optional<int64_t> Device::FirstUnwritten(Tier tier, int64_t unit, int64_t address, int64_t size) const {
+  if (!tracks_writes()) return std::nullopt;
+  absl::StatusOr<Located> at = Locate(tier, unit, address, size);
+  VISA_CHECK(at.ok(), "FirstUnwritten: a range outside its unit");
+  std::optional<int64_t> first = at->written->FirstUnwritten(at->address, size);
+  if (!first) return std::nullopt;
+  return *first - at->address + address;  // back to the tier's own addresses
+}
+
+void Device::Warn(std::string message) {
+  if (options_.on_warning) {
+    options_.on_warning(message);
+  } else {
+    std::cerr << "warning: " << message << "\n";
+  }
+  warnings_.push_back(std::move(message));
+}
+
+int64_t Device::shadow_bytes() const {
+  int64_t total = 0;
+  for (const auto& shadow : hbm_written_) total += shadow->resident_bytes();
+  for (const WrittenBytes* shadow : {dm_written_.get(), trf_written_.get(), vrf_written_.get()}) {
+    if (shadow != nullptr) total += shadow->resident_bytes();
+  }
+  return total;
 }
 
 uint8_t* Device::UnitData(Tier tier, int64_t unit) const {

@@ -2,7 +2,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -12,8 +15,25 @@
 #include "runtime/dense_memory.h"
 #include "runtime/sparse_memory.h"
 #include "runtime/tier.h"
+#include "runtime/written_bytes.h"
 
 namespace visa {
+
+// What a read of a live device byte nothing ever wrote does (uninitialized_reads.h). The device
+// itself would return whatever the memory held; here unwritten bytes read as zero, so the
+// interpreter reports such reads, like JAX Pallas's interpret mode.
+enum class UninitializedReads {
+  kOff,    // no tracking at all: no shadow memory, no marking, no check (nothing to pay)
+  kWarn,   // each offending read is reported as a warning and the run goes on, reading zero
+  kError,  // the op that reads fails with a FailedPrecondition status naming the read
+};
+
+struct DeviceOptions {
+  UninitializedReads uninitialized_reads = UninitializedReads::kError;
+  // Receives each warning of kWarn; unset, warnings are printed to standard error as
+  // "warning: ...". Either way they are also kept (Device::warnings()).
+  std::function<void(const std::string&)> on_warning;
+};
 
 // One slice of one chip: cluster in [0, 2), slice in [0, 256).
 struct SliceId {
@@ -38,8 +58,8 @@ struct SliceId {
 class Device {
  public:
   // `chips` must be in [1, kMaxChips] (use Create for unchecked input).
-  explicit Device(int chips);
-  static absl::StatusOr<std::unique_ptr<Device>> Create(int chips);
+  explicit Device(int chips, DeviceOptions options = {});
+  static absl::StatusOr<std::unique_ptr<Device>> Create(int chips, DeviceOptions options = {});
 
   Device(const Device&) = delete;
   Device& operator=(const Device&) = delete;
@@ -50,7 +70,10 @@ class Device {
   int64_t Units(Tier tier) const;
 
   // Generic byte access: `address` is in the tier's own addresses (SPM address 0 is the first SPM
-  // byte), `unit` as above.
+  // byte), `unit` as above. These are raw accesses: Write does not mark the bytes written for
+  // uninitialized-read tracking, because the runtime's writers store whole units of which only
+  // the live positions hold data; they mark by tensor position (uninitialized_reads.h), and a
+  // raw writer that wants its bytes to count calls MarkWritten.
   absl::Status Read(Tier tier, int64_t unit, int64_t address, absl::Span<uint8_t> out) const;
   absl::Status Write(Tier tier, int64_t unit, int64_t address, absl::Span<const uint8_t> data);
 
@@ -74,8 +97,24 @@ class Device {
   // 0 for HBM and host.
   static int64_t UnitStride(Tier tier);
 
-  // Host bytes the written pages of all memories take.
+  // Host bytes the written pages of all memories take (shadow bitmaps not included).
   int64_t resident_bytes() const;
+
+  // ---- Uninitialized-read tracking (uninitialized_reads.h) ----------------------------------
+  const DeviceOptions& options() const { return options_; }
+  UninitializedReads uninitialized_reads() const { return options_.uninitialized_reads; }
+  bool tracks_writes() const { return options_.uninitialized_reads != UninitializedReads::kOff; }
+  // Marks a range of a unit written; nothing without tracking. The range must be inside the unit
+  // (an internal invariant: callers mark ranges of placed tensors).
+  void MarkWritten(Tier tier, int64_t unit, int64_t address, int64_t size);
+  // The first byte (the tier's own address) of a unit's range that was never marked, or nullopt
+  // when all were or the device does not track.
+  std::optional<int64_t> FirstUnwritten(Tier tier, int64_t unit, int64_t address, int64_t size) const;
+  // Reports a warning (kWarn) to the options' sink and keeps it.
+  void Warn(std::string message);
+  const std::vector<std::string>& warnings() const { return warnings_; }
+  // Host bytes the shadow bitmaps take.
+  int64_t shadow_bytes() const;
 
   // Ownership of device bytes by tensors (collisions, Address::Any placement).
   AddressBook& book() { return book_; }
@@ -87,15 +126,22 @@ class Device {
   struct Located {
     SparseMemory* sparse = nullptr;  // HBM
     DenseMemory* dense = nullptr;    // SRAM
+    WrittenBytes* written = nullptr;  // its shadow; null without tracking
     int64_t address = 0;             // inside that memory
   };
   absl::StatusOr<Located> Locate(Tier tier, int64_t unit, int64_t address, int64_t size) const;
   DenseMemory* DenseOf(Tier tier) const;
+  WrittenBytes* WrittenOf(Tier tier) const;  // null for HBM and without tracking
 
   int chips_;
   // One memory per chip and space; units are laid out back to back inside it.
   std::vector<std::unique_ptr<SparseMemory>> hbm_;
   std::unique_ptr<DenseMemory> dm_, trf_, vrf_;
+  // Shadows of the same memories (uninitialized-read tracking), only when the device tracks.
+  std::vector<std::unique_ptr<WrittenBytes>> hbm_written_;
+  std::unique_ptr<WrittenBytes> dm_written_, trf_written_, vrf_written_;
+  DeviceOptions options_;
+  std::vector<std::string> warnings_;
   AddressBook book_;
 };
 

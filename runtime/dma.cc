@@ -8,6 +8,7 @@
 #include "runtime/tensor_unit.h"
 #include "runtime/device.h"
 #include "runtime/tensor_rules.h"
+#include "runtime/uninitialized_reads.h"
 
 namespace visa {
 
@@ -157,6 +158,7 @@ absl::StatusOr<HostTensor> MoveToHost(Dma& dma, const DeviceTensor& src, const M
   RETURN_IF_ERROR(element.status());
   TransferReport report;
   auto check = [](const TransferReport&) { return absl::OkStatus(); };
+  if (DmaAccess::Executes(dma)) RETURN_IF_ERROR(CheckAllWritten(src, absl::StrCat("a ", dma.name(), " to_host")));
   ASSIGN_OR_RETURN(HostTensor out, DmaAccess::Executes(dma) ? TransferToHost(src, element, check, &report)
                                                             : HostTensor::Zeros(src.dtype(), element));
   DmaAccess::RecordHostMove(dma, report, DmaOp{dma.name(), RefOf(src), RefOf(out)});

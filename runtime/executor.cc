@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "dsl/status_macros.h"
 #include "runtime/launch.h"
+#include "runtime/uninitialized_reads.h"
 
 namespace visa {
 
@@ -65,6 +66,7 @@ absl::Status Executor::Run(const PipelineOp& op) {
     if (!output.is_view()) output.Release();
     return done;
   }
+  MarkPipelineWritten(op, output);  // whatever the backend
   Produced(op.output, output);
   return absl::OkStatus();
 }
@@ -77,6 +79,7 @@ absl::Status Executor::Run(const DmaOp& op) {
     dst.Release();
     return done;
   }
+  MarkWritten(dst);
   Produced(op.dst, dst);
   return absl::OkStatus();
 }

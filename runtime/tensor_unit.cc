@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "dsl/status_macros.h"
+#include "runtime/uninitialized_reads.h"
 
 namespace visa {
 namespace {
@@ -26,13 +27,19 @@ Context::Context(Device& device, Backend& backend)
 }
 
 absl::Status Context::Submit(Op op, const PipelineTensors& tensors) {
-  if (executes()) RETURN_IF_ERROR(backend_->Run(std::get<PipelineOp>(op.body), tensors));
+  if (executes()) {
+    RETURN_IF_ERROR(backend_->Run(std::get<PipelineOp>(op.body), tensors));
+    MarkPipelineWritten(std::get<PipelineOp>(op.body), tensors.output);  // whatever the backend
+  }
   Record(std::move(op));
   return absl::OkStatus();
 }
 
 absl::Status Context::Submit(Op op, const DmaTensors& tensors) {
-  if (executes()) RETURN_IF_ERROR(backend_->Run(std::get<DmaOp>(op.body), tensors));
+  if (executes()) {
+    RETURN_IF_ERROR(backend_->Run(std::get<DmaOp>(op.body), tensors));
+    MarkWritten(tensors.dst);
+  }
   Record(std::move(op));
   return absl::OkStatus();
 }

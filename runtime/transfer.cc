@@ -8,6 +8,7 @@
 #include "dsl/status_macros.h"
 #include "runtime/device.h"
 #include "runtime/relayout.h"
+#include "runtime/uninitialized_reads.h"
 
 namespace visa {
 namespace {
@@ -247,6 +248,7 @@ absl::StatusOr<DeviceTensor> TransferToDevice(const DeviceTensor& src, Device& d
   RETURN_IF_ERROR(Relayout(Pair(dst.levels), to, src.full_mapping(), from, local));
   RETURN_IF_ERROR(check(local));
   ASSIGN_OR_RETURN(DeviceTensor out, Commit(device, std::move(dst), to, local));
+  MarkWritten(out);  // its live positions now hold data
   if (report) *report = local;
   return out;
 }
@@ -261,6 +263,7 @@ absl::StatusOr<DeviceTensor> TransferToDevice(const HostTensor& src, Device& dev
   RETURN_IF_ERROR(Relayout(Pair(dst.levels), to, src.mapping(), from, local));
   RETURN_IF_ERROR(check(local));
   ASSIGN_OR_RETURN(DeviceTensor out, Commit(device, std::move(dst), to, local));
+  MarkWritten(out);  // its live positions now hold data
   if (report) *report = local;
   return out;
 }
@@ -293,6 +296,7 @@ absl::Status TransferInto(const DeviceTensor& src, const DeviceTensor& dst, Tran
   ASSIGN_OR_RETURN(Staging to, StageDestination(dst.device(), dst.placement()));
   RETURN_IF_ERROR(Relayout(dst.full_mapping(), to, src.full_mapping(), from, local));
   RETURN_IF_ERROR(WriteUnits(dst.device(), dst.placement(), to, local));
+  MarkWritten(dst);  // its live positions now hold data
   if (report) *report = local;
   return absl::OkStatus();
 }
@@ -304,7 +308,9 @@ absl::Status WriteInto(const HostTensor& src, const DeviceTensor& dst) {
   Staging from = StageHost(src, src.bytes());
   ASSIGN_OR_RETURN(Staging to, StageDestination(dst.device(), dst.placement()));
   RETURN_IF_ERROR(Relayout(dst.full_mapping(), to, src.mapping(), from, local));
-  return WriteUnits(dst.device(), dst.placement(), to, local);
+  RETURN_IF_ERROR(WriteUnits(dst.device(), dst.placement(), to, local));
+  MarkWritten(dst);  // its live positions now hold data
+  return absl::OkStatus();
 }
 
 absl::StatusOr<TransferReport> PlanTransfer(const DeviceTensor& src, const Placement& dst) {

@@ -3,7 +3,9 @@
 //
 // This is the data path shared by the DMA moves (dma.h) and, later, by the Tensor Unit's engines
 // that read DM into streams or write streams into DM / TRF / VRF: they only differ in which
-// context may run them and in the rules checked before the transfer commits.
+// context may run them and in the rules checked before the transfer commits. Every transfer into
+// the device marks the live positions it wrote (uninitialized_reads.h); none checks its source
+// (the interpreter and the host read-back `to_host` do).
 #pragma once
 
 #include <cstdint>

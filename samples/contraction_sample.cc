@@ -12,10 +12,11 @@
 namespace visa::samples {
 namespace {
 
-absl::StatusOr<SampleRun> RunContraction(const ContractionSpec& spec, Backend& backend) {
+absl::StatusOr<SampleRun> RunContraction(const ContractionSpec& spec, Backend& backend,
+                                         const DeviceOptions& device_options) {
   ASSIGN_OR_RETURN(Axes axes, Axes::Parse(spec.axes));
   MappingScope s(axes);
-  ASSIGN_OR_RETURN(std::unique_ptr<Device> device, Device::Create(1));
+  ASSIGN_OR_RETURN(std::unique_ptr<Device> device, Device::Create(1, device_options));
   Context ctx(*device, backend);
   std::vector<HostTensor> hosts;
   std::vector<HbmTensor> inputs;
@@ -73,7 +74,9 @@ Sample MakeContractionSample(ContractionSpec spec) {
   sample.description = spec.description;
   sample.axes = spec.axes;
   sample.slow = spec.slow;
-  sample.runner = [spec = std::move(spec)](Backend& backend) { return RunContraction(spec, backend); };
+  sample.runner = [spec = std::move(spec)](Backend& backend, const DeviceOptions& device_options) {
+    return RunContraction(spec, backend, device_options);
+  };
   return sample;
 }
 

@@ -43,11 +43,11 @@ std::string SampleRun::Summary(const std::string& name) const {
   return line;
 }
 
-absl::StatusOr<SampleRun> Sample::Run(Backend& backend) const {
-  if (runner) return runner(backend);
+absl::StatusOr<SampleRun> Sample::Run(Backend& backend, const DeviceOptions& device_options) const {
+  if (runner) return runner(backend, device_options);
   ASSIGN_OR_RETURN(Axes parsed, Axes::Parse(axes));
   MappingScope s(parsed);
-  ASSIGN_OR_RETURN(std::unique_ptr<Device> device, Device::Create(1));
+  ASSIGN_OR_RETURN(std::unique_ptr<Device> device, Device::Create(1, device_options));
   Context ctx(*device, backend);
   // The input on the host holds the tensor that the DM slices and elements hold.
   ASSIGN_OR_RETURN(HostTensor compact,

@@ -42,12 +42,14 @@ struct Sample {
   std::function<double(const Index&, const HostTensor& input)> reference;
   double tolerance = 0;
   // Samples with their own set-up (several inputs, HBM round trips, per-element error bounds)
-  // run through this instead of the single-DM-input path above.
-  std::function<absl::StatusOr<SampleRun>(Backend&)> runner;
+  // run through this instead of the single-DM-input path above, on a device made with the options.
+  std::function<absl::StatusOr<SampleRun>(Backend&, const DeviceOptions&)> runner;
   // Run on the manual's full sizes only by `visa run` (too slow for the test suite).
   bool slow = false;
 
-  absl::StatusOr<SampleRun> Run(Backend& backend) const;
+  // On a fresh one-chip device made with `device_options` (e.g. how reads of unwritten memory
+  // are reported).
+  absl::StatusOr<SampleRun> Run(Backend& backend, const DeviceOptions& device_options = {}) const;
 };
 
 // Stream positions the fetch stages of `program` produce (the throughput figure of `visa run --time`).

@@ -44,10 +44,12 @@ class OpDescriptionTest : public ::testing::Test {
     EXPECT_TRUE(written.ok()) << written.status();
     return DmTensor(*written);
   }
-  // An HBM tensor on chip 0 at `address`, registered without writing its bytes (`from_addr`).
+  // An HBM tensor on chip 0 at `address` (`from_addr`) holding random data (a move reads it, and
+  // reading bytes nothing wrote is an error).
   HbmTensor Hbm(DType dtype, const std::string& element, int64_t address) {
     absl::StatusOr<HbmTensor> t = HbmTensor::Create(*device_, dtype, m("1"), m(element), address);
     EXPECT_TRUE(t.ok()) << t.status();
+    EXPECT_TRUE(WriteInto(*HostTensor::Random(dtype, m(element), 7), *t).ok());
     return *t;
   }
   const Op& LastOp() { return ctx_.program().ops.back(); }
@@ -309,6 +311,7 @@ TEST_F(OpDescriptionTest, DmaDmToDmInOneClusterIsSequential) {
   absl::StatusOr<DmTensor> src =
       DmTensor::Create(*device_, DType::kI8, m("1"), m("1 # 2"), m("A / 4 # 256"), m("A % 4, B, C"), 0);
   ASSERT_TRUE(src.ok()) << src.status();
+  ASSERT_TRUE(WriteInto(*HostTensor::Random(DType::kI8, m("A, B, C"), 7), *src).ok());
   absl::StatusOr<DmTensor> dst = src->to_dm(ctx_.tdma, 4 * 256 * 256, m("1 # 2"), m("A / 4 # 256"), m("B, A % 4, C"));
   ASSERT_TRUE(dst.ok()) << dst.status();
   OpDescription d = Describe(LastOp());

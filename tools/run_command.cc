@@ -10,6 +10,7 @@
 #include "absl/strings/str_replace.h"
 #include "runtime/op_description.h"
 #include "runtime/trace_backend.h"
+#include "runtime/uninitialized_reads.h"
 #include "samples/sample.h"
 
 namespace visa::cli {
@@ -22,18 +23,18 @@ const samples::Sample* Find(const std::string& name, std::ostream& err) {
 }
 
 absl::StatusOr<samples::SampleRun> RunOn(const samples::Sample& sample, const std::string& backend,
-                                         bool jit_disk_cache) {
+                                         bool jit_disk_cache, const DeviceOptions& device_options) {
   if (backend == "jit") {
     jit::JitOptions jit_options;
     jit_options.disk_cache = jit_disk_cache;
     ASSIGN_OR_RETURN(std::unique_ptr<jit::JitBackend> jit, jit::JitBackend::Create(jit_options));
-    return sample.Run(*jit);
+    return sample.Run(*jit, device_options);
   }
   if (backend != "interp") {
     return absl::InvalidArgumentError(absl::StrCat("unknown backend `", backend, "` (available: interp, jit)"));
   }
   interp::Interpreter interpreter;
-  return sample.Run(interpreter);
+  return sample.Run(interpreter, device_options);
 }
 
 // `jit_disk_cache`: the JIT keeps compiled kernels on disk, so the next `visa run` of the sample
@@ -46,9 +47,17 @@ int RunSample(const RunOptions& options, bool jit_disk_cache, std::ostream& out,
     }
     return 0;
   }
+  absl::StatusOr<UninitializedReads> uninitialized = ParseUninitializedReads(options.uninitialized);
+  if (!uninitialized.ok()) {
+    err << "error: --uninitialized: " << uninitialized.status().message() << "\n";
+    return 2;
+  }
   const samples::Sample* sample = Find(options.sample, err);
   if (sample == nullptr) return 2;
-  absl::StatusOr<samples::SampleRun> run = RunOn(*sample, options.backend, jit_disk_cache);
+  DeviceOptions device_options;
+  device_options.uninitialized_reads = *uninitialized;
+  device_options.on_warning = [&err](const std::string& warning) { err << "warning: " << warning << "\n"; };
+  absl::StatusOr<samples::SampleRun> run = RunOn(*sample, options.backend, jit_disk_cache, device_options);
   if (!run.ok()) {
     err << "error: " << run.status().message() << "\n";
     return 2;
@@ -97,6 +106,8 @@ void AddRunCommands(CLI::App& app, RunOptions& run, std::string& explain_sample,
   cmd->add_option("--backend", run.backend, "Backend: interp or jit");
   cmd->add_flag("--list", run.list, "List the samples");
   cmd->add_flag("--time", run.time, "Print the kernel time and throughput");
+  cmd->add_option("--uninitialized", run.uninitialized,
+                  "Reads of device memory nothing wrote: error (default), warn or off");
   CLI::Option* no_cache = cmd->add_flag("--no-jit-cache")->description(
       "JIT: compile every kernel, neither loading nor storing objects in the disk cache");
   cmd->callback([&run, &exit_code, no_cache] {

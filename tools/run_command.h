@@ -13,6 +13,9 @@ struct RunOptions {
   std::string backend = "interp";
   bool list = false;
   bool time = false;  // also print the kernel time and the interpreter's throughput
+  // Reads of device memory nothing wrote: "error" (the run fails), "warn" (a warning on the
+  // error stream, the run goes on) or "off" (no tracking). See runtime/uninitialized_reads.h.
+  std::string uninitialized = "error";
 };
 
 // Exit codes: 0 ok, 1 mismatch, 2 error.
