@@ -24,6 +24,7 @@ namespace {
 
 using ::testing::AllOf;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 
@@ -95,6 +96,44 @@ TEST(VrfCapacityTest, AddressesNearTheTopOfInt64AreRefused) {
     ASSERT_FALSE(stage.ok()) << "address " << address;
     EXPECT_THAT(stage.status().message(), HasSubstr("exceeds register file capacity")) << address;
   }
+}
+
+class PlacementBoundsTest : public ::testing::Test {
+ protected:
+  Mapping m(const char* text) { return s_.m(text); }
+  absl::StatusOr<DmTensor> Dm(Address address) {
+    return DmTensor::Create(device_, DType::kI8, m("1"), m("1 # 2"), m("1 # 256"), m("A"), address);
+  }
+  MappingScope s_{*Axes::Parse("A = 64")};
+  Device device_{1};
+};
+
+TEST_F(PlacementBoundsTest, AddressesNearTheTopOfInt64AreRefused) {
+  for (int64_t address : {kMax, kMax - 7, kMax - 63, int64_t{-8}}) {
+    absl::StatusOr<DmTensor> dm = Dm(address);
+    ASSERT_FALSE(dm.ok()) << address;
+    EXPECT_THAT(dm.status().message(), HasSubstr("Capacity: the tensor's bytes")) << address;
+    EXPECT_THAT(dm.status().message(), Not(HasSubstr("0x-"))) << address;  // the end never wraps
+  }
+  std::vector<uint8_t> bytes(8);
+  absl::Status read = device_.Read(Tier::kDm, 0, kMax - 3, absl::MakeSpan(bytes));
+  EXPECT_THAT(read.message(), AllOf(HasSubstr("Capacity: DM access"), HasSubstr("0x7fffffffffffffff")));
+}
+
+// Address::Any() aligned up with `(a + alignment - 1) / alignment * alignment`: a huge alignment
+// wrapped the candidate negative and placed the tensor at a negative address.
+TEST_F(PlacementBoundsTest, AnyWithAHugeAlignmentFindsNoRangeInsteadOfANegativeOne) {
+  ASSERT_TRUE(Dm(0).ok());  // occupies [0, 64) of slice 0
+  for (int64_t alignment : {kMax, kMax / 2 + 1, int64_t{1} << 62}) {
+    absl::StatusOr<Placement> p = Place(device_, DType::kI8, Tier::kDm, {m("1"), m("1 # 2"), m("1 # 256"), m("A")},
+                                        Address::Any(), TrfAddress::kFull, alignment);
+    ASSERT_FALSE(p.ok()) << alignment << " placed at " << p->address;
+    EXPECT_THAT(p.status().message(), HasSubstr("Capacity: Address::Any() found no free")) << alignment;
+  }
+  absl::StatusOr<Placement> p = Place(device_, DType::kI8, Tier::kDm, {m("1"), m("1 # 2"), m("1 # 256"), m("A")},
+                                      Address::Any(), TrfAddress::kFull, 4096);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->address, 4096);
 }
 
 // SplitOuter computed `16 * threads` in int: a large thread count overflowed it.
