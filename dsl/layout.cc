@@ -377,7 +377,7 @@ std::vector<MoveLevel> Coalesce(std::vector<MoveLevel> levels) {
 }
 
 std::vector<MoveLevel> SplitOuter(std::vector<MoveLevel> levels, int threads) {
-  const int64_t want = 16 * std::max(threads, 1);
+  const int64_t want = int64_t{16} * std::max(threads, 1);  // in 64 bits: no int overflow
   if (threads <= 1 || levels.back().count >= want) return levels;
   for (size_t k = levels.size(); k-- > 0;) {
     const MoveLevel level = levels[k];

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "dsl/status_macros.h"
+#include "dsl/text_excerpt.h"
 
 namespace visa {
 namespace {
@@ -28,7 +29,7 @@ class Parser {
     if (AtEnd()) return Error("empty mapping (write `1` for the identity)");
     ASSIGN_OR_RETURN(Mapping m, ParseMappingList());
     SkipSpace();
-    if (!AtEnd()) return Error(absl::StrCat("unexpected `", std::string(1, Peek()), "`"));
+    if (!AtEnd()) return Error(absl::StrCat("unexpected `", CharacterAt(text_, pos_), "`"));
     return m;
   }
 
@@ -153,7 +154,7 @@ class Parser {
       }
       return axes_[name];
     }
-    return Error(absl::StrCat("unexpected `", std::string(1, c), "`"));
+    return Error(absl::StrCat("unexpected `", CharacterAt(text_, column), "`"));
   }
 
   absl::StatusOr<Mapping> ParseLinear() {
@@ -243,7 +244,7 @@ class Parser {
   absl::Status Error(absl::string_view message) const { return ErrorAt(pos_, message); }
   absl::Status ErrorAt(size_t pos, absl::string_view message) const {
     return absl::InvalidArgumentError(
-        absl::StrCat("mapping parse error at column ", pos + 1, " of `", text_, "`: ", message));
+        absl::StrCat("mapping parse error at column ", pos + 1, " of `", Excerpt(text_, pos), "`: ", message));
   }
 
   bool AtEnd() const { return pos_ >= text_.size(); }

@@ -2,6 +2,7 @@
 #include "dsl/register_file_load.h"
 
 #include "absl/strings/str_cat.h"
+#include "dsl/checked_math.h"
 #include "dsl/engine_errors.h"
 #include "dsl/equivalence.h"
 #include "dsl/normal_form.h"
@@ -82,7 +83,7 @@ absl::StatusOr<RegisterLoadStage> PlanToVrf(const StreamShape& in, StreamPositio
                        Name(in.dtype), "; fetch with a cast to i32 or f32");
   }
   int64_t bytes = Bytes(element.size(), in.dtype);
-  if (address < 0 || address + bytes > kVrfBytes) {
+  if (!RangeWithin(address, bytes, kVrfBytes)) {
     return EngineError("to_vrf", "VRF data (", bytes, " bytes at address ", address,
                        ") exceeds register file capacity (8192 bytes per slice)");
   }

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "dsl/dma_packet.h"
 #include "dsl/layout.h"
 #include "dsl/normal_form.h"
 #include "dsl/status_macros.h"
@@ -564,27 +565,19 @@ absl::StatusOr<DmaConfig> DeriveDma(const Mapping& src, MemoryTier src_tier, con
           side == &dma.read ? "source" : "destination", " as ", side->ToString()));
     }
   }
-  bool sram_write = dst_tier != MemoryTier::kHbm;
-  bool hbm_to_dm = src_tier == MemoryTier::kHbm && dst_tier == MemoryTier::kDm;
+  // The 8-byte rule, shared with the runtime's moves (dsl/dma_packet.h).
+  const DmaAlignedSides sides = AlignedSides(src_tier, dst_tier);
   auto check_aligned = [&](const SequencerConfig& side, absl::string_view what) -> absl::Status {
-    if (packet_bits % 64 != 0) {
-      return SequencerError("DMA alignment", absl::StrCat(
-          what, " needs 8-byte packets, but the packet is ", packet_bits / 8.0, " bytes"));
-    }
+    RETURN_IF_ERROR(CheckDmaPacketBits(packet_bits, what));
     for (size_t i = 0; i + side.packet_entries < side.entries.size(); ++i) {
       const SequencerEntry& e = side.entries[i];
-      if ((e.stride * element.bits) % 64 != 0) {
-        return SequencerError("DMA alignment", absl::StrCat(
-            what, " needs 8-byte aligned addresses, but entry `", e.label, " -> ", e.size, " : ",
-            e.stride, "` steps ", e.stride * element.bits / 8.0, " bytes"));
-      }
+      RETURN_IF_ERROR(CheckDmaStepBits(e.stride * element.bits, what,
+                                       absl::StrCat("entry `", e.label, " -> ", e.size, " : ", e.stride, "`")));
     }
     return absl::OkStatus();
   };
-  if (sram_write) {
-    RETURN_IF_ERROR(check_aligned(dma.write, absl::StrCat("a write into ", MemoryTierName(dst_tier))));
-  }
-  if (hbm_to_dm) RETURN_IF_ERROR(check_aligned(dma.read, "an HBM-to-DM transfer"));
+  if (sides.write) RETURN_IF_ERROR(check_aligned(dma.write, WriteRuleName(dst_tier)));
+  if (sides.read) RETURN_IF_ERROR(check_aligned(dma.read, kReadRuleName));
   return dma;
 }
 

@@ -2,6 +2,7 @@
 #include "dsl/tile.h"
 
 #include "absl/strings/str_cat.h"
+#include "dsl/checked_math.h"
 #include "dsl/equivalence.h"
 #include "dsl/normal_form.h"
 #include "dsl/status_macros.h"
@@ -51,7 +52,8 @@ absl::StatusOr<TileView> Tile(const Mapping& buffer, const Mapping& dim, int64_t
                                   "` must be one digit of one axis, such as `B` or `B / 32`"));
   }
   const Factor& d = dim_factors[0];
-  if (len < 1 || start < 0 || start + len > d.count) {
+  // Written as a range check so that a huge `len` or `start` cannot wrap `start + len` into range.
+  if (len < 1 || !RangeWithin(start, len, d.count)) {
     return TileError(absl::StrCat("a tile of ", len, " values of `", dim.ToString(), "` starting at ",
                                   start, " does not fit in its ", d.count, " values"));
   }

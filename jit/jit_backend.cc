@@ -385,10 +385,16 @@ struct KernelCompiler {
 
 }  // namespace
 
+absl::Status JitBackend::set_threads(int threads) {
+  ASSIGN_OR_RETURN(int resolved, ResolveThreads(threads));
+  kernels_->set_threads(resolved);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::unique_ptr<JitBackend>> JitBackend::Create(JitOptions options) {
-  int threads = options.threads > 0 ? options.threads : static_cast<int>(std::thread::hardware_concurrency());
+  ASSIGN_OR_RETURN(int threads, ResolveThreads(options.threads));
   ASSIGN_OR_RETURN(std::unique_ptr<KernelCache> kernels,
-                   KernelCache::Create(std::max(threads, 1), {options.disk_cache, options.cache_dir}));
+                   KernelCache::Create(threads, {options.disk_cache, options.cache_dir}));
   return std::unique_ptr<JitBackend>(new JitBackend(std::move(kernels), options.direct_pipelines));
 }
 

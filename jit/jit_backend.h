@@ -27,7 +27,9 @@ namespace visa::jit {
 using PaddingCache = absl::flat_hash_map<std::string, std::vector<int64_t>>;
 
 struct JitOptions {
-  int threads = 0;  // worker threads per move; 0: the host's hardware threads
+  // Worker threads per move: 0 for the host's hardware threads, else 1 to kMaxThreads
+  // (jit/parallel.h); Create refuses any other count.
+  int threads = 0;
   // Compiled kernels kept on disk for later processes (object_cache.h). Off by default so that a
   // library user (and every test) writes nothing outside its process unless it asks to;
   // VISA_JIT_CACHE=off turns it off even when asked.
@@ -52,7 +54,8 @@ class JitBackend : public Backend {
   absl::StatusOr<double> Prepare(const Program& program);
 
   int threads() const { return kernels_->threads(); }
-  void set_threads(int threads) { kernels_->set_threads(threads); }
+  // The same rule as JitOptions::threads (0: the host's); an error leaves the count unchanged.
+  absl::Status set_threads(int threads);
   const JitStats& stats() const { return kernels_->stats(); }
   std::string target() const { return kernels_->compiler().target(); }
 

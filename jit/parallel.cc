@@ -5,6 +5,9 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
 
 #include "oneapi/tbb/blocked_range.h"
 #include "oneapi/tbb/parallel_for.h"
@@ -25,6 +28,20 @@ oneapi::tbb::task_arena& ArenaFor(int threads) {
 }
 
 }  // namespace
+
+absl::StatusOr<int> ResolveThreads(int requested) {
+  if (requested == 0) {
+    const int host = static_cast<int>(std::thread::hardware_concurrency());
+    return std::clamp(host, 1, kMaxThreads);
+  }
+  if (requested < 0 || requested > kMaxThreads) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "thread count: 0 (the host's) or 1 to ", kMaxThreads, " threads, got ", requested,
+        "; more threads than the host runs at once only add overhead (at most ", kMaxThreads,
+        " per pool)"));
+  }
+  return requested;
+}
 
 void Parallel(int64_t n, int threads, const std::function<void(int64_t, int64_t)>& fn, int64_t grain) {
   if (n <= 0) return;

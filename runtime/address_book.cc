@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "dsl/checked_math.h"
 #include "dsl/status_macros.h"
 
 namespace visa {
@@ -156,9 +157,9 @@ std::optional<int64_t> AddressBook::FindFree(Tier tier, absl::Span<const int64_t
   VISA_CHECK(alignment > 0, "alignment must be positive");
   const int64_t shift = SpaceOffset(tier);
   auto space_it = spaces_.find(SpaceOf(tier));
-  auto align_up = [&](int64_t a) { return (a + alignment - 1) / alignment * alignment; };
   int64_t candidate = 0;
-  while (candidate + bytes <= limit) {
+  // Range checks that cannot wrap: `alignment` and `bytes` come from the caller.
+  while (RangeWithin(candidate, bytes, limit)) {
     ByteRange want{candidate + shift, candidate + bytes + shift};
     int64_t next = -1;  // the end of the furthest overlapping owned range
     if (space_it != spaces_.end()) {
@@ -176,7 +177,9 @@ std::optional<int64_t> AddressBook::FindFree(Tier tier, absl::Span<const int64_t
       }
     }
     if (next < 0) return candidate;
-    candidate = align_up(next);
+    const std::optional<int64_t> up = CheckedAdd(next, alignment - 1);
+    if (!up) return std::nullopt;
+    candidate = *up / alignment * alignment;
   }
   return std::nullopt;
 }

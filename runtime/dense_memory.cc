@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "dsl/checked_math.h"
 #include "dsl/status_macros.h"
 
 namespace visa {
@@ -47,9 +48,9 @@ DenseMemory::DenseMemory(int64_t capacity) : capacity_(capacity) {
 DenseMemory::~DenseMemory() { munmap(data_, static_cast<size_t>(capacity_)); }
 
 absl::Status DenseMemory::CheckRange(int64_t address, int64_t size) const {
-  if (address < 0 || size < 0 || address > capacity_ || size > capacity_ - address) {
+  if (!RangeWithin(address, size, capacity_)) {
     return absl::OutOfRangeError(absl::StrFormat("DenseMemory: access [%d, %d) outside [0, %d)", address,
-                                                 address + size, capacity_));
+                                                 SaturatingAdd(address, size), capacity_));
   }
   return absl::OkStatus();
 }

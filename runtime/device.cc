@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "dsl/checked_math.h"
 #include "dsl/status_macros.h"
 
 namespace visa {
@@ -60,10 +61,10 @@ absl::StatusOr<Device::Located> Device::Locate(Tier tier, int64_t unit, int64_t 
                                               " does not exist on a ", chips_, "-chip device"));
   }
   const int64_t capacity = TierUnitBytes(tier);
-  if (address < 0 || size < 0 || address > capacity || size > capacity - address) {
+  if (!RangeWithin(address, size, capacity)) {
     return absl::OutOfRangeError(absl::StrFormat(
         "Capacity: %s access [0x%x, 0x%x) at %s leaves the %d bytes of the unit",
-        TierName(tier), address, address + size, UnitName(SpaceOf(tier), unit),
+        TierName(tier), address, SaturatingAdd(address, size), UnitName(SpaceOf(tier), unit),
         capacity));
   }
   switch (tier) {

@@ -66,6 +66,12 @@ class Device {
 
   int chips() const { return chips_; }
 
+  // Whether DMA moves into DM / SPM must obey the DMA Engine's 8-byte packet rule
+  // (dsl/dma_packet.h); on by default. Off only for code written before the rule was enforced
+  // (the samples' input staging), which the device would refuse.
+  bool dma_packet_rule() const { return dma_packet_rule_; }
+  void set_dma_packet_rule(bool enforce) { dma_packet_rule_ = enforce; }
+
   // Units of `tier` on the whole device (HBM: chips; DM/SPM/VRF: chips * 512; TRF: chips * 4096).
   int64_t Units(Tier tier) const;
 
@@ -134,6 +140,7 @@ class Device {
   WrittenBytes* WrittenOf(Tier tier) const;  // null for HBM and without tracking
 
   int chips_;
+  bool dma_packet_rule_ = true;
   // One memory per chip and space; units are laid out back to back inside it.
   std::vector<std::unique_ptr<SparseMemory>> hbm_;
   std::unique_ptr<DenseMemory> dm_, trf_, vrf_;

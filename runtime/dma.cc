@@ -3,6 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "dsl/dma_packet.h"
 #include "dsl/status_macros.h"
 #include "runtime/backend.h"
 #include "runtime/tensor_unit.h"
@@ -103,6 +104,37 @@ int64_t ReadAddress(const DeviceTensor& t) {
   return bits % 8 == 0 ? t.address() + bits / 8 : -1;
 }
 
+MemoryTier MemoryTierOf(Tier tier) {
+  return tier == Tier::kDm ? MemoryTier::kDm : tier == Tier::kSpm ? MemoryTier::kSpm : MemoryTier::kHbm;
+}
+
+// The 8-byte rule on the packets the two layouts give (the rule `visa seq --dma` checks on a
+// given stream, dsl/dma_packet.h), with a hint naming both layouts.
+absl::Status CheckDmaPackets(const DmaPacketScan& packets, DmaAlignedSides sides, const DeviceTensor& src,
+                             const Placement& dst) {
+  auto where = [&](absl::string_view what, int64_t position, int64_t prefix) {
+    return absl::StrCat(what, " element position ", position, " of ", UnitName(SpaceOf(dst.tier), dst.UnitOf(prefix)));
+  };
+  absl::Status status;
+  if (packets.write()) {
+    const DmaPacketScan::Violation& v = *packets.write();
+    status = CheckDmaPacketBits(v.elements * StorageBits(dst.dtype), WriteRuleName(MemoryTierOf(dst.tier)),
+                                where("at", v.position, v.dst_unit));
+  }
+  if (status.ok() && sides.read && packets.read()) {  // (scanned only when the rule holds)
+    const DmaPacketScan::Violation& v = *packets.read();
+    status = CheckDmaOffsetBits(v.src_position * StorageBits(src.dtype()), kReadRuleName,
+                                absl::StrCat("the packet read from source element position ", v.src_position,
+                                             " (written at destination element position ", v.position, ")"));
+  }
+  if (status.ok()) return status;
+  return absl::InvalidArgumentError(absl::StrCat(
+      status.message(), "; a packet is the run of destination elements `", dst.levels.back().ToString(),
+      "` that the source `", src.element().ToString(),
+      "` holds contiguously (with the destination's padding after it): keep the innermost axes of "
+      "both in the same order, or pad the destination's innermost run to a multiple of 8 bytes"));
+}
+
 absl::Status CheckSpmChip(Tier from, Tier to, const TransferReport& report) {
   if (!report.crosses_chips || (from != Tier::kSpm && to != Tier::kSpm)) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat(
@@ -123,7 +155,11 @@ absl::StatusOr<DeviceTensor> Move(Dma& dma, const DeviceTensor& src, const Desti
                    Place(dma.device(), src.dtype(), dst.tier, dst.levels, dst.address));
   const int64_t read = ReadAddress(src);
   RETURN_IF_ERROR(CheckDmaAlignment(src.tier(), read < 0 ? 1 : read, dst.tier, placement.address));
-  ASSIGN_OR_RETURN(TransferReport report, PlanTransfer(src, placement));
+  const DmaAlignedSides sides = AlignedSides(MemoryTierOf(src.tier()), MemoryTierOf(dst.tier));
+  DmaPacketScan packets(placement.levels.back().size(), src.element().size(), StorageBits(src.dtype()));
+  const bool scan = sides.write && dma.device().dma_packet_rule();
+  ASSIGN_OR_RETURN(TransferReport report, PlanTransfer(src, placement, scan ? &packets : nullptr));
+  RETURN_IF_ERROR(CheckDmaPackets(packets, sides, src, placement));
   RETURN_IF_ERROR(CheckSpmChip(src.tier(), dst.tier, report));
   // The source is read before the destination owns its ranges (a move may overwrite its source).
   DeviceTensor out = DeviceTensor::Reserve(dma.device(), std::move(placement));

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "absl/strings/str_format.h"
+#include "dsl/checked_math.h"
 #include "dsl/status_macros.h"
 
 namespace visa {
@@ -36,9 +37,9 @@ SparseMemory::SparseMemory(int64_t capacity, int64_t page_bytes)
 }
 
 absl::Status SparseMemory::CheckRange(int64_t address, int64_t size) const {
-  if (address < 0 || size < 0 || address > capacity_ || size > capacity_ - address) {
+  if (!RangeWithin(address, size, capacity_)) {
     return absl::OutOfRangeError(absl::StrFormat(
-        "byte range [0x%x, 0x%x) is outside the memory's 0x%x bytes", address, address + size,
+        "byte range [0x%x, 0x%x) is outside the memory's 0x%x bytes", address, SaturatingAdd(address, size),
         capacity_));
   }
   return absl::OkStatus();

@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "dsl/checked_math.h"
 #include "dsl/status_macros.h"
 
 namespace visa {
@@ -121,10 +122,10 @@ absl::Status CheckAlignment(Tier tier, DType dtype, int64_t address) {
 
 absl::Status CheckCapacity(Tier tier, int64_t address, int64_t bytes, TrfAddress trf) {
   const int64_t capacity = TierCapacity(tier, trf);
-  if (address >= 0 && bytes <= capacity && address <= capacity - bytes) return absl::OkStatus();
+  if (RangeWithin(address, bytes, capacity)) return absl::OkStatus();
   return absl::OutOfRangeError(absl::StrFormat(
       "Capacity: the tensor's bytes [0x%x, 0x%x) run past the end of the %s (%s per %s)", address,
-      address + bytes, TierName(tier), Bytes(capacity),
+      SaturatingAdd(address, bytes), TierName(tier), Bytes(capacity),
       tier == Tier::kHbm ? "chip" : tier == Tier::kTrf ? "row" : "slice"));
 }
 

@@ -313,7 +313,8 @@ absl::Status WriteInto(const HostTensor& src, const DeviceTensor& dst) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<TransferReport> PlanTransfer(const DeviceTensor& src, const Placement& dst) {
+absl::StatusOr<TransferReport> PlanTransfer(const DeviceTensor& src, const Placement& dst,
+                                            DmaPacketScan* packets) {
   RETURN_IF_ERROR(CheckSameType(src.dtype(), dst.dtype));
   const Mapping dst_full = Pair(dst.levels);
   ASSIGN_OR_RETURN(RelayoutPlan plan, RelayoutPlan::Make(dst_full, src.full_mapping()));
@@ -327,12 +328,14 @@ absl::StatusOr<TransferReport> PlanTransfer(const DeviceTensor& src, const Place
   RETURN_IF_ERROR(plan.Run([&](absl::Span<const RelayoutRun> runs) {
     for (const RelayoutRun& r : runs) {
       report.elements += r.length;
+      if (packets != nullptr) packets->Add(r);
       if (chips == 1 || report.crosses_chips) continue;
       for (int64_t i = 0; i < r.length && !report.crosses_chips; ++i) {
         report.crosses_chips = (r.src + i * r.src_stride) / src_unit / src_chip != (r.dst + i) / dst_unit / dst_chip;
       }
     }
   }));
+  if (packets != nullptr) packets->Finish();
   report.bytes_read = static_cast<int64_t>(from.live_prefixes.size()) * StorageBytes(from.dtype, last - first);
   report.bytes_written = static_cast<int64_t>(dst.live_prefixes.size()) * dst.unit_bytes();
   return report;

@@ -13,6 +13,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "dsl/dma_packet.h"
 #include "dsl/mapping.h"
 #include "runtime/host_tensor.h"
 #include "runtime/tensor.h"
@@ -50,7 +51,9 @@ absl::Status WriteInto(const HostTensor& src, const DeviceTensor& dst);
 // What a transfer of `src` into a tensor at `dst` would do, from the mappings alone (no bytes are
 // read): the elements, the staged bytes and whether an element changes chip. Fails as the
 // transfer would on an index one side does not hold.
-absl::StatusOr<TransferReport> PlanTransfer(const DeviceTensor& src, const Placement& dst);
+// `packets`, when given, receives every run of the move (the DMA's packets, dsl/dma_packet.h).
+absl::StatusOr<TransferReport> PlanTransfer(const DeviceTensor& src, const Placement& dst,
+                                            DmaPacketScan* packets = nullptr);
 
 // The same without extra rules: the identity relayouts the engines build on.
 absl::StatusOr<HostTensor> ReadAs(const DeviceTensor& src, const Mapping& layout);

@@ -837,6 +837,9 @@ absl::StatusOr<SampleRun> RunCalls(const ProgramCalls& calls, Backend& backend, 
   ASSIGN_OR_RETURN(Axes axes, Axes::Parse(calls.axes));
   MappingScope m(axes);
   ASSIGN_OR_RETURN(std::unique_ptr<Device> device, Device::Create(1, device_options));
+  // The inputs are staged with DMA moves that break the 8-byte packet rule (transposing, or DM
+  // tensors of a size that is not a multiple of 8 bytes); allowed until they are restaged.
+  device->set_dma_packet_rule(false);
   Context ctx(*device, backend);
   ASSIGN_OR_RETURN(DmTensor input, Place(ctx, m, calls.input));
   std::optional<TrfTensor> trf;

@@ -8,11 +8,14 @@
 
 #include "absl/strings/str_format.h"
 #include "dsl/status_macros.h"
+#include "dsl/text_excerpt.h"
 #include "interp/index_move.h"
 #include "interp/interpreter.h"
 #include "jit/jit_backend.h"
+#include "jit/parallel.h"
 #include "runtime/timing_backend.h"
 #include "samples/sample.h"
+#include "tools/numeric_flag.h"
 
 namespace visa::cli {
 namespace {
@@ -67,7 +70,7 @@ absl::Status TimeHost(const samples::Sample& sample, int repeat, Figures& f) {
 }
 
 absl::StatusOr<Figures> Measure(const samples::Sample& sample, const BenchOptions& options) {
-  const int repeat = std::max(options.repeat, 1);
+  const int repeat = options.repeat;
   Figures f;
   interp::Interpreter interpreter;
   std::vector<double> interp_times, first, cached, jit_times;
@@ -118,7 +121,17 @@ double Ratio(double a, double b) { return b > 0 ? a / b : 0; }
 int BenchSampleCommand(const BenchOptions& options, std::ostream& out, std::ostream& err) {
   const samples::Sample* sample = samples::FindSample(options.sample);
   if (sample == nullptr) {
-    err << "error: unknown sample `" << options.sample << "` (see `visa run --list`)\n";
+    err << "error: unknown sample `" << Excerpt(options.sample, 0) << "` (see `visa run --list`)\n";
+    return 2;
+  }
+  // Checked before measuring: a bad count would otherwise fail only after the interpreter ran.
+  if (options.repeat < 1 || options.repeat > kMaxBenchRepeat) {
+    err << "error: --repeat: value `" << options.repeat << "` is out of range: a whole number from 1 to "
+        << kMaxBenchRepeat << "\n";
+    return 2;
+  }
+  if (absl::StatusOr<int> threads = jit::ResolveThreads(options.threads); !threads.ok()) {
+    err << "error: --threads: " << threads.status().message() << "\n";
     return 2;
   }
   absl::StatusOr<Figures> f = Measure(*sample, options);
@@ -156,8 +169,10 @@ void AddBenchCommand(CLI::App& app, BenchOptions& options, int& exit_code) {
   CLI::App* cmd = app.add_subcommand("bench", "Time a sample on the interpreter and the JIT (medians and ratios)");
   cmd->add_option("sample", options.sample, "Sample name (see `visa run --list`)")->required();
   cmd->add_flag("--json", options.json, "One JSON object instead of the table");
-  cmd->add_option("--repeat", options.repeat, "Runs per measurement (default 5)");
-  cmd->add_option("--threads", options.threads, "JIT threads (default: the host's)");
+  cmd->add_option("--repeat", options.repeat, "Runs per measurement (default 5)")
+      ->check(WholeNumberIn(1, kMaxBenchRepeat));
+  cmd->add_option("--threads", options.threads, "JIT threads (default 0: the host's)")
+      ->check(WholeNumberIn(0, jit::kMaxThreads));
   cmd->callback([&options, &exit_code] { exit_code = BenchSampleCommand(options, std::cout, std::cerr); });
 }
 

@@ -9,11 +9,14 @@
 
 namespace visa::cli {
 
+// The most runs per measurement `--repeat` accepts (each run of a large sample takes seconds).
+inline constexpr int kMaxBenchRepeat = 10000;
+
 struct BenchOptions {
   std::string sample;
   bool json = false;
-  int repeat = 5;   // runs per measurement (the median is reported)
-  int threads = 0;  // JIT threads; 0: the host's hardware threads
+  int repeat = 5;   // runs per measurement (the median is reported), 1 to kMaxBenchRepeat
+  int threads = 0;  // JIT threads; 0: the host's hardware threads, else 1 to jit::kMaxThreads
 };
 
 // Exit codes: 0 measured, 1 a backend's result was wrong, 2 an error.

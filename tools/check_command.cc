@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "dsl/status_macros.h"
+#include "dsl/text_excerpt.h"
 #include "interp/interpreter.h"
 #include "jit/jit_backend.h"
 #include "samples/sample.h"
@@ -41,12 +42,16 @@ int CheckOne(const samples::Sample& sample, jit::JitBackend& jit, std::ostream& 
 
 int CheckSampleCommand(const CheckOptions& options, std::ostream& out, std::ostream& err) {
   std::vector<const samples::Sample*> chosen;
+  if (options.all && !options.sample.empty()) {
+    err << "error: check takes a SAMPLE or --all, not both (got --all and `" << Excerpt(options.sample, 0) << "`)\n";
+    return 2;
+  }
   if (options.all) {
     for (const samples::Sample& sample : samples::AllSamples()) chosen.push_back(&sample);
   } else {
     const samples::Sample* sample = samples::FindSample(options.sample);
     if (sample == nullptr) {
-      err << "error: unknown sample `" << options.sample << "` (see `visa run --list`)\n";
+      err << "error: unknown sample `" << Excerpt(options.sample, 0) << "` (see `visa run --list`)\n";
       return 2;
     }
     chosen.push_back(sample);

@@ -1,6 +1,8 @@
 // `visa map`: the mapping explorer used by people and scripts.
 #include "tools/map_command.h"
 
+#include <iostream>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
@@ -8,6 +10,7 @@
 #include "dsl/mapping_parser.h"
 #include "dsl/normal_form.h"
 #include "dsl/status_macros.h"
+#include "tools/expression_input.h"
 
 namespace visa::cli {
 namespace {
@@ -48,11 +51,19 @@ void Enumerate(const Mapping& m, std::ostream& out) {
   }
 }
 
-absl::StatusOr<int> Run(const MapOptions& options, std::ostream& out) {
+absl::StatusOr<int> Run(const MapOptions& options, std::istream& in, std::ostream& out) {
+  if (options.enumerate && options.equiv) {
+    return absl::InvalidArgumentError("--enumerate and --equiv are two different questions; ask one");
+  }
+  if (options.expr == "-" && options.equiv == "-") {
+    return absl::InvalidArgumentError("EXPR and --equiv cannot both come from standard input (`-`); use @PATH for one");
+  }
+  ASSIGN_OR_RETURN(std::string expr, ReadExpression(options.expr, "EXPR", in));
   ASSIGN_OR_RETURN(MappingScope scope, MakeScope(options));
-  ASSIGN_OR_RETURN(Mapping m, ParseMapping(options.expr, scope.axes(), scope.defs()));
+  ASSIGN_OR_RETURN(Mapping m, ParseMapping(expr, scope.axes(), scope.defs()));
   if (options.equiv) {
-    ASSIGN_OR_RETURN(Mapping other, ParseMapping(*options.equiv, scope.axes(), scope.defs()));
+    ASSIGN_OR_RETURN(std::string equiv, ReadExpression(*options.equiv, "--equiv", in));
+    ASSIGN_OR_RETURN(Mapping other, ParseMapping(equiv, scope.axes(), scope.defs()));
     ASSIGN_OR_RETURN(std::optional<Difference> diff, FirstDifference(m, other));
     if (!diff) {
       out << "equivalent\n";
@@ -73,7 +84,11 @@ absl::StatusOr<int> Run(const MapOptions& options, std::ostream& out) {
 }  // namespace
 
 int RunMap(const MapOptions& options, std::ostream& out, std::ostream& err) {
-  absl::StatusOr<int> code = Run(options, out);
+  return RunMap(options, std::cin, out, err);
+}
+
+int RunMap(const MapOptions& options, std::istream& in, std::ostream& out, std::ostream& err) {
+  absl::StatusOr<int> code = Run(options, in, out);
   if (!code.ok()) {
     err << "error: " << code.status().message() << "\n";
     return 2;
@@ -83,11 +98,13 @@ int RunMap(const MapOptions& options, std::ostream& out, std::ostream& err) {
 
 void AddMapCommand(CLI::App& app, MapOptions& options, int& exit_code) {
   CLI::App* map = app.add_subcommand("map", "Size, normal form, enumeration or equivalence of a mapping");
-  map->add_option("expr", options.expr, "Mapping expression, e.g. \"B / 64, B % 64\"")->required();
+  map->add_option("expr", options.expr,
+                  "Mapping expression, e.g. \"B / 64, B % 64\"; @PATH reads it from a file, - from standard input")
+      ->required();
   map->add_option("--axes", options.axes, "Axis sizes, e.g. A=8,B=512 (skew: B'=B-A)")->required();
   map->add_option("--def", options.defs, "Named mapping for { NAME } escapes: NAME=EXPR (repeatable)");
   auto* enumerate = map->add_flag("--enumerate", options.enumerate, "Print what every buffer position holds");
-  map->add_option("--equiv", options.equiv, "Decide equivalence with a second expression")
+  map->add_option("--equiv", options.equiv, "Decide equivalence with a second expression (@PATH and - as for EXPR)")
       ->excludes(enumerate);
   map->callback([&options, &exit_code] { exit_code = RunMap(options, std::cout, std::cerr); });
 }

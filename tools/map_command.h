@@ -1,6 +1,7 @@
 // `visa map`: size, normal form, enumeration and equivalence of mapping expressions.
 #pragma once
 
+#include <istream>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -19,7 +20,10 @@ struct MapOptions {
 };
 
 // Exit codes: 0 success (or equivalent), 1 not equivalent, 2 user error (printed as `error: ...`).
+// EXPR and --equiv may be `@PATH` (read from a file) or `-` (read from standard input, std::cin
+// unless `in` is given).
 int RunMap(const MapOptions& options, std::ostream& out, std::ostream& err);
+int RunMap(const MapOptions& options, std::istream& in, std::ostream& out, std::ostream& err);
 
 // Registers the subcommand; `exit_code` receives RunMap's result when it runs.
 void AddMapCommand(CLI::App& app, MapOptions& options, int& exit_code);

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_format.h"
 #include "dsl/status_macros.h"
+#include "dsl/text_excerpt.h"
 #include "interp/interpreter.h"
 #include "jit/jit_backend.h"
 #include "absl/strings/str_replace.h"
@@ -18,7 +19,7 @@ namespace {
 
 const samples::Sample* Find(const std::string& name, std::ostream& err) {
   const samples::Sample* sample = samples::FindSample(name);
-  if (sample == nullptr) err << "error: unknown sample `" << name << "` (see `visa run --list`)\n";
+  if (sample == nullptr) err << "error: unknown sample `" << Excerpt(name, 0) << "` (see `visa run --list`)\n";
   return sample;
 }
 
@@ -31,7 +32,7 @@ absl::StatusOr<samples::SampleRun> RunOn(const samples::Sample& sample, const st
     return sample.Run(*jit, device_options);
   }
   if (backend != "interp") {
-    return absl::InvalidArgumentError(absl::StrCat("unknown backend `", backend, "` (available: interp, jit)"));
+    return absl::InvalidArgumentError(absl::StrCat("unknown backend `", Excerpt(backend, 0), "` (available: interp, jit)"));
   }
   interp::Interpreter interpreter;
   return sample.Run(interpreter, device_options);
@@ -42,6 +43,11 @@ absl::StatusOr<samples::SampleRun> RunOn(const samples::Sample& sample, const st
 // nothing outside the process.
 int RunSample(const RunOptions& options, bool jit_disk_cache, std::ostream& out, std::ostream& err) {
   if (options.list) {
+    // --list lists; a sample or a way to run one means the user expected something else.
+    if (!options.sample.empty() || options.time || options.backend != "interp") {
+      err << "error: --list takes no SAMPLE, --time or --backend (list, then run one)\n";
+      return 2;
+    }
     for (const samples::Sample& sample : samples::AllSamples()) {
       out << absl::StrFormat("%-30s %s\n", sample.name, sample.description);
     }
@@ -113,6 +119,11 @@ void AddRunCommands(CLI::App& app, RunOptions& run, std::string& explain_sample,
   cmd->callback([&run, &exit_code, no_cache] {
     if (!run.list && run.sample.empty()) {
       std::cerr << "error: run needs a SAMPLE (or --list)\n";
+      exit_code = 2;
+      return;
+    }
+    if (no_cache->count() > 0 && run.backend != "jit") {
+      std::cerr << "error: --no-jit-cache concerns the JIT; add --backend jit\n";
       exit_code = 2;
       return;
     }

@@ -25,7 +25,33 @@ std::string Config(const SequencerConfig& config, bool labels) {
   return labels ? config.ToLabeledString() : config.ToString();
 }
 
+// Flags that mean nothing for the kind of sequencer asked for (a fetch / commit, or a DMA) are
+// refused rather than ignored: the user expects them to change the answer.
+absl::Status CheckFlagCombination(const SeqOptions& options) {
+  if (options.dma) {
+    if (!options.buf.empty()) {
+      return absl::InvalidArgumentError("--buf is the fetch / commit buffer; a DMA takes --src and --dst instead");
+    }
+    if (options.write) {
+      return absl::InvalidArgumentError("--write selects a commit; a DMA always pairs a read and a write sequencer");
+    }
+    if (options.context != "main") {
+      return absl::InvalidArgumentError("--context is a Tensor Unit context; a DMA runs on the DMA engine");
+    }
+    return absl::OkStatus();
+  }
+  for (const auto& [flag, value] : {std::pair<const char*, const std::string*>{"--src", &options.src},
+                                    {"--dst", &options.dst}}) {
+    if (!value->empty()) return absl::InvalidArgumentError(absl::StrCat(flag, " describes a DMA; add --dma"));
+  }
+  if (options.src_tier != "hbm" || options.dst_tier != "hbm") {
+    return absl::InvalidArgumentError("--src-tier and --dst-tier describe a DMA; add --dma");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Run(const SeqOptions& options, std::ostream& out) {
+  RETURN_IF_ERROR(CheckFlagCombination(options));
   ASSIGN_OR_RETURN(Axes axes, Axes::Parse(options.axes));
   ASSIGN_OR_RETURN(DType dtype, ParseDType(options.dtype));
   if (IsStaging(dtype)) {
@@ -91,8 +117,10 @@ void AddSeqCommand(CLI::App& app, SeqOptions& options, int& exit_code) {
   seq->add_flag("--dma", options.dma, "A DMA: paired read and write sequencers");
   seq->add_option("--src", options.src, "DMA source mapping");
   seq->add_option("--dst", options.dst, "DMA destination mapping");
-  seq->add_option("--src-tier", options.src_tier, "DMA source tier: hbm, dm or spm");
-  seq->add_option("--dst-tier", options.dst_tier, "DMA destination tier: hbm, dm or spm");
+  CLI::Option* dma = seq->get_option("--dma");
+  // Given explicitly without --dma (even as the default `hbm`) they are refused at parsing.
+  seq->add_option("--src-tier", options.src_tier, "DMA source tier: hbm, dm or spm")->needs(dma);
+  seq->add_option("--dst-tier", options.dst_tier, "DMA destination tier: hbm, dm or spm")->needs(dma);
   seq->add_flag("--labels", options.labels, "Name the stream digit of every entry");
   seq->callback([&options, &exit_code] { exit_code = RunSeq(options, std::cout, std::cerr); });
 }
