@@ -1,0 +1,15 @@
+// WorkBudget: the error a mapping operation reports when it runs out of steps.
+#include "dsl/work_budget.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace visa {
+
+absl::Status WorkBudget::Exhausted(absl::string_view operation) const {
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "work limit: ", operation, " needs more than ", limit_,
+      " steps (the mapping work limit); raise it with `--max-work N` on the command line or "
+      "WorkBudget(N) in the C++ API if the mapping really is that large"));
+}
+
+}  // namespace visa

@@ -1,0 +1,304 @@
+// Bounds on mapping work (issue 15, finding 4): linear combinations evaluated without building
+// every combination, the work budget and its error, shared definitions, the `visa map` limits, and
+// a user error instead of an internal check for a tile past every size.
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <bitset>
+#include <functional>
+#include <cstdint>
+#include <cstdlib>
+#include <limits>
+#include <map>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "dsl/axes.h"
+#include "dsl/equivalence.h"
+#include "dsl/index.h"
+#include "dsl/mapping.h"
+#include "dsl/mapping_parser.h"
+#include "dsl/normal_form.h"
+#include "dsl/tile.h"
+#include "dsl/work_budget.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tools/map_command.h"
+
+namespace visa {
+namespace {
+
+using ::testing::HasSubstr;
+
+Axes MakeAxes(absl::string_view text) {
+  absl::StatusOr<Axes> axes = Axes::Parse(text);
+  EXPECT_TRUE(axes.ok()) << axes.status();
+  return axes.ok() ? *std::move(axes) : Axes();
+}
+
+Mapping Parse(absl::string_view text, const Axes& axes) {
+  absl::StatusOr<Mapping> m = ParseMapping(text, axes);
+  EXPECT_TRUE(m.ok()) << text << ": " << m.status();
+  return m.ok() ? *std::move(m) : Mapping::Invalid(m.status());
+}
+
+// Runs `body` in a child process with at most `megabytes` of address space and `seconds` of time,
+// so a blow-up fails this test instead of the machine. Sanitizer builds reserve huge shadow
+// mappings, so they run without the memory cap.
+template <typename Body>
+[[noreturn]] void RunLimited(int megabytes, int seconds, Body body) {
+#if !defined(__SANITIZE_ADDRESS__)
+  const rlim_t bytes = static_cast<rlim_t>(megabytes) << 20;
+  const rlimit limit = {bytes, bytes};
+  setrlimit(RLIMIT_AS, &limit);
+#else
+  (void)megabytes;
+#endif
+  alarm(static_cast<unsigned>(seconds));
+  std::exit(body() ? 0 : 1);
+}
+
+template <typename Body>
+void RunBounded(int megabytes, int seconds, Body body) {
+  EXPECT_EXIT(RunLimited(megabytes, seconds, body), ::testing::ExitedWithCode(0), "");
+}
+
+// ---- A brute-force model of a linear combination -------------------------------------------------
+
+// A term of the model: a symbol (optionally strided or padded) times a coefficient.
+struct ModelTerm {
+  std::string text;        // the term's mapping text
+  std::string axis;        // the symbol it names
+  int64_t step = 1;        // `X / step` holds X = s * step
+  int64_t live = 0;        // positions holding the axis; the rest (up to `size`) are padding
+  int64_t size = 0;
+  PadKind pad = PadKind::kTop;
+  int64_t coefficient = 1;
+};
+
+// The raw cell term `t` holds at s (coordinates unchecked, as a pair adds them).
+Cell RawTermCell(const ModelTerm& t, int64_t s) {
+  if (s >= t.live) return Cell::Pad(t.pad);
+  Index index;
+  index.Add(t.axis, s * t.step);
+  return Cell::Live(index);
+}
+
+// The manual's final rules written out: B' = B - A folds to B = (b + b' + a) mod |B|; a coordinate
+// past its axis's end is padding.
+// `skewed`: the mapping names B' (only then does the skew resolve).
+Cell ModelFinalize(Cell cell, const std::map<std::string, int64_t>& sizes, bool skewed) {
+  if (!cell.live()) return cell;
+  Index& index = cell.index;
+  if (skewed) {
+    const int64_t b = index["B"] + index["B'"] + index["A"];
+    index.Set("B'", 0);
+    index.Set("B", b % sizes.at("B"));
+  }
+  for (const auto& [name, value] : index.coords()) {
+    if (value >= sizes.at(name)) return Cell::Pad(PadKind::kTop);
+  }
+  return cell;
+}
+
+// Every raw cell of the combination at p, by enumerating every choice of per-term positions.
+std::vector<Cell> ModelRawCells(const std::vector<ModelTerm>& terms, int64_t p) {
+  std::vector<Cell> out;
+  std::vector<int64_t> s(terms.size(), 0);
+  std::function<void(size_t, int64_t)> walk = [&](size_t k, int64_t remaining) {
+    if (k == terms.size()) {
+      if (remaining != 0) return;
+      Cell cell = Cell::Live({});
+      for (size_t j = 0; j < terms.size(); ++j) cell = CombineCells(cell, RawTermCell(terms[j], s[j]));
+      out.push_back(cell);
+      return;
+    }
+    for (s[k] = 0; s[k] < terms[k].size && s[k] * terms[k].coefficient <= remaining; ++s[k]) {
+      walk(k + 1, remaining - s[k] * terms[k].coefficient);
+    }
+  };
+  walk(0, p);
+  if (out.empty()) out.push_back(Cell::Pad(PadKind::kTop));  // a hole
+  return out;
+}
+
+std::vector<Cell> SortedUnique(std::vector<Cell> cells) {
+  std::sort(cells.begin(), cells.end());
+  cells.erase(std::unique(cells.begin(), cells.end()), cells.end());
+  return cells;
+}
+
+std::string Show(const std::vector<Cell>& cells) {
+  std::vector<std::string> parts;
+  for (const Cell& c : cells) parts.push_back(c.ToString());
+  return absl::StrJoin(parts, " | ");
+}
+
+TEST(LinearCells, MatchEveryChoiceOfTermPositionsOnSmallCombinations) {
+  // Small axes so that every choice can be enumerated; the skew and the padded terms exercise the
+  // folds and the precedence of padding, the pair around the combination the raw sums.
+  const std::map<std::string, int64_t> sizes = {{"A", 3}, {"B", 4}, {"C", 2}, {"B'", 4}};
+  const Axes axes = MakeAxes("A = 3, B = 4, C = 2, B' = B - A");
+  const std::vector<ModelTerm> pool = {
+      {"A", "A", 1, 3, 3},           {"B", "B", 1, 4, 4},
+      {"C", "C", 1, 2, 2},           {"B'", "B'", 1, 4, 4},
+      {"B / 2", "B", 2, 2, 2},       {"A # 4", "A", 1, 3, 4, PadKind::kTop},
+      {"C #{0} 3", "C", 1, 2, 3, PadKind::kZero}, {"A #{!} 5", "A", 1, 3, 5, PadKind::kBottom},
+  };
+  std::mt19937 rng(15);
+  for (int round = 0; round < 300; ++round) {
+    std::vector<ModelTerm> terms;
+    std::vector<std::string> texts;
+    const int d = 1 + static_cast<int>(rng() % 4);
+    for (int k = 0; k < d; ++k) {
+      ModelTerm t = pool[rng() % pool.size()];
+      t.coefficient = 1 + static_cast<int64_t>(rng() % 3);
+      texts.push_back(absl::StrCat(t.text, ": ", t.coefficient));
+      terms.push_back(t);
+    }
+    const std::string linear = absl::StrCat("$(", absl::StrJoin(texts, ", "), ")");
+    const bool skewed = std::any_of(terms.begin(), terms.end(), [](const ModelTerm& t) { return t.axis == "B'"; });
+    // Alone, and as the minor side of a pair whose major adds to the same axes.
+    for (const std::string& major : {std::string(), std::string("B"), std::string("A")}) {
+      const std::string text = major.empty() ? linear : absl::StrCat(major, ", ", linear);
+      Mapping m = Parse(text, axes);
+      ASSERT_TRUE(m.ok());
+      int64_t linear_size = 1;
+      for (const ModelTerm& t : terms) linear_size += (t.size - 1) * t.coefficient;
+      for (int64_t p = 0; p < m.size(); ++p) {
+        std::vector<Cell> want;
+        const int64_t q = p % linear_size;
+        for (const Cell& raw : ModelRawCells(terms, q)) {
+          Cell cell = raw;
+          if (!major.empty()) {
+            Index index;
+            index.Add(major, p / linear_size);
+            cell = CombineCells(Cell::Live(index), raw);
+          }
+          want.push_back(ModelFinalize(cell, sizes, skewed));
+        }
+        want = SortedUnique(want);
+        const std::vector<Cell> got = m.maps(p);
+        ASSERT_EQ(Show(got), Show(want)) << text << " at " << p;
+        ASSERT_EQ(m.map(p), want.front()) << text << " at " << p;
+        WorkBudget budget;
+        absl::StatusOr<std::vector<Cell>> tried = m.TryMaps(p, budget);
+        ASSERT_TRUE(tried.ok()) << tried.status();
+        ASSERT_EQ(*tried, got);
+      }
+    }
+  }
+}
+
+// The issue's 31-byte combination: repeated and skewed terms over A = 8, B = 512, C = 3.
+constexpr char kRepeatedSkewed[] = "$(C: 5, B': 25, B': 2, B: 4, B: 3)";
+
+// What position p of kRepeatedSkewed holds, by a model independent of the library: a forward walk
+// over the terms keeping, per partial position, which (c, b + b' mod 512) the choices so far reach.
+std::set<std::pair<int64_t, int64_t>> RepeatedSkewedModel(int64_t p) {
+  using Reach = std::array<std::bitset<512>, 3>;  // [c] -> residues of b + b'
+  std::vector<Reach> reach(p + 1);
+  reach[0][0][0] = true;
+  struct T { bool is_c; int64_t size, n; };
+  for (const T& t : {T{true, 3, 5}, T{false, 512, 25}, T{false, 512, 2}, T{false, 512, 4}, T{false, 512, 3}}) {
+    std::vector<Reach> next(p + 1);
+    for (int64_t q = 0; q <= p; ++q) {
+      for (int c = 0; c < 3; ++c) {
+        if (reach[q][c].none()) continue;
+        for (int64_t s = 0; s < t.size && q + s * t.n <= p; ++s) {
+          if (t.is_c) {
+            next[q + s * t.n][c + s] |= reach[q][c];
+          } else {
+            const std::bitset<512>& r = reach[q][c];
+            next[q + s * t.n][c] |= (r << s) | (r >> (512 - s) % 512);
+          }
+        }
+      }
+    }
+    reach = std::move(next);
+  }
+  std::set<std::pair<int64_t, int64_t>> out;
+  for (int c = 0; c < 3; ++c) {
+    for (int b = 0; b < 512; ++b) {
+      if (reach[p][c][b]) out.emplace(c, b);
+    }
+  }
+  return out;
+}
+
+TEST(LinearCells, RepeatedSkewedTermsAreEvaluatedInLittleTimeAndMemory) {
+  // Built combination by combination this needed 2-5 GB for one position; now it must fit in
+  // 512 MB and a few seconds, and hold exactly what the model says.
+  RunBounded(512, 30, [] {
+    const Axes axes = MakeAxes("A = 8, B = 512, C = 3, B' = B - A");
+    const Mapping m = Parse(kRepeatedSkewed, axes);
+    if (m.size() != 1 + 2 * 5 + 511 * 25 + 511 * 2 + 511 * 4 + 511 * 3) return false;
+    const int64_t p = m.size() / 2;
+    const std::vector<Cell> got = m.maps(p);
+    std::vector<Cell> want;
+    for (const auto& [c, b] : RepeatedSkewedModel(p)) {
+      Index index;
+      index.Add("C", c);
+      index.Add("B", b);
+      want.push_back(Cell::Live(index));
+    }
+    std::sort(want.begin(), want.end());
+    if (got != want || m.map(p) != want.front()) return false;
+    WorkBudget budget;  // the default limit is enough
+    absl::StatusOr<std::vector<Cell>> tried = m.TryMaps(p, budget);
+    return tried.ok() && *tried == want;
+  });
+}
+
+// ---- The work budget ------------------------------------------------------------------------------
+
+TEST(WorkBudget, RunningOutNamesTheLimitAndHowToRaiseIt) {
+  const Axes axes = MakeAxes("A = 8, B = 512, C = 3, B' = B - A");
+  const Mapping m = Parse(kRepeatedSkewed, axes);
+  WorkBudget small(1000);
+  absl::StatusOr<std::vector<Cell>> cells = m.TryMaps(m.size() / 2, small);
+  ASSERT_FALSE(cells.ok());
+  EXPECT_EQ(cells.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(cells.status().message(), HasSubstr("work limit"));
+  EXPECT_THAT(cells.status().message(), HasSubstr("position 8692 of `$(C: 5, B': 25"));
+  EXPECT_THAT(cells.status().message(), HasSubstr("more than 1000 steps"));
+  EXPECT_THAT(cells.status().message(), HasSubstr("--max-work"));
+  EXPECT_THAT(cells.status().message(), HasSubstr("WorkBudget(N)"));
+  absl::StatusOr<Cell> cell = m.TryMap(m.size() / 2, small);
+  EXPECT_EQ(cell.status().code(), absl::StatusCode::kResourceExhausted);
+}
+
+TEST(WorkBudget, TermsWithHugeRangesStopAtTheDefaultLimit) {
+  // Two terms of 2^27 positions each: about 2^27 choices at the middle position, each a different
+  // remainder to keep. The default budget stops this in bounded time and memory.
+  RunBounded(1024, 30, [] {
+    const Axes axes = MakeAxes("A = 8, B = 512, C = 3, B' = B - A");
+    const Mapping m = Parse("$([B, B, B]: 1, [B, B, B]: 1)", axes);
+    WorkBudget budget;
+    absl::StatusOr<std::vector<Cell>> cells = m.TryMaps(m.size() / 2, budget);
+    return !cells.ok() && cells.status().code() == absl::StatusCode::kResourceExhausted &&
+           budget.spent() > budget.limit();
+  });
+}
+
+TEST(WorkBudget, SpendSaturatesInsteadOfOverflowing) {
+  WorkBudget budget(10);
+  EXPECT_TRUE(budget.Spend(10));
+  EXPECT_FALSE(budget.Spend(std::numeric_limits<int64_t>::max()));
+  EXPECT_TRUE(budget.exhausted());
+  EXPECT_FALSE(budget.Spend(0));
+  WorkBudget unlimited = WorkBudget::Unlimited();
+  EXPECT_TRUE(unlimited.Spend(std::numeric_limits<int64_t>::max() / 2));
+}
+
+}  // namespace
+}  // namespace visa
