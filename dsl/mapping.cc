@@ -24,6 +24,7 @@ struct Mapping::Node {
   std::vector<LinearTerm> terms;  // kLinear
   bool one_to_one = true;
   int depth = 1;            // bounded so that recursive walks cannot exhaust the stack
+  int64_t expanded = 1;     // nodes counted once per use: bounded so tree walks stay bounded
   std::vector<Axis> axes;  // axes named anywhere inside (skews resolved, ranges checked)
 
   mutable std::once_flag normal_once;
@@ -38,9 +39,23 @@ absl::Status RuleError(absl::string_view rule, absl::string_view message) {
 
 constexpr int kMaxDepth = 1000;
 
-absl::Status CheckDepth(int depth) {
-  if (depth <= kMaxDepth) return absl::OkStatus();
-  return RuleError("mapping", absl::StrCat("the expression nests deeper than ", kMaxDepth, " levels"));
+// Shared sub-expressions (a definition used twice by the next one) make a small value stand for a
+// huge tree: L1 = {L0}, {L0} ... L60 is 2^61 nodes. Printing, comparing and evaluating walk the
+// tree, so its expanded size is bounded like its depth.
+constexpr int64_t kMaxExpandedNodes = int64_t{1} << 20;
+
+absl::Status CheckShape(const Mapping::Node& node) {
+  if (node.depth > kMaxDepth) {
+    return RuleError("mapping", absl::StrCat("the expression nests deeper than ", kMaxDepth, " levels"));
+  }
+  if (node.expanded > kMaxExpandedNodes) {
+    return RuleError("mapping", absl::StrCat(
+        "the expression expands to ", node.expanded, " terms, more than the limit of ", kMaxExpandedNodes,
+        ", when every use of a shared definition is counted (a definition used twice by the next one "
+        "doubles the count at every level); the limit is fixed: write the mapping with fewer "
+        "repeated definitions"));
+  }
+  return absl::OkStatus();
 }
 
 void AddAxes(std::vector<Axis>& into, const std::vector<Axis>& from) {
@@ -99,7 +114,8 @@ absl::StatusOr<Mapping> Mapping::MakePair(const Mapping& major, const Mapping& m
   auto node = std::make_shared<Node>();
   node->kind = Kind::kPair;
   node->depth = 1 + std::max(major.node_->depth, minor.node_->depth);
-  RETURN_IF_ERROR(CheckDepth(node->depth));
+  node->expanded = 1 + major.node_->expanded + minor.node_->expanded;
+  RETURN_IF_ERROR(CheckShape(*node));
   node->size = major.size() * minor.size();
   node->first = major;
   node->second = minor;
@@ -119,7 +135,12 @@ std::string Operand(const Mapping& m) {
 
 absl::StatusOr<Mapping> Mapping::MakePadding(const Mapping& inner, int64_t size, PadKind kind) {
   RETURN_IF_ERROR(inner.status());
-  if (size < inner.size() || size > kMaxMappingSize) {
+  if (size > kMaxMappingSize) {
+    return RuleError("padding", absl::StrCat("`", Operand(inner), " ", PadKindOperator(kind), " ", size,
+                                             "` has more positions than the largest mapping size ",
+                                             kMaxMappingSize));
+  }
+  if (size < inner.size()) {
     return RuleError("padding", absl::StrCat(
         "`", Operand(inner), " ", PadKindOperator(kind), " ", size, "` pads a mapping of size ",
         inner.size(), " to ", size, " positions, but padding cannot be smaller than its operand",
@@ -130,7 +151,8 @@ absl::StatusOr<Mapping> Mapping::MakePadding(const Mapping& inner, int64_t size,
   auto node = std::make_shared<Node>();
   node->kind = Kind::kPadding;
   node->depth = 1 + inner.node_->depth;
-  RETURN_IF_ERROR(CheckDepth(node->depth));
+  node->expanded = 1 + inner.node_->expanded;
+  RETURN_IF_ERROR(CheckShape(*node));
   node->size = size;
   node->first = inner;
   node->argument = size;
@@ -151,7 +173,8 @@ absl::StatusOr<Mapping> Mapping::MakeResize(const Mapping& inner, int64_t size) 
   auto node = std::make_shared<Node>();
   node->kind = Kind::kResize;
   node->depth = 1 + inner.node_->depth;
-  RETURN_IF_ERROR(CheckDepth(node->depth));
+  node->expanded = 1 + inner.node_->expanded;
+  RETURN_IF_ERROR(CheckShape(*node));
   node->size = size;
   node->first = inner;
   node->argument = size;
@@ -170,7 +193,8 @@ absl::StatusOr<Mapping> Mapping::MakeStride(const Mapping& inner, int64_t stride
   auto node = std::make_shared<Node>();
   node->kind = Kind::kStride;
   node->depth = 1 + inner.node_->depth;
-  RETURN_IF_ERROR(CheckDepth(node->depth));
+  node->expanded = 1 + inner.node_->expanded;
+  RETURN_IF_ERROR(CheckShape(*node));
   node->size = inner.size() / stride;
   node->first = inner;
   node->argument = stride;
@@ -189,7 +213,8 @@ absl::StatusOr<Mapping> Mapping::MakeModulo(const Mapping& inner, int64_t modulo
   auto node = std::make_shared<Node>();
   node->kind = Kind::kModulo;
   node->depth = 1 + inner.node_->depth;
-  RETURN_IF_ERROR(CheckDepth(node->depth));
+  node->expanded = 1 + inner.node_->expanded;
+  RETURN_IF_ERROR(CheckShape(*node));
   node->size = modulo;
   node->first = inner;
   node->argument = modulo;
@@ -215,9 +240,10 @@ absl::StatusOr<Mapping> Mapping::MakeLinear(std::vector<LinearTerm> terms) {
     }
     size += reach * term.coefficient;
     node->depth = std::max(node->depth, 1 + term.mapping.node_->depth);
+    node->expanded += term.mapping.node_->expanded;
     AddAxes(node->axes, term.mapping.node_->axes);
   }
-  RETURN_IF_ERROR(CheckDepth(node->depth));
+  RETURN_IF_ERROR(CheckShape(*node));
   node->kind = Kind::kLinear;
   node->size = size;
   node->terms = std::move(terms);
@@ -338,8 +364,22 @@ Cell Mapping::map(int64_t i) const {
   return cell;
 }
 
+namespace {
+
+// A one-to-one position visits the expression tree once: one step per node.
+absl::Status SpendOneToOne(const Mapping& m, int64_t expanded, int64_t i, WorkBudget& budget) {
+  if (budget.Spend(expanded)) return absl::OkStatus();
+  return budget.Exhausted(absl::StrCat("evaluating position ", i, " of `", MappingExcerpt(m), "`"));
+}
+
+}  // namespace
+
 absl::StatusOr<Cell> Mapping::TryMap(int64_t i, WorkBudget& budget) const {
-  if (node_ == nullptr || node_->one_to_one) return map(i);
+  if (node_ == nullptr) return map(i);
+  if (node_->one_to_one) {
+    RETURN_IF_ERROR(SpendOneToOne(*this, node_->expanded, i, budget));
+    return map(i);
+  }
   ASSIGN_OR_RETURN(std::vector<Cell> cells, PositionCells(*this, i, budget));
   return cells.front();
 }
@@ -360,7 +400,11 @@ std::vector<Cell> Mapping::maps(int64_t i) const {
 }
 
 absl::StatusOr<std::vector<Cell>> Mapping::TryMaps(int64_t i, WorkBudget& budget) const {
-  if (node_ == nullptr || node_->one_to_one) return maps(i);
+  if (node_ == nullptr) return maps(i);
+  if (node_->one_to_one) {
+    RETURN_IF_ERROR(SpendOneToOne(*this, node_->expanded, i, budget));
+    return maps(i);
+  }
   return PositionCells(*this, i, budget);
 }
 
@@ -399,6 +443,7 @@ const NormalForm& Mapping::normal_form() const {
     root->terms = node_->terms;
     root->one_to_one = node_->one_to_one;
     root->depth = node_->depth;
+    root->expanded = node_->expanded;
     root->axes = node_->axes;
     node_->normal = std::make_unique<NormalForm>(NormalForm::Of(Mapping(std::move(root))));
   });

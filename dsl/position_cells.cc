@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "dsl/cell_code.h"
@@ -11,10 +12,6 @@
 
 namespace visa {
 namespace {
-
-// Memory is charged too: a value kept for later (a remainder, a code) costs as much as this many
-// combinations, so a budget bounds the bytes held as well as the time.
-constexpr int64_t kStepsPerKeptValue = 8;
 
 void SortUnique(std::vector<CellCode>& codes) {
   std::sort(codes.begin(), codes.end());
@@ -62,6 +59,8 @@ class Evaluator {
 
   // The distinct codes position `i` of `m` holds; false when the budget ran out.
   bool Eval(const Mapping& m, int64_t i, std::vector<CellCode>& out);
+  // Whether a failed Eval ran out of room for values held at once (else out of steps).
+  bool out_of_room() const { return out_of_room_; }
 
   Cell Decode(CellCode code) const { return codec_.Decode(code); }
 
@@ -69,9 +68,23 @@ class Evaluator {
   bool EvalPair(const Mapping& m, int64_t i, std::vector<CellCode>& out);
   bool EvalLinear(const std::vector<Mapping::LinearTerm>& terms, int64_t i, std::vector<CellCode>& out);
 
+  // Counts `n` more values (remainders, codes) held until the enclosing combination is done.
+  bool Hold(int64_t n, int64_t& held_here) {
+    held_ += n;
+    held_here += n;
+    out_of_room_ = held_ > budget_.max_held();
+    return !out_of_room_;
+  }
+  void Release(int64_t n, int64_t& held_here) {
+    held_ -= n;
+    held_here -= n;
+  }
+
   CellCodec codec_;
   WorkBudget& budget_;
   std::vector<uint8_t> seen_;  // CodeAccumulator's bitmap (empty: codes too wide for one)
+  int64_t held_ = 0;           // values the combinations being evaluated hold
+  bool out_of_room_ = false;
 };
 
 bool Evaluator::Eval(const Mapping& m, int64_t i, std::vector<CellCode>& out) {
@@ -133,6 +146,8 @@ bool Evaluator::EvalPair(const Mapping& m, int64_t i, std::vector<CellCode>& out
 bool Evaluator::EvalLinear(const std::vector<Mapping::LinearTerm>& terms, int64_t i,
                            std::vector<CellCode>& out) {
   const size_t d = terms.size();
+  int64_t held_here = 0;  // released when this combination is done, however it ends
+  absl::Cleanup release = [this, &held_here] { held_ -= held_here; };
   std::vector<int64_t> reach(d + 1, 0);
   for (size_t k = d; k-- > 0;) reach[k] = reach[k + 1] + (terms[k].mapping.size() - 1) * terms[k].coefficient;
   // The choices of term k for remainder r: [lo, hi].
@@ -148,35 +163,49 @@ bool Evaluator::EvalLinear(const std::vector<Mapping::LinearTerm>& terms, int64_
   levels[0] = {i};
   for (size_t k = 0; k < d; ++k) {
     std::vector<int64_t>& next = levels[k + 1];
+    size_t unique_size = 0;
+    // Many choices lead to the same remainder: drop duplicates whenever they pile up, and hold
+    // only what stays.
+    auto deduplicate = [&] {
+      const size_t before = next.size();
+      std::sort(next.begin(), next.end());
+      next.erase(std::unique(next.begin(), next.end()), next.end());
+      Release(static_cast<int64_t>(before - next.size()), held_here);
+      unique_size = next.size();
+    };
     for (int64_t r : levels[k]) {
       auto [lo, hi] = choices(k, r);
       if (hi < lo) continue;
-      if (!budget_.Spend((hi - lo + 1) * kStepsPerKeptValue)) return false;
+      if (!budget_.Spend(hi - lo + 1) || !Hold(hi - lo + 1, held_here)) return false;
       for (int64_t s = lo; s <= hi; ++s) next.push_back(r - s * terms[k].coefficient);
+      if (next.size() > 2 * unique_size + 4096) deduplicate();
     }
-    std::sort(next.begin(), next.end());
-    next.erase(std::unique(next.begin(), next.end()), next.end());
+    deduplicate();
   }
 
   // Backward: the distinct codes terms k.. hold for each remainder of level k.
   absl::flat_hash_map<int64_t, std::vector<CellCode>> below;
+  int64_t below_held = 0;
   if (std::binary_search(levels[d].begin(), levels[d].end(), 0)) below[0] = {CellCodec::kEmpty};
   for (size_t k = d; k-- > 0;) {
     const int64_t n = terms[k].coefficient;
     // The codes of every choice of term k that some remainder completes, evaluated first: a nested
     // combination uses the accumulator's bitmap too.
     absl::flat_hash_map<int64_t, std::vector<CellCode>> term_cells;
+    int64_t term_cells_held = 0;
     for (int64_t r : levels[k]) {
       auto [lo, hi] = choices(k, r);
       for (int64_t s = lo; s <= hi; ++s) {
         if (!below.contains(r - s * n) || term_cells.contains(s)) continue;
         std::vector<CellCode> codes;
         if (!Eval(terms[k].mapping, s, codes)) return false;
-        if (!budget_.Spend(static_cast<int64_t>(codes.size() + 1) * kStepsPerKeptValue)) return false;
+        if (!Hold(static_cast<int64_t>(codes.size()), held_here)) return false;
+        term_cells_held += static_cast<int64_t>(codes.size());
         term_cells.emplace(s, std::move(codes));
       }
     }
     absl::flat_hash_map<int64_t, std::vector<CellCode>> here;
+    int64_t here_held = 0;
     for (int64_t r : levels[k]) {
       auto [lo, hi] = choices(k, r);
       CodeAccumulator acc(seen_);
@@ -194,10 +223,13 @@ bool Evaluator::EvalLinear(const std::vector<Mapping::LinearTerm>& terms, int64_
       }
       std::vector<CellCode> codes = acc.Take();
       if (codes.empty()) continue;
-      if (!budget_.Spend(static_cast<int64_t>(codes.size() + 1) * kStepsPerKeptValue)) return false;
+      if (!Hold(static_cast<int64_t>(codes.size()), held_here)) return false;
+      here_held += static_cast<int64_t>(codes.size());
       here.emplace(r, std::move(codes));
     }
+    Release(below_held + term_cells_held, held_here);
     below = std::move(here);
+    below_held = here_held;
   }
   auto it = below.find(i);
   out.clear();
@@ -218,8 +250,9 @@ absl::StatusOr<std::vector<Cell>> PositionCells(const Mapping& m, int64_t i, Wor
   RETURN_IF_ERROR(m.status());
   Evaluator evaluator(m, budget);
   std::vector<CellCode> codes;
-  if (!evaluator.Eval(m, i, codes) || !budget.Spend(static_cast<int64_t>(codes.size()))) {
-    return budget.Exhausted(absl::StrCat("evaluating position ", i, " of `", MappingExcerpt(m), "`"));
+  if (!evaluator.Eval(m, i, codes)) {
+    const std::string operation = absl::StrCat("evaluating position ", i, " of `", MappingExcerpt(m), "`");
+    return evaluator.out_of_room() ? budget.OutOfRoom(operation) : budget.Exhausted(operation);
   }
   std::vector<Cell> cells;
   cells.reserve(codes.size());

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <limits>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -261,18 +262,29 @@ TEST(LinearCells, RepeatedSkewedTermsAreEvaluatedInLittleTimeAndMemory) {
 
 // ---- The work budget ------------------------------------------------------------------------------
 
-TEST(WorkBudget, RunningOutNamesTheLimitAndHowToRaiseIt) {
+TEST(WorkBudget, RunningOutOfStepsNamesTheLimitAndHowToRaiseIt) {
+  const Axes axes = MakeAxes("A = 8, B = 512, C = 3, B' = B - A");
+  const Mapping m = Parse(kRepeatedSkewed, axes);
+  WorkBudget budget(16'000'000);  // the position needs about 17.5 M steps
+  absl::StatusOr<std::vector<Cell>> cells = m.TryMaps(m.size() / 2, budget);
+  ASSERT_FALSE(cells.ok());
+  EXPECT_EQ(cells.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(cells.status().message(), HasSubstr("work limit: evaluating position 8692 of `$(C: 5, B': 25"));
+  EXPECT_THAT(cells.status().message(), HasSubstr("needs more than 16000000 steps"));
+  EXPECT_THAT(cells.status().message(), HasSubstr("raise it with `--max-work N`"));
+  EXPECT_THAT(cells.status().message(), HasSubstr("WorkBudget(N)"));
+}
+
+TEST(WorkBudget, HoldingTooManyValuesNamesTheLimitAndHowToRaiseIt) {
   const Axes axes = MakeAxes("A = 8, B = 512, C = 3, B' = B - A");
   const Mapping m = Parse(kRepeatedSkewed, axes);
   WorkBudget small(1000);
   absl::StatusOr<std::vector<Cell>> cells = m.TryMaps(m.size() / 2, small);
   ASSERT_FALSE(cells.ok());
   EXPECT_EQ(cells.status().code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_THAT(cells.status().message(), HasSubstr("work limit"));
-  EXPECT_THAT(cells.status().message(), HasSubstr("position 8692 of `$(C: 5, B': 25"));
-  EXPECT_THAT(cells.status().message(), HasSubstr("more than 1000 steps"));
+  EXPECT_THAT(cells.status().message(), HasSubstr("holds more than 62 values at once"));
+  EXPECT_THAT(cells.status().message(), HasSubstr("work limit 1000"));
   EXPECT_THAT(cells.status().message(), HasSubstr("--max-work"));
-  EXPECT_THAT(cells.status().message(), HasSubstr("WorkBudget(N)"));
   absl::StatusOr<Cell> cell = m.TryMap(m.size() / 2, small);
   EXPECT_EQ(cell.status().code(), absl::StatusCode::kResourceExhausted);
 }
@@ -298,6 +310,150 @@ TEST(WorkBudget, SpendSaturatesInsteadOfOverflowing) {
   EXPECT_FALSE(budget.Spend(0));
   WorkBudget unlimited = WorkBudget::Unlimited();
   EXPECT_TRUE(unlimited.Spend(std::numeric_limits<int64_t>::max() / 2));
+}
+
+TEST(WorkBudget, EquivalenceOfAHugeCombinationStopsAtTheLimit) {
+  // 2^40 positions, compared one by one because a combination has no canonical form.
+  const Axes axes = MakeAxes("A = 8, B = 1024");
+  const Mapping m = Parse("$(A: 1, [B, B, B, B]: 1)", axes);
+  WorkBudget budget(100000);
+  absl::StatusOr<std::optional<Difference>> diff = FirstDifference(m, m, budget);
+  ASSERT_FALSE(diff.ok());
+  EXPECT_EQ(diff.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(diff.status().message(), HasSubstr("deciding whether `$(A: 1, [B, B, B, B]: 1)`"));
+  EXPECT_THAT(diff.status().message(), HasSubstr("1099511627783 positions"));
+  EXPECT_THAT(diff.status().message(), HasSubstr("more than 100000 steps"));
+  // A small one is decided within a budget ten times larger.
+  const Mapping small = Parse("$(A: 1, B: 2)", axes);
+  WorkBudget enough(1000000);
+  absl::StatusOr<std::optional<Difference>> same = FirstDifference(small, small, enough);
+  ASSERT_TRUE(same.ok()) << same.status();
+  EXPECT_FALSE(same->has_value());
+}
+
+// ---- Shared definitions ---------------------------------------------------------------------------
+
+TEST(SharedDefinitions, ADoublingChainStopsWithAClearErrorInsteadOfDoublingTheTime) {
+  // L1 = {L0}, {L0} ... L60 = {L59}, {L59}: 61 small values standing for a 2^61-node tree. Walking it
+  // as a tree doubled the time per level; now a definition past the limit is refused.
+  RunBounded(1024, 20, [] {
+    MappingScope scope(MakeAxes("A = 8"));
+    if (!scope.Define("L0", "1").ok()) return false;
+    int refused_at = -1;
+    std::string message;
+    for (int level = 1; level <= 60 && refused_at < 0; ++level) {
+      absl::Status status = scope.Define(absl::StrCat("L", level), absl::StrCat("{L", level - 1, "}, {L", level - 1, "}"));
+      if (!status.ok()) {
+        refused_at = level;
+        message = std::string(status.message());
+      }
+    }
+    // 2^20 - 1 nodes fit the limit of 2^20; the next level does not.
+    if (refused_at != 20) return false;
+    if (message.find("expands to 2097151 terms, more than the limit of 1048576") == std::string::npos) return false;
+    // The largest chain that fits is normalized once per shared definition, printed and compared.
+    const Mapping& deepest = scope.defs().at("L19");
+    return deepest.size() == 1 && deepest.normal_form().ToString() == "1" &&
+           deepest.ToString().size() > (size_t{1} << 19) && deepest == deepest;
+  });
+}
+
+TEST(SharedDefinitions, PrintingASharedPairGivesEveryUse) {
+  MappingScope scope(MakeAxes("A = 8, B = 4"));
+  ASSERT_TRUE(scope.Define("L", "A / 2").ok());
+  const Mapping m = scope.m("{L}, B, {L}");
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m.ToString(), "A / 2, B, A / 2");
+  EXPECT_EQ(m.normal_form().ToString(), "A / 2, B, A / 2");
+  EXPECT_EQ(m.symbols().size(), 2u);
+}
+
+// ---- `visa map` limits -----------------------------------------------------------------------------
+
+struct CliResult {
+  int code;
+  std::string out, err;
+};
+
+CliResult RunMapCommand(cli::MapOptions options) {
+  std::ostringstream out, err;
+  const int code = cli::RunMap(options, out, err);
+  return {code, out.str(), err.str()};
+}
+
+TEST(MapCommandLimits, EquivalenceOverTwoToTheFortyPositionsStopsNamingTheFlag) {
+  CliResult r = RunMapCommand({.expr = "$(A: 1, [B, B, B, B]: 1)", .axes = "A=8,B=1024",
+                               .equiv = "$(A: 1, [B, B, B, B]: 1)", .max_work = 200000});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("error: work limit: deciding whether"));
+  EXPECT_THAT(r.err, HasSubstr("more than 200000 steps"));
+  EXPECT_THAT(r.err, HasSubstr("--max-work N"));
+}
+
+TEST(MapCommandLimits, EnumeratingTwoToTheFortyPositionsIsRefusedBeforePrinting) {
+  CliResult r = RunMapCommand({.expr = "[B, B, B, B]", .axes = "B=1024", .enumerate = true});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_THAT(r.err, HasSubstr("--enumerate: `B, B, B, B` has 1099511627776 positions, more than the limit "
+                               "of 1048576 (--max-positions); raise it with `--max-positions N`"));
+}
+
+TEST(MapCommandLimits, RaisingTheLimitsLetsALargeCaseThrough) {
+  CliResult small = RunMapCommand({.expr = "A, B", .axes = "A=4,B=4", .enumerate = true, .max_positions = 15});
+  EXPECT_EQ(small.code, 2);
+  EXPECT_THAT(small.err, HasSubstr("has 16 positions, more than the limit of 15"));
+  CliResult raised = RunMapCommand({.expr = "A, B", .axes = "A=4,B=4", .enumerate = true, .max_positions = 16});
+  EXPECT_EQ(raised.code, 0) << raised.err;
+  EXPECT_THAT(raised.out, HasSubstr("15 A=3 B=3\n"));
+
+  // The issue's combination: one position is cheap, all of them exceed a small budget.
+  const std::string expr = kRepeatedSkewed;
+  CliResult stopped = RunMapCommand({.expr = expr, .axes = "A=8,B=512,C=3,B'=B-A", .enumerate = true, .max_work = 1000});
+  EXPECT_EQ(stopped.code, 2);
+  EXPECT_THAT(stopped.err, HasSubstr("error: work limit: enumerating `$(C: 5, B': 25, B': 2, B: 4, B: 3)` (stopped at position"));
+  CliResult equiv = RunMapCommand({.expr = "$(A: 1, B: 2)", .axes = "A=8,B=4", .equiv = "$(A: 1, B: 2)", .max_work = 10000});
+  EXPECT_EQ(equiv.code, 0) << equiv.err;
+  EXPECT_EQ(equiv.out, "equivalent\n");
+}
+
+TEST(MapCommandLimits, ADoublingDefinitionChainEndsWithTheLimit) {
+  cli::MapOptions options{.expr = "{L60}", .axes = "A=8"};
+  options.defs.push_back("L0=1");
+  for (int level = 1; level <= 60; ++level) {
+    options.defs.push_back(absl::StrCat("L", level, "={L", level - 1, "}, {L", level - 1, "}"));
+  }
+  CliResult r = RunMapCommand(options);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--def L20: "));
+  EXPECT_THAT(r.err, HasSubstr("more than the limit of 1048576"));
+}
+
+// ---- No internal check on a tile past every size -------------------------------------------------
+
+TEST(NormalFormToMapping, ADigitNoMappingHasIsAnInvalidMappingNotACrash) {
+  Factor digit;
+  digit.axis = "A";
+  digit.axis_size = 8;
+  digit.coef = 1;
+  digit.count = 8;
+  digit.live = std::numeric_limits<int64_t>::max();  // more live values than the digit has
+  const Mapping m = NormalForm({digit}).ToMapping();
+  ASSERT_FALSE(m.ok());
+  EXPECT_THAT(m.status().message(), HasSubstr("normal form: `A #"));
+  EXPECT_THAT(m.status().message(), HasSubstr("is not a mapping: padding:"));
+  EXPECT_THAT(m.status().message(), HasSubstr("more positions than the largest mapping size"));
+  digit.coef = 4;  // coef * live overflows
+  EXPECT_FALSE(NormalForm({digit}).ToMapping().ok());
+  EXPECT_FALSE(NormalForm({digit}).ToString().empty());
+}
+
+TEST(NormalFormToMapping, ATileOfInt64MaxValuesIsAUserError) {
+  const Axes axes = MakeAxes("A = 8, B = 512");
+  absl::StatusOr<TileView> view =
+      Tile(Parse("A, B", axes), Parse("A", axes), std::numeric_limits<int64_t>::max(), 1);
+  ASSERT_FALSE(view.ok());
+  EXPECT_EQ(view.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(view.status().message(), HasSubstr("A"));
 }
 
 }  // namespace
