@@ -152,6 +152,13 @@ CellCode CellCodec::Pack(const std::vector<int64_t>& coords) {
 CellCode CellCodec::Symbol(const std::string& axis, int64_t value) {
   auto it = by_name_.find(axis);
   VISA_CHECK(it != by_name_.end(), "a symbol outside the root mapping's axes");
+  if (packed_) {
+    const Field& field = fields_[it->second.field];
+    int64_t v = value;
+    if (field.kind == FieldKind::kSaturate && v >= field.bound) return kPastEnd;
+    if (field.kind == FieldKind::kModulo) v %= field.bound;
+    return static_cast<CellCode>(v) << field.shift;
+  }
   std::vector<int64_t> coords(fields_.size(), 0);
   if (!AddTo(coords, it->second.field, value)) return kPastEnd;
   return Pack(coords);

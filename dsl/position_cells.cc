@@ -18,18 +18,21 @@ void SortUnique(std::vector<CellCode>& codes) {
   codes.erase(std::unique(codes.begin(), codes.end()), codes.end());
 }
 
-// Collects distinct codes. A packed code of few bits is marked in a bitmap the evaluation shares
-// (cleared again by Take), so a duplicate costs one load instead of a slot in a sort; other codes
-// are kept and sorted, with duplicates dropped whenever they pile up.
+// Collects distinct codes. Once a set grows past a few hundred codes, packed codes of few bits are
+// marked in a bitmap the evaluation shares (cleared again by Take), so a duplicate costs one load
+// instead of a slot in a sort; other codes are kept and sorted, with duplicates dropped whenever
+// they pile up. Small sets never pay for the bitmap.
 class CodeAccumulator {
  public:
-  explicit CodeAccumulator(std::vector<uint8_t>& seen) : seen_(seen) {}
+  // `seen` is the shared bitmap (allocated on first need), `bitmap_size` its size (0: none fits).
+  CodeAccumulator(std::vector<uint8_t>& seen, size_t bitmap_size) : seen_(seen), bitmap_size_(bitmap_size) {}
   void Add(CellCode code) {
-    if (code < seen_.size()) {
+    if (code < marked_) {
       if (seen_[code]) return;
       seen_[code] = 1;
     }
     codes_.push_back(code);
+    if (codes_.size() == kBitmapFrom && bitmap_size_ > 0) StartMarking();
     if (codes_.size() > 2 * unique_size_ + 4096) {
       SortUnique(codes_);
       unique_size_ = codes_.size();
@@ -37,15 +40,30 @@ class CodeAccumulator {
   }
   std::vector<CellCode> Take() {
     for (CellCode code : codes_) {
-      if (code < seen_.size()) seen_[code] = 0;
+      if (code < marked_) seen_[code] = 0;
     }
     SortUnique(codes_);
     unique_size_ = 0;
+    marked_ = 0;
     return std::move(codes_);
   }
 
  private:
+  static constexpr size_t kBitmapFrom = 256;
+
+  void StartMarking() {
+    if (seen_.size() < bitmap_size_) seen_.assign(bitmap_size_, 0);
+    SortUnique(codes_);
+    unique_size_ = codes_.size();
+    for (CellCode code : codes_) {
+      if (code < bitmap_size_) seen_[code] = 1;
+    }
+    marked_ = bitmap_size_;
+  }
+
   std::vector<uint8_t>& seen_;
+  size_t bitmap_size_;
+  size_t marked_ = 0;  // codes below this are marked in `seen_`
   std::vector<CellCode> codes_;
   size_t unique_size_ = 0;
 };
@@ -54,7 +72,7 @@ class Evaluator {
  public:
   Evaluator(const Mapping& root, WorkBudget& budget) : codec_(root.symbols()), budget_(budget) {
     constexpr int kMaxBitmapBits = 20;  // a 1 MB bitmap
-    if (codec_.code_bits() <= kMaxBitmapBits && !root.is_one_to_one()) seen_.resize(size_t{1} << codec_.code_bits());
+    if (codec_.code_bits() <= kMaxBitmapBits) bitmap_size_ = size_t{1} << codec_.code_bits();
   }
 
   // The distinct codes position `i` of `m` holds; false when the budget ran out.
@@ -82,7 +100,8 @@ class Evaluator {
 
   CellCodec codec_;
   WorkBudget& budget_;
-  std::vector<uint8_t> seen_;  // CodeAccumulator's bitmap (empty: codes too wide for one)
+  std::vector<uint8_t> seen_;  // CodeAccumulator's bitmap, allocated when a set first grows large
+  size_t bitmap_size_ = 0;     // 0: the codes are too wide for a bitmap
   int64_t held_ = 0;           // values the combinations being evaluated hold
   bool out_of_room_ = false;
 };
@@ -208,7 +227,7 @@ bool Evaluator::EvalLinear(const std::vector<Mapping::LinearTerm>& terms, int64_
     int64_t here_held = 0;
     for (int64_t r : levels[k]) {
       auto [lo, hi] = choices(k, r);
-      CodeAccumulator acc(seen_);
+      CodeAccumulator acc(seen_, bitmap_size_);
       for (int64_t s = lo; s <= hi; ++s) {
         auto rest = below.find(r - s * n);
         if (rest == below.end()) continue;

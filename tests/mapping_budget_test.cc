@@ -24,6 +24,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "dsl/axes.h"
+#include "dsl/cell_code.h"
 #include "dsl/equivalence.h"
 #include "dsl/index.h"
 #include "dsl/mapping.h"
@@ -196,6 +197,62 @@ TEST(LinearCells, MatchEveryChoiceOfTermPositionsOnSmallCombinations) {
         ASSERT_TRUE(tried.ok()) << tried.status();
         ASSERT_EQ(*tried, got);
       }
+    }
+  }
+}
+
+// Every choice of positions for terms that are bare symbols, combined raw and finalized by the
+// library's final rules (FinalizeCell): a brute force for the codec's other forms.
+std::vector<Cell> BruteForceSymbols(const Mapping& m, const std::vector<std::pair<std::string, int64_t>>& terms,
+                                    const std::map<std::string, int64_t>& sizes, int64_t p) {
+  std::vector<Cell> out;
+  std::vector<int64_t> s(terms.size(), 0);
+  std::function<void(size_t, int64_t)> walk = [&](size_t k, int64_t remaining) {
+    if (k == terms.size()) {
+      if (remaining != 0) return;
+      Index index;
+      for (size_t j = 0; j < terms.size(); ++j) index.Add(terms[j].first, s[j]);
+      Cell cell = Cell::Live(index);
+      FinalizeCell(m.symbols(), cell);
+      out.push_back(cell);
+      return;
+    }
+    for (s[k] = 0; s[k] < sizes.at(terms[k].first) && s[k] * terms[k].second <= remaining; ++s[k]) {
+      walk(k + 1, remaining - s[k] * terms[k].second);
+    }
+  };
+  walk(0, p);
+  if (out.empty()) out.push_back(Cell::Pad(PadKind::kTop));
+  return SortedUnique(out);
+}
+
+TEST(LinearCells, WideAndChainedAxesKeepExactCoordinates) {
+  // Four axes of 2^20 values do not pack into one word (the codes are interned); A' = A - B and
+  // B' = B - A make A and B both a base and an offset, so their coordinates stay exact.
+  struct Case {
+    const char* axes;
+    std::map<std::string, int64_t> sizes;
+    std::vector<std::pair<std::string, int64_t>> terms;
+    int64_t positions;
+  };
+  const std::vector<Case> cases = {
+      {"P = 1048576, Q = 1048576, R = 1048576, S = 1048576",
+       {{"P", 1 << 20}, {"Q", 1 << 20}, {"R", 1 << 20}, {"S", 1 << 20}},
+       {{"P", 1}, {"Q", 2}, {"R", 1}, {"S", 3}, {"P", 2}},
+       40},
+      {"A = 3, B = 4, B' = B - A, A' = A - B",
+       {{"A", 3}, {"B", 4}, {"B'", 4}, {"A'", 3}},
+       {{"A", 1}, {"B'", 2}, {"A'", 1}, {"B", 1}, {"B'", 1}},
+       1 + 2 * 1 + 3 * 2 + 2 * 1 + 3 * 1 + 3 * 1},
+  };
+  for (const Case& c : cases) {
+    const Axes axes = MakeAxes(c.axes);
+    std::vector<std::string> texts;
+    for (const auto& [axis, n] : c.terms) texts.push_back(absl::StrCat(axis, ": ", n));
+    const Mapping m = Parse(absl::StrCat("$(", absl::StrJoin(texts, ", "), ")"), axes);
+    ASSERT_TRUE(m.ok());
+    for (int64_t p = 0; p < c.positions; ++p) {
+      ASSERT_EQ(Show(m.maps(p)), Show(BruteForceSymbols(m, c.terms, c.sizes, p))) << c.axes << " at " << p;
     }
   }
 }
