@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "dsl/normal_form.h"
+#include "dsl/position_cells.h"
 #include "dsl/status_macros.h"
 
 namespace visa {
@@ -18,9 +19,19 @@ std::string Describe(const std::vector<Cell>& cells) {
   return absl::StrJoin(parts, " | ");
 }
 
-std::optional<Difference> CompareAt(const Mapping& a, const Mapping& b, int64_t p) {
-  std::vector<Cell> ca = a.maps(p);
-  std::vector<Cell> cb = b.maps(p);
+// Compares what position p holds in each mapping: by their canonical forms when both have one
+// (a few factors, whatever the size of the expression trees), else by evaluating them.
+absl::StatusOr<std::optional<Difference>> CompareAt(const Mapping& a, const Mapping& b, bool canonical,
+                                                    int64_t p, WorkBudget& budget) {
+  if (!budget.Spend(1)) return budget.Exhausted("deciding equivalence");
+  std::vector<Cell> ca, cb;
+  if (canonical) {
+    ca = {a.normal_form().map(p)};
+    cb = {b.normal_form().map(p)};
+  } else {
+    ASSIGN_OR_RETURN(ca, a.TryMaps(p, budget));
+    ASSIGN_OR_RETURN(cb, b.TryMaps(p, budget));
+  }
   if (ca == cb) return std::nullopt;
   return Difference{false, p, Describe(ca), Describe(cb)};
 }
@@ -46,7 +57,8 @@ std::string Difference::ToString() const {
   return absl::StrCat("position ", position, ": ", lhs, " vs ", rhs);
 }
 
-absl::StatusOr<std::optional<Difference>> FirstDifference(const Mapping& a, const Mapping& b) {
+absl::StatusOr<std::optional<Difference>> FirstDifference(const Mapping& a, const Mapping& b,
+                                                          WorkBudget& budget) {
   RETURN_IF_ERROR(a.status());
   RETURN_IF_ERROR(b.status());
   if (a.size() != b.size()) {
@@ -56,12 +68,19 @@ absl::StatusOr<std::optional<Difference>> FirstDifference(const Mapping& a, cons
   const NormalForm& nb = b.normal_form();
   bool canonical = na.is_canonical() && nb.is_canonical();
   if (canonical && na == nb) return std::nullopt;
+  auto compare = [&](int64_t p) -> absl::StatusOr<std::optional<Difference>> {
+    absl::StatusOr<std::optional<Difference>> diff = CompareAt(a, b, canonical, p, budget);
+    if (diff.status().code() != absl::StatusCode::kResourceExhausted) return diff;
+    return budget.Exhausted(absl::StrCat("deciding whether `", MappingExcerpt(a), "` and `", MappingExcerpt(b),
+                                         "` (", a.size(), " positions) are equivalent"));
+  };
 
   // Scan from the start: exact, and quick for the small mappings people compare by hand.
   constexpr int64_t kScanLimit = int64_t{1} << 22;
   int64_t limit = canonical ? std::min(a.size(), kScanLimit) : a.size();
   for (int64_t p = 0; p < limit; ++p) {
-    if (auto diff = CompareAt(a, b, p)) return diff;
+    ASSIGN_OR_RETURN(std::optional<Difference> diff, compare(p));
+    if (diff) return diff;
   }
   if (limit == a.size()) return std::nullopt;
   // Distinct canonical forms always differ somewhere; look at digit boundaries first.
@@ -69,12 +88,19 @@ absl::StatusOr<std::optional<Difference>> FirstDifference(const Mapping& a, cons
   std::set<int64_t> more = BoundaryPositions(nb, a.size());
   candidates.insert(more.begin(), more.end());
   for (int64_t p : candidates) {
-    if (auto diff = CompareAt(a, b, p)) return diff;
+    ASSIGN_OR_RETURN(std::optional<Difference> diff, compare(p));
+    if (diff) return diff;
   }
   for (int64_t p = limit; p < a.size(); ++p) {
-    if (auto diff = CompareAt(a, b, p)) return diff;
+    ASSIGN_OR_RETURN(std::optional<Difference> diff, compare(p));
+    if (diff) return diff;
   }
   return std::nullopt;
+}
+
+absl::StatusOr<std::optional<Difference>> FirstDifference(const Mapping& a, const Mapping& b) {
+  WorkBudget budget;
+  return FirstDifference(a, b, budget);
 }
 
 absl::StatusOr<bool> Equivalent(const Mapping& a, const Mapping& b) {

@@ -7,6 +7,7 @@
 
 #include "absl/status/statusor.h"
 #include "dsl/mapping.h"
+#include "dsl/work_budget.h"
 
 namespace visa {
 
@@ -18,10 +19,16 @@ struct Difference {
 };
 
 // nullopt when equivalent, else the first difference. Canonical forms decide when both mappings
-// have one; otherwise positions are compared one by one, which is exact but linear in the size.
+// have one; otherwise positions are compared one by one, which is exact but linear in the size:
+// the comparison spends `budget` (one step per position and what evaluating it costs) and stops
+// with a ResourceExhausted error naming the limit when it runs out.
+absl::StatusOr<std::optional<Difference>> FirstDifference(const Mapping& a, const Mapping& b,
+                                                          WorkBudget& budget);
+// As above with the default budget (WorkBudget::kDefaultSteps).
 absl::StatusOr<std::optional<Difference>> FirstDifference(const Mapping& a, const Mapping& b);
 
-// True exactly when the mappings are equivalent; an invalid operand is an error.
+// True exactly when the mappings are equivalent (under the default budget); an invalid operand is
+// an error.
 absl::StatusOr<bool> Equivalent(const Mapping& a, const Mapping& b);
 
 }  // namespace visa

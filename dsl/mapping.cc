@@ -7,7 +7,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "dsl/cell_code.h"
 #include "dsl/normal_form.h"
+#include "dsl/position_cells.h"
 #include "dsl/status_macros.h"
 
 namespace visa {
@@ -22,6 +24,7 @@ struct Mapping::Node {
   std::vector<LinearTerm> terms;  // kLinear
   bool one_to_one = true;
   int depth = 1;            // bounded so that recursive walks cannot exhaust the stack
+  int64_t expanded = 1;     // nodes counted once per use: bounded so tree walks stay bounded
   std::vector<Axis> axes;  // axes named anywhere inside (skews resolved, ranges checked)
 
   mutable std::once_flag normal_once;
@@ -36,9 +39,23 @@ absl::Status RuleError(absl::string_view rule, absl::string_view message) {
 
 constexpr int kMaxDepth = 1000;
 
-absl::Status CheckDepth(int depth) {
-  if (depth <= kMaxDepth) return absl::OkStatus();
-  return RuleError("mapping", absl::StrCat("the expression nests deeper than ", kMaxDepth, " levels"));
+// Shared sub-expressions (a definition used twice by the next one) make a small value stand for a
+// huge tree: L1 = {L0}, {L0} ... L60 is 2^61 nodes. Printing, comparing and evaluating walk the
+// tree, so its expanded size is bounded like its depth.
+constexpr int64_t kMaxExpandedNodes = int64_t{1} << 20;
+
+absl::Status CheckShape(const Mapping::Node& node) {
+  if (node.depth > kMaxDepth) {
+    return RuleError("mapping", absl::StrCat("the expression nests deeper than ", kMaxDepth, " levels"));
+  }
+  if (node.expanded > kMaxExpandedNodes) {
+    return RuleError("mapping", absl::StrCat(
+        "the expression expands to ", node.expanded, " terms, more than the limit of ", kMaxExpandedNodes,
+        ", when every use of a shared definition is counted (a definition used twice by the next one "
+        "doubles the count at every level); the limit is fixed: write the mapping with fewer "
+        "repeated definitions"));
+  }
+  return absl::OkStatus();
 }
 
 void AddAxes(std::vector<Axis>& into, const std::vector<Axis>& from) {
@@ -47,11 +64,6 @@ void AddAxes(std::vector<Axis>& into, const std::vector<Axis>& from) {
   }
 }
 
-
-void SortUnique(std::vector<Cell>& cells) {
-  std::sort(cells.begin(), cells.end());
-  cells.erase(std::unique(cells.begin(), cells.end()), cells.end());
-}
 
 }  // namespace
 
@@ -102,7 +114,8 @@ absl::StatusOr<Mapping> Mapping::MakePair(const Mapping& major, const Mapping& m
   auto node = std::make_shared<Node>();
   node->kind = Kind::kPair;
   node->depth = 1 + std::max(major.node_->depth, minor.node_->depth);
-  RETURN_IF_ERROR(CheckDepth(node->depth));
+  node->expanded = 1 + major.node_->expanded + minor.node_->expanded;
+  RETURN_IF_ERROR(CheckShape(*node));
   node->size = major.size() * minor.size();
   node->first = major;
   node->second = minor;
@@ -122,7 +135,12 @@ std::string Operand(const Mapping& m) {
 
 absl::StatusOr<Mapping> Mapping::MakePadding(const Mapping& inner, int64_t size, PadKind kind) {
   RETURN_IF_ERROR(inner.status());
-  if (size < inner.size() || size > kMaxMappingSize) {
+  if (size > kMaxMappingSize) {
+    return RuleError("padding", absl::StrCat("`", Operand(inner), " ", PadKindOperator(kind), " ", size,
+                                             "` has more positions than the largest mapping size ",
+                                             kMaxMappingSize));
+  }
+  if (size < inner.size()) {
     return RuleError("padding", absl::StrCat(
         "`", Operand(inner), " ", PadKindOperator(kind), " ", size, "` pads a mapping of size ",
         inner.size(), " to ", size, " positions, but padding cannot be smaller than its operand",
@@ -133,7 +151,8 @@ absl::StatusOr<Mapping> Mapping::MakePadding(const Mapping& inner, int64_t size,
   auto node = std::make_shared<Node>();
   node->kind = Kind::kPadding;
   node->depth = 1 + inner.node_->depth;
-  RETURN_IF_ERROR(CheckDepth(node->depth));
+  node->expanded = 1 + inner.node_->expanded;
+  RETURN_IF_ERROR(CheckShape(*node));
   node->size = size;
   node->first = inner;
   node->argument = size;
@@ -154,7 +173,8 @@ absl::StatusOr<Mapping> Mapping::MakeResize(const Mapping& inner, int64_t size) 
   auto node = std::make_shared<Node>();
   node->kind = Kind::kResize;
   node->depth = 1 + inner.node_->depth;
-  RETURN_IF_ERROR(CheckDepth(node->depth));
+  node->expanded = 1 + inner.node_->expanded;
+  RETURN_IF_ERROR(CheckShape(*node));
   node->size = size;
   node->first = inner;
   node->argument = size;
@@ -173,7 +193,8 @@ absl::StatusOr<Mapping> Mapping::MakeStride(const Mapping& inner, int64_t stride
   auto node = std::make_shared<Node>();
   node->kind = Kind::kStride;
   node->depth = 1 + inner.node_->depth;
-  RETURN_IF_ERROR(CheckDepth(node->depth));
+  node->expanded = 1 + inner.node_->expanded;
+  RETURN_IF_ERROR(CheckShape(*node));
   node->size = inner.size() / stride;
   node->first = inner;
   node->argument = stride;
@@ -192,7 +213,8 @@ absl::StatusOr<Mapping> Mapping::MakeModulo(const Mapping& inner, int64_t modulo
   auto node = std::make_shared<Node>();
   node->kind = Kind::kModulo;
   node->depth = 1 + inner.node_->depth;
-  RETURN_IF_ERROR(CheckDepth(node->depth));
+  node->expanded = 1 + inner.node_->expanded;
+  RETURN_IF_ERROR(CheckShape(*node));
   node->size = modulo;
   node->first = inner;
   node->argument = modulo;
@@ -218,9 +240,10 @@ absl::StatusOr<Mapping> Mapping::MakeLinear(std::vector<LinearTerm> terms) {
     }
     size += reach * term.coefficient;
     node->depth = std::max(node->depth, 1 + term.mapping.node_->depth);
+    node->expanded += term.mapping.node_->expanded;
     AddAxes(node->axes, term.mapping.node_->axes);
   }
-  RETURN_IF_ERROR(CheckDepth(node->depth));
+  RETURN_IF_ERROR(CheckShape(*node));
   node->kind = Kind::kLinear;
   node->size = size;
   node->terms = std::move(terms);
@@ -294,11 +317,7 @@ bool Mapping::is_one_to_one() const { return node_ == nullptr || node_->one_to_o
 
 namespace {
 
-// Raw evaluation: skew axes still carry their own names here.
-void Evaluate(const Mapping& m, int64_t i, std::vector<Cell>& out);
-// Every distinct cell a linear combination holds at position `i` (sorted).
-std::vector<Cell> EvaluateLinear(const std::vector<Mapping::LinearTerm>& terms, int64_t i);
-
+// One cell of a one-to-one mapping, coordinates as the pairs add them (before FinalizeCell).
 Cell EvaluateOne(const Mapping& m, int64_t i) {
   if (i < 0 || i >= m.size()) return Cell::OutOfBounds();
   switch (m.kind()) {
@@ -323,197 +342,75 @@ Cell EvaluateOne(const Mapping& m, int64_t i) {
       return EvaluateOne(m.inner(), i);
     case Mapping::Kind::kStride:
       return EvaluateOne(m.inner(), i * m.argument());
-    case Mapping::Kind::kLinear: {
-      std::vector<Cell> cells = EvaluateLinear(m.linear_terms(), i);
-      // A position no combination reaches holds nothing: it reads as padding.
-      return cells.empty() ? Cell::Pad(PadKind::kTop) : cells.front();
-    }
+    case Mapping::Kind::kLinear:
+      // One-to-one: a single term with coefficient 1, which is its mapping.
+      return EvaluateOne(m.linear_terms().front().mapping, i);
   }
   return Cell::OutOfBounds();
 }
 
-// Every choice of per-term positions s_k with sum(s_k * n_k) == remaining, combined in order.
-using LinearMemo = std::map<std::pair<size_t, int64_t>, std::vector<Cell>>;
-
-// The distinct cells terms[k..] hold when their positions, times their coefficients, sum to
-// `remaining`. Memoized per (k, remaining): many choices of the earlier terms lead to the same
-// suffix, and broadcast terms multiply the choices without adding cells.
-const std::vector<Cell>& SuffixCells(const std::vector<Mapping::LinearTerm>& terms, size_t k,
-                                     int64_t remaining, LinearMemo& memo) {
-  auto key = std::make_pair(k, remaining);
-  if (auto it = memo.find(key); it != memo.end()) return it->second;
-  std::vector<Cell> out;
-  if (k == terms.size()) {
-    if (remaining == 0) out.push_back(Cell::Live({}));
-  } else {
-    const Mapping::LinearTerm& term = terms[k];
-    // Later terms reach at most `later`, so smaller choices here cannot sum to `remaining`.
-    int64_t later = 0;
-    for (size_t j = k + 1; j < terms.size(); ++j) later += (terms[j].mapping.size() - 1) * terms[j].coefficient;
-    int64_t first = remaining > later ? (remaining - later + term.coefficient - 1) / term.coefficient : 0;
-    for (int64_t s = first; s < term.mapping.size() && s * term.coefficient <= remaining; ++s) {
-      const std::vector<Cell>& rest = SuffixCells(terms, k + 1, remaining - s * term.coefficient, memo);
-      if (rest.empty()) continue;
-      std::vector<Cell> cells;
-      Evaluate(term.mapping, s, cells);
-      for (const Cell& cell : cells) {
-        for (const Cell& tail : rest) out.push_back(CombineCells(cell, tail));
-      }
-    }
-    SortUnique(out);
-  }
-  return memo.emplace(key, std::move(out)).first->second;
-}
-
-std::vector<Cell> EvaluateLinear(const std::vector<Mapping::LinearTerm>& terms, int64_t i) {
-  LinearMemo memo;
-  return SuffixCells(terms, 0, i, memo);
-}
-
-void Evaluate(const Mapping& m, int64_t i, std::vector<Cell>& out) {
-  if (m.is_one_to_one()) {
-    out.push_back(EvaluateOne(m, i));
-    return;
-  }
-  if (i < 0 || i >= m.size()) {
-    out.push_back(Cell::OutOfBounds());
-    return;
-  }
-  switch (m.kind()) {
-    case Mapping::Kind::kPair: {
-      int64_t minor_size = m.minor().size();
-      std::vector<Cell> majors, minors;
-      Evaluate(m.major(), i / minor_size, majors);
-      if (std::none_of(majors.begin(), majors.end(), [](const Cell& c) { return c.live(); })) {
-        out.insert(out.end(), majors.begin(), majors.end());  // every combination is this padding
-        break;
-      }
-      Evaluate(m.minor(), i % minor_size, minors);
-      for (const Cell& a : majors) {
-        for (const Cell& b : minors) out.push_back(CombineCells(a, b));
-      }
-      break;
-    }
-    case Mapping::Kind::kPadding:
-      if (i >= m.inner().size()) {
-        out.push_back(Cell::Pad(m.pad_kind()));
-      } else {
-        Evaluate(m.inner(), i, out);
-      }
-      break;
-    case Mapping::Kind::kResize:
-    case Mapping::Kind::kModulo:
-      Evaluate(m.inner(), i, out);
-      break;
-    case Mapping::Kind::kStride:
-      Evaluate(m.inner(), i * m.argument(), out);
-      break;
-    case Mapping::Kind::kLinear: {
-      std::vector<Cell> cells = EvaluateLinear(m.linear_terms(), i);
-      if (cells.empty()) cells.push_back(Cell::Pad(PadKind::kTop));  // an unreachable hole
-      out.insert(out.end(), cells.begin(), cells.end());
-      break;
-    }
-    default:
-      out.push_back(EvaluateOne(m, i));
-  }
-  SortUnique(out);
-}
-
-// B' = B - A: the skew coordinate b' stands for b = (b' + a) mod |B|.
-void ResolveSkews(const std::vector<Axis>& axes, Cell& cell) {
-  for (const Axis& skew : axes) {
-    if (!skew.skew) continue;
-    Index& index = cell.index;
-    int64_t base = index[skew.skew->base] + index[skew.name] + index[skew.skew->offset];
-    index.Set(skew.name, 0);
-    index.Set(skew.skew->base, base % skew.size);
-  }
-}
-
-int64_t AxisSize(const std::vector<Axis>& axes, const std::string& name) {
-  for (const Axis& axis : axes) {
-    if (axis.name == name) return axis.size;
-    if (axis.skew && axis.skew->base == name) return axis.size;
-  }
-  return kMaxMappingSize;
-}
-
-// Turns raw coordinates into the tensor index. Pairs add coordinates, so digits of one axis can
-// sum past its end (`[R # 16 / 4, R # 16 % 4]` at 15 with R = 14): such a position holds no
-// element of the tensor, so it is padding, as the reference implementation's normal forms treat it.
-void Finalize(const std::vector<Axis>& axes, Cell& cell) {
-  if (cell.kind != Cell::Kind::kLive) return;
-  ResolveSkews(axes, cell);
-  for (const auto& [name, value] : cell.index.coords()) {
-    if (value >= AxisSize(axes, name)) {
-      cell = Cell::Pad(PadKind::kTop);
-      return;
-    }
-  }
+std::vector<Cell> MustCells(absl::StatusOr<std::vector<Cell>> cells) {
+  VISA_CHECK(cells.ok(), "an unlimited work budget ran out");
+  return *std::move(cells);
 }
 
 }  // namespace
 
 Cell Mapping::map(int64_t i) const {
   if (node_ == nullptr) return Cell::OutOfBounds();
+  if (!node_->one_to_one) return maps(i).front();
   Cell cell = EvaluateOne(*this, i);
-  const bool was_live = cell.live();
-  Finalize(node_->axes, cell);
-  if (!node_->one_to_one && was_live && !cell.live()) {
-    // Parts of a split combination (`$(W: 2, Fw: 1) / 16, $(W: 2, Fw: 1) % 16`) may combine
-    // their first cells out of range; then the first in-range combination is the position's index.
-    for (const Cell& other : maps(i)) {
-      if (other.live()) return other;
-    }
-  }
+  FinalizeCell(node_->axes, cell);
   return cell;
+}
+
+namespace {
+
+// A one-to-one position visits the expression tree once: one step per node.
+absl::Status SpendOneToOne(const Mapping& m, int64_t expanded, int64_t i, WorkBudget& budget) {
+  if (budget.Spend(expanded)) return absl::OkStatus();
+  return budget.Exhausted(absl::StrCat("evaluating position ", i, " of `", MappingExcerpt(m), "`"));
+}
+
+}  // namespace
+
+absl::StatusOr<Cell> Mapping::TryMap(int64_t i, WorkBudget& budget) const {
+  if (node_ == nullptr) return map(i);
+  if (node_->one_to_one) {
+    RETURN_IF_ERROR(SpendOneToOne(*this, node_->expanded, i, budget));
+    return map(i);
+  }
+  ASSIGN_OR_RETURN(std::vector<Cell> cells, PositionCells(*this, i, budget));
+  return cells.front();
 }
 
 Cell Mapping::map_raw(int64_t i) const {
   if (node_ == nullptr) return Cell::OutOfBounds();
+  if (!node_->one_to_one) return map(i);  // the first finalized cell, which no range rule changes
   Cell cell = EvaluateOne(*this, i);
   if (cell.kind == Cell::Kind::kLive) ResolveSkews(node_->axes, cell);
   return cell;
 }
 
 std::vector<Cell> Mapping::maps(int64_t i) const {
-  std::vector<Cell> cells;
   if (node_ == nullptr) return {Cell::OutOfBounds()};
-  Evaluate(*this, i, cells);
-  for (Cell& cell : cells) Finalize(node_->axes, cell);
-  SortUnique(cells);
-  return cells;
+  if (node_->one_to_one) return {map(i)};
+  WorkBudget unlimited = WorkBudget::Unlimited();
+  return MustCells(PositionCells(*this, i, unlimited));
 }
 
-namespace {
-
-void CollectSymbols(const Mapping& m, std::vector<Axis>& out) {
-  switch (m.kind()) {
-    case Mapping::Kind::kSymbol:
-      if (std::find(out.begin(), out.end(), m.axis()) == out.end()) out.push_back(m.axis());
-      return;
-    case Mapping::Kind::kBroadcast:
-      return;
-    case Mapping::Kind::kPair:
-      CollectSymbols(m.major(), out);
-      CollectSymbols(m.minor(), out);
-      return;
-    case Mapping::Kind::kLinear:
-      for (const auto& term : m.linear_terms()) CollectSymbols(term.mapping, out);
-      return;
-    default:
-      CollectSymbols(m.inner(), out);
+absl::StatusOr<std::vector<Cell>> Mapping::TryMaps(int64_t i, WorkBudget& budget) const {
+  if (node_ == nullptr) return maps(i);
+  if (node_->one_to_one) {
+    RETURN_IF_ERROR(SpendOneToOne(*this, node_->expanded, i, budget));
+    return maps(i);
   }
+  return PositionCells(*this, i, budget);
 }
 
-}  // namespace
-
-std::vector<Axis> Mapping::symbols() const {
-  std::vector<Axis> out;
-  if (node_ != nullptr) CollectSymbols(*this, out);
-  return out;
-}
+// The node's axes are collected at construction in the same first-encounter order, so shared
+// sub-expressions are not walked again for every use.
+std::vector<Axis> Mapping::symbols() const { return node_ != nullptr ? node_->axes : std::vector<Axis>{}; }
 
 std::vector<std::string> Mapping::axis_names() const {
   std::vector<std::string> names;
@@ -546,6 +443,7 @@ const NormalForm& Mapping::normal_form() const {
     root->terms = node_->terms;
     root->one_to_one = node_->one_to_one;
     root->depth = node_->depth;
+    root->expanded = node_->expanded;
     root->axes = node_->axes;
     node_->normal = std::make_unique<NormalForm>(NormalForm::Of(Mapping(std::move(root))));
   });

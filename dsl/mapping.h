@@ -22,6 +22,7 @@
 namespace visa {
 
 class NormalForm;
+class WorkBudget;
 
 class Mapping {
  public:
@@ -71,8 +72,14 @@ class Mapping {
   Cell map(int64_t i) const;
   // Every cell position `i` holds, sorted (one element unless a linear combination is involved).
   std::vector<Cell> maps(int64_t i) const;
+  // `map` and `maps` under a work budget (dsl/work_budget.h): a position of a huge one-to-many
+  // mapping can hold more combinations than any budget allows; then the error names the limit.
+  // `map` and `maps` themselves never fail: use these on mappings from untrusted input.
+  absl::StatusOr<Cell> TryMap(int64_t i, WorkBudget& budget) const;
+  absl::StatusOr<std::vector<Cell>> TryMaps(int64_t i, WorkBudget& budget) const;
   // `map` before the range rule: coordinates as the pairs add them, possibly past an axis's end
-  // (for evaluating a sub-mapping inside a larger one; see Finalize in mapping.cc).
+  // (for evaluating a sub-mapping inside a larger one; see FinalizeCell in cell_code.h). A
+  // one-to-many mapping gives its `map`.
   Cell map_raw(int64_t i) const;
   bool is_one_to_one() const;
 

@@ -2,6 +2,7 @@
 #include "dsl/normal_form.h"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
@@ -240,6 +241,12 @@ bool HasSkew(const Mapping& m) {
   return false;
 }
 
+// The factors of a sub-expression, from its cached normal form: a definition used many times
+// (`L1 = {L0}, {L0}`) is normalized once, not once per use. Normalize only runs on mappings
+// without skews or one-to-many parts, and so are all their sub-expressions, whose own forms are
+// therefore plain normalizations too.
+Factors Sub(const Mapping& part) { return part.normal_form().factors(); }
+
 Factors Normalize(const Mapping& m) {
   switch (m.kind()) {
     case Mapping::Kind::kSymbol:
@@ -247,24 +254,24 @@ Factors Normalize(const Mapping& m) {
     case Mapping::Kind::kBroadcast:
       return Canonicalize({Digit("", 0, 0, m.size(), m.size())});
     case Mapping::Kind::kPair: {
-      Factors out = Normalize(m.minor());
-      Factors major = Normalize(m.major());
+      Factors out = Sub(m.minor());
+      Factors major = Sub(m.major());
       ScaleBlocks(major, m.minor().size());
       out.insert(out.end(), major.begin(), major.end());
       return Canonicalize(std::move(out));
     }
     case Mapping::Kind::kPadding: {
-      Factors out = Normalize(m.inner());
+      Factors out = Sub(m.inner());
       out.push_back(BlockPad(m.size(), m.pad_kind()));
       return Canonicalize(std::move(out));
     }
     case Mapping::Kind::kResize:
     case Mapping::Kind::kModulo: {
-      std::optional<Factors> out = TakePrefix(Normalize(m.inner()), m.size());
+      std::optional<Factors> out = TakePrefix(Sub(m.inner()), m.size());
       return out ? *std::move(out) : Factors{Composite(m)};
     }
     case Mapping::Kind::kStride: {
-      std::optional<Factors> out = StrideBy(Normalize(m.inner()), m.argument());
+      std::optional<Factors> out = StrideBy(Sub(m.inner()), m.argument());
       return out ? *std::move(out) : Factors{Composite(m)};
     }
     case Mapping::Kind::kLinear:
@@ -394,9 +401,15 @@ absl::StatusOr<std::optional<int64_t>> NormalForm::inverse(const Index& index) c
 
 namespace {
 
+// A digit's reach coef * live, saturated: forms built by hand (a tile view) may hold any live count.
+int64_t Reach(const Factor& f) {
+  int64_t reach = 0;
+  return __builtin_mul_overflow(f.coef, f.live, &reach) ? std::numeric_limits<int64_t>::max() : reach;
+}
+
 // The live part of an axis digit: `X / c % l`, `X = (c*l) / c` or `X # (c*l) / c`.
 std::string PrintLiveAxis(const Factor& f) {
-  int64_t reach = f.coef * f.live;
+  int64_t reach = Reach(f);
   std::string text = f.axis;
   if (f.axis_size % reach == 0) {
     if (f.coef != 1) absl::StrAppend(&text, " / ", f.coef);
@@ -440,40 +453,40 @@ std::vector<std::string> PrintTerms(const Factors& factors, size_t end) {
   return terms;
 }
 
-Mapping Must(absl::StatusOr<Mapping> m) {
-  VISA_CHECK(m.ok(), std::string(m.status().message()).c_str());
-  return *std::move(m);
-}
-
-Mapping FactorMapping(const Factor& f) {
+absl::StatusOr<Mapping> FactorMapping(const Factor& f) {
   if (f.kind == Factor::Kind::kComposite) return *f.composite;
   Mapping live;
   if (f.axis.empty()) {
-    live = Must(Mapping::Broadcast(f.live));
+    ASSIGN_OR_RETURN(live, Mapping::Broadcast(f.live));
   } else {
-    live = Must(Mapping::Symbol(Axis{f.axis, f.axis_size, std::nullopt}));
-    int64_t reach = f.coef * f.live;
+    ASSIGN_OR_RETURN(live, Mapping::Symbol(Axis{f.axis, f.axis_size, std::nullopt}));
+    const int64_t reach = Reach(f);
     if (f.axis_size % reach == 0) {
-      live = Must(Mapping::MakeModulo(Must(Mapping::MakeStride(live, f.coef)), f.live));
+      ASSIGN_OR_RETURN(live, Mapping::MakeStride(live, f.coef));
+      ASSIGN_OR_RETURN(live, Mapping::MakeModulo(live, f.live));
     } else {
-      live = reach < f.axis_size ? Must(Mapping::MakeResize(live, reach))
-                                 : Must(Mapping::MakePadding(live, reach, PadKind::kTop));
-      live = Must(Mapping::MakeStride(live, f.coef));
+      ASSIGN_OR_RETURN(live, reach < f.axis_size ? Mapping::MakeResize(live, reach)
+                                                 : Mapping::MakePadding(live, reach, PadKind::kTop));
+      ASSIGN_OR_RETURN(live, Mapping::MakeStride(live, f.coef));
     }
   }
-  return Must(Mapping::MakePadding(live, f.count, f.pad));
+  return Mapping::MakePadding(live, f.count, f.pad);
 }
 
-Mapping BuildMapping(const Factors& factors, size_t end) {
+absl::StatusOr<Mapping> BuildMapping(const Factors& factors, size_t end) {
   Mapping result;  // identity
   bool first = true;
   for (size_t k = 0; k < end; ++k) {
     const Factor& f = factors[k];
     if (f.kind == Factor::Kind::kBlockPad) {
-      result = Must(Mapping::MakePadding(result, f.block, f.pad));
+      ASSIGN_OR_RETURN(result, Mapping::MakePadding(result, f.block, f.pad));
     } else {
-      Mapping term = FactorMapping(f);
-      result = first ? term : Must(Mapping::MakePair(term, result));
+      ASSIGN_OR_RETURN(Mapping term, FactorMapping(f));
+      if (first) {
+        result = term;
+      } else {
+        ASSIGN_OR_RETURN(result, Mapping::MakePair(term, result));
+      }
     }
     first = false;
   }
@@ -487,6 +500,13 @@ std::string NormalForm::ToString() const {
   return absl::StrJoin(PrintTerms(factors_, factors_.size()), ", ");
 }
 
-Mapping NormalForm::ToMapping() const { return BuildMapping(factors_, factors_.size()); }
+Mapping NormalForm::ToMapping() const {
+  absl::StatusOr<Mapping> built = BuildMapping(factors_, factors_.size());
+  if (built.ok()) return *std::move(built);
+  // Forms derived from user input (a tile view of more values than its dimension holds) can name
+  // digits no mapping has: that is the user's error, carried by an invalid mapping.
+  return Mapping::Invalid(absl::InvalidArgumentError(absl::StrCat(
+      "normal form: `", ToString(), "` is not a mapping: ", built.status().message())));
+}
 
 }  // namespace visa

@@ -75,6 +75,7 @@ absl::StatusOr<TileView> Tile(const Mapping& buffer, const Mapping& dim, int64_t
       f.pad = PadKind::kTop;
       TileView view;
       view.mapping = NormalForm(factors).ToMapping();
+      RETURN_IF_ERROR(view.mapping.status());
       view.offset = start * inner;
       view.dim = dim;
       view.start = start;

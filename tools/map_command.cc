@@ -9,6 +9,7 @@
 #include "dsl/equivalence.h"
 #include "dsl/mapping_parser.h"
 #include "dsl/normal_form.h"
+#include "dsl/position_cells.h"
 #include "dsl/status_macros.h"
 #include "tools/expression_input.h"
 
@@ -42,13 +43,25 @@ std::string DescribeCell(const Cell& cell, const std::vector<std::string>& names
   return absl::StrJoin(parts, " ");
 }
 
-void Enumerate(const Mapping& m, std::ostream& out) {
+absl::Status Enumerate(const Mapping& m, const MapOptions& options, std::ostream& out) {
+  if (m.size() > options.max_positions) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "--enumerate: `", MappingExcerpt(m), "` has ", m.size(), " positions, more than the limit of ",
+        options.max_positions, " (--max-positions); raise it with `--max-positions N`"));
+  }
+  WorkBudget budget(options.max_work);
   std::vector<std::string> names = m.axis_names();
   for (int64_t i = 0; i < m.size(); ++i) {
+    absl::StatusOr<std::vector<Cell>> cells = m.TryMaps(i, budget);
+    if (!cells.ok()) {
+      if (!budget.exhausted()) return cells.status();
+      return budget.Exhausted(absl::StrCat("enumerating `", MappingExcerpt(m), "` (stopped at position ", i, ")"));
+    }
     std::vector<std::string> alternatives;
-    for (const Cell& cell : m.maps(i)) alternatives.push_back(DescribeCell(cell, names));
+    for (const Cell& cell : *cells) alternatives.push_back(DescribeCell(cell, names));
     out << i << " " << absl::StrJoin(alternatives, " | ") << "\n";
   }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<int> Run(const MapOptions& options, std::istream& in, std::ostream& out) {
@@ -64,7 +77,8 @@ absl::StatusOr<int> Run(const MapOptions& options, std::istream& in, std::ostrea
   if (options.equiv) {
     ASSIGN_OR_RETURN(std::string equiv, ReadExpression(*options.equiv, "--equiv", in));
     ASSIGN_OR_RETURN(Mapping other, ParseMapping(equiv, scope.axes(), scope.defs()));
-    ASSIGN_OR_RETURN(std::optional<Difference> diff, FirstDifference(m, other));
+    WorkBudget budget(options.max_work);
+    ASSIGN_OR_RETURN(std::optional<Difference> diff, FirstDifference(m, other, budget));
     if (!diff) {
       out << "equivalent\n";
       return 0;
@@ -73,7 +87,7 @@ absl::StatusOr<int> Run(const MapOptions& options, std::istream& in, std::ostrea
     return 1;
   }
   if (options.enumerate) {
-    Enumerate(m, out);
+    RETURN_IF_ERROR(Enumerate(m, options, out));
     return 0;
   }
   out << "size: " << m.size() << "\n";
@@ -106,6 +120,12 @@ void AddMapCommand(CLI::App& app, MapOptions& options, int& exit_code) {
   auto* enumerate = map->add_flag("--enumerate", options.enumerate, "Print what every buffer position holds");
   map->add_option("--equiv", options.equiv, "Decide equivalence with a second expression (@PATH and - as for EXPR)")
       ->excludes(enumerate);
+  map->add_option("--max-work", options.max_work, "Work limit in steps for --equiv and --enumerate")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  map->add_option("--max-positions", options.max_positions, "Most positions --enumerate prints")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   map->callback([&options, &exit_code] { exit_code = RunMap(options, std::cout, std::cerr); });
 }
 

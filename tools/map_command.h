@@ -2,12 +2,14 @@
 #pragma once
 
 #include <istream>
+#include <cstdint>
 #include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "dsl/work_budget.h"
 
 namespace visa::cli {
 
@@ -17,6 +19,8 @@ struct MapOptions {
   std::vector<std::string> defs;  // NAME=EXPR, in order (later ones may use earlier ones)
   bool enumerate = false;
   std::optional<std::string> equiv;
+  int64_t max_work = WorkBudget::kDefaultSteps;  // steps --equiv and --enumerate may take
+  int64_t max_positions = int64_t{1} << 20;      // positions --enumerate prints at most
 };
 
 // Exit codes: 0 success (or equivalent), 1 not equivalent, 2 user error (printed as `error: ...`).
