@@ -33,6 +33,7 @@ absl::StatusOr<SampleRun> RunContraction(const ContractionSpec& spec, Backend& b
   ASSIGN_OR_RETURN(DeviceTensor out, spec.kernel(ctx, inputs, s));
   SampleRun run;
   run.kernel_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  run.device_resident_bytes = device->resident_bytes();
   run.program = ctx.program();
   run.stream_elements = StreamPositions(run.program);
 

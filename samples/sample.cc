@@ -61,6 +61,7 @@ absl::StatusOr<SampleRun> Sample::Run(Backend& backend, const DeviceOptions& dev
   ASSIGN_OR_RETURN(DeviceTensor out, kernel(ctx, dm, s));
   SampleRun run;
   run.kernel_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  run.device_resident_bytes = device->resident_bytes();
   run.program = ctx.program();
   run.stream_elements = StreamPositions(run.program);
 

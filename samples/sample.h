@@ -25,6 +25,7 @@ struct SampleRun {
   std::optional<std::string> mismatch;  // "<index>: got <v>, want <w>"
   std::string note;                     // how the tolerance was derived, when it is not exact
   double kernel_seconds = 0;            // the kernel on the backend, without set-up and checks
+  int64_t device_resident_bytes = 0;    // device memory touched (pages), after the kernel
   int64_t stream_elements = 0;          // stream positions the pipelines moved (throughput)
   std::string Summary(const std::string& name) const;  // the `visa run` line
 };

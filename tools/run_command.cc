@@ -73,6 +73,8 @@ int RunSample(const RunOptions& options, bool jit_disk_cache, std::ostream& out,
     out << absl::StrFormat("kernel: %.3f s on %s, %d stream elements fetched, %.3g elements/s\n",
                            run->kernel_seconds, options.backend, run->stream_elements,
                            run->stream_elements / std::max(run->kernel_seconds, 1e-9));
+    out << absl::StrFormat("device memory touched: %.1f MiB (resident pages of HBM, DM, TRF and VRF)\n",
+                           run->device_resident_bytes / 1048576.0);
   }
   return run->mismatch ? 1 : 0;
 }
