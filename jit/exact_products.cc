@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 namespace visa::jit {
 namespace {
@@ -24,20 +25,61 @@ Format FormatOf(DType type) {
   }
 }
 
-// Scans one format with the raw patterns given by `load`; the loop body stays branch-light.
-template <typename Load>
-void Scan(const Format& f, int64_t elements, Load load, ExponentRange& range) {
+// The largest and the smallest nonzero magnitude pattern (the pattern without its sign bit, whose
+// order is the magnitudes' order) of `elements` raw patterns of `Raw`, `magnitude_mask` selecting
+// the magnitude bits. Vectorized by blocks: the scan runs once per contraction over all of its
+// operands, so a scalar loop would cost as much as the arithmetic it enables.
+template <typename Raw>
+inline __attribute__((always_inline)) std::pair<uint32_t, uint32_t> MagnitudeBounds(const uint8_t* data,
+                                                                                     int64_t elements,
+                                                                                     Raw magnitude_mask) {
+  constexpr int kBlock = 64 / sizeof(Raw);
+  typedef Raw Vector __attribute__((vector_size(64)));
+  Vector largest = {}, below = {};  // below: min over (m - 1), so a zero wraps to the top
+  below -= 1;
+  int64_t i = 0;
+  for (; i + kBlock <= elements; i += kBlock) {
+    Vector v;
+    std::memcpy(&v, data + i * sizeof(Raw), sizeof(v));
+    v &= magnitude_mask;
+    largest = v > largest ? v : largest;
+    const Vector shifted = v - 1;
+    below = shifted < below ? shifted : below;
+  }
+  uint32_t top = 0, low = UINT32_MAX;
+  for (int k = 0; k < kBlock; ++k) {
+    top = std::max<uint32_t>(top, largest[k]);
+    if (below[k] != static_cast<Raw>(-1)) low = std::min<uint32_t>(low, below[k] + 1u);
+  }
+  for (; i < elements; ++i) {
+    Raw v;
+    std::memcpy(&v, data + i * sizeof(Raw), sizeof(v));
+    v &= magnitude_mask;
+    top = std::max<uint32_t>(top, v);
+    if (v != 0) low = std::min<uint32_t>(low, v);
+  }
+  return {top, low};
+}
+
+// One instantiation per raw width, compiled for the host's widest vectors (the library itself is
+// built for the baseline ISA) and picked at load time.
+#if defined(__x86_64__)
+#define VISA_HOST_VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define VISA_HOST_VECTOR_CLONES
+#endif
+VISA_HOST_VECTOR_CLONES
+std::pair<uint32_t, uint32_t> MagnitudeBounds16(const uint8_t* data, int64_t elements, uint16_t mask) {
+  return MagnitudeBounds<uint16_t>(data, elements, mask);
+}
+VISA_HOST_VECTOR_CLONES
+std::pair<uint32_t, uint32_t> MagnitudeBounds8(const uint8_t* data, int64_t elements, uint8_t mask) {
+  return MagnitudeBounds<uint8_t>(data, elements, mask);
+}
+
+void Scan(const Format& f, uint32_t largest, uint32_t smallest, ExponentRange& range) {
   const uint32_t exponent_mask = (1u << f.exponent_bits) - 1;
   const uint32_t mantissa_mask = (1u << f.mantissa_bits) - 1;
-  // The largest and smallest nonzero magnitude patterns: the order of magnitudes is that of the
-  // patterns without their sign bit.
-  uint32_t largest = 0, smallest = UINT32_MAX;
-  const uint32_t magnitude_mask = (1u << (f.mantissa_bits + f.exponent_bits)) - 1;
-  for (int64_t i = 0; i < elements; ++i) {
-    const uint32_t m = load(i) & magnitude_mask;
-    largest = std::max(largest, m);
-    smallest = std::min(smallest, m == 0 ? UINT32_MAX : m);
-  }
   if (largest == 0) return;
   const uint32_t top = largest >> f.mantissa_bits;
   const bool nan_e4m3 = f.e4m3 && top == exponent_mask && (largest & mantissa_mask) == mantissa_mask;
@@ -65,15 +107,12 @@ bool HasExactProducts(DType type) {
 }
 
 void ScanExponents(DType type, const uint8_t* data, int64_t elements, ExponentRange& range) {
-  if (type == DType::kBF16) {
-    Scan(FormatOf(type), elements, [data](int64_t i) {
-      uint16_t v;
-      std::memcpy(&v, data + 2 * i, 2);
-      return static_cast<uint32_t>(v);
-    }, range);
-    return;
-  }
-  Scan(FormatOf(type), elements, [data](int64_t i) { return static_cast<uint32_t>(data[i]); }, range);
+  const Format f = FormatOf(type);
+  const uint32_t magnitude_mask = (1u << (f.mantissa_bits + f.exponent_bits)) - 1;
+  const auto [largest, smallest] =
+      type == DType::kBF16 ? MagnitudeBounds16(data, elements, static_cast<uint16_t>(magnitude_mask))
+                           : MagnitudeBounds8(data, elements, static_cast<uint8_t>(magnitude_mask));
+  Scan(f, largest, smallest, range);
 }
 
 bool ProductsAreExact(const ExponentRange& x, const ExponentRange& w) {

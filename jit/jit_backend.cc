@@ -395,7 +395,7 @@ absl::StatusOr<std::unique_ptr<JitBackend>> JitBackend::Create(JitOptions option
   ASSIGN_OR_RETURN(int threads, ResolveThreads(options.threads));
   ASSIGN_OR_RETURN(std::unique_ptr<KernelCache> kernels,
                    KernelCache::Create(threads, {options.disk_cache, options.cache_dir}));
-  return std::unique_ptr<JitBackend>(new JitBackend(std::move(kernels), options.direct_pipelines));
+  return std::unique_ptr<JitBackend>(new JitBackend(std::move(kernels), options.direct_pipelines, options.fma_first_level));
 }
 
 absl::StatusOr<const FusedContraction*> JitBackend::FusedPlanFor(const PipelineOp& op) {
@@ -418,7 +418,7 @@ absl::StatusOr<const FusedContraction*> JitBackend::FusedPlanFor(const PipelineO
 absl::StatusOr<HostTensor> JitBackend::RunFused(const FusedContraction& plan, const PipelineTensors& tensors) {
   std::vector<const uint8_t*> x_base, w_base;
   RETURN_IF_ERROR(PointersOf(plan, tensors.inputs[0], *tensors.weights, x_base, w_base));
-  const bool fma = plan.fma_spec && ProductsAreExact(plan, x_base, w_base);
+  const bool fma = fma_first_level_ && plan.fma_spec && ProductsAreExact(plan, x_base, w_base);
   kernels_->stats().fma_pipelines += fma;
   ASSIGN_OR_RETURN(LaneContractionFn fn, kernels_->LaneContraction(fma ? *plan.fma_spec : plan.spec));
   const int64_t slots = plan.acc_layout.size();
@@ -529,7 +529,8 @@ absl::Status JitBackend::PrepareOp(const Op& op) {
   ASSIGN_OR_RETURN(const FusedContraction* fused, FusedPlanFor(pipe));
   if (fused != nullptr) {
     // The fused first level is what runs on ordinary data; the other compiles if ever needed.
-    RETURN_IF_ERROR(kernels_->LaneContraction(fused->fma_spec ? *fused->fma_spec : fused->spec).status());
+    const bool fma = fma_first_level_ && fused->fma_spec;
+    RETURN_IF_ERROR(kernels_->LaneContraction(fma ? *fused->fma_spec : fused->spec).status());
     return WalkPipelineFrom(pipe, fused->accumulate_stage + 1, KernelCompiler::Stream{fused->out_layout, fused->acc_type},
                             compiler);
   }

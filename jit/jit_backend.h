@@ -39,6 +39,12 @@ struct JitOptions {
   // stage by stage, so that every fetch walks its recorded Fetch Sequencer configuration: agreement
   // with the interpreter then checks that derivation too (the tests do both).
   bool direct_pipelines = true;
+  // The fused contraction's first tree level as an FMA where a scan finds every product exact
+  // (exact_products.h): the same bits. Off by default because it measured no faster on an AMD
+  // Zen 4 host (its multiplies and adds use separate pipes, and the multiplies are the bound),
+  // while the scan costs a pass over the operands; on a CPU whose adds share the FMA ports it
+  // removes a third of the first level's instructions.
+  bool fma_first_level = false;
 };
 
 class JitBackend : public Backend {
@@ -60,8 +66,8 @@ class JitBackend : public Backend {
   std::string target() const { return kernels_->compiler().target(); }
 
  private:
-  JitBackend(std::unique_ptr<KernelCache> kernels, bool direct_pipelines)
-      : kernels_(std::move(kernels)), direct_pipelines_(direct_pipelines) {}
+  JitBackend(std::unique_ptr<KernelCache> kernels, bool direct_pipelines, bool fma_first_level)
+      : kernels_(std::move(kernels)), direct_pipelines_(direct_pipelines), fma_first_level_(fma_first_level) {}
   absl::Status PrepareOp(const Op& op);
   // The op's fused plan, or nullptr when it runs stage by stage (planned once per configuration).
   absl::StatusOr<const FusedContraction*> FusedPlanFor(const PipelineOp& op);
@@ -76,6 +82,7 @@ class JitBackend : public Backend {
 
   std::unique_ptr<KernelCache> kernels_;
   bool direct_pipelines_;
+  bool fma_first_level_;
   std::variant<DirectPipeline, std::string> direct_plan_ = std::string();
   absl::flat_hash_set<uint64_t> prepared_;
   PaddingCache padded_;

@@ -399,7 +399,9 @@ TEST(JitContraction, FusedFirstLevelOnlyWhereProductsAreExact) {
   HostTensor x = *HostTensor::Random(DType::kBF16, s.m("A, B"), 31);
   HostTensor w = *HostTensor::Random(DType::kBF16, s.m("C, B"), 32);
   interp::Interpreter interpreter;
-  std::unique_ptr<JitBackend> jit = NewJit();
+  absl::StatusOr<std::unique_ptr<JitBackend>> created = JitBackend::Create({.threads = 2, .fma_first_level = true});
+  ASSERT_TRUE(created.ok()) << created.status();
+  std::unique_ptr<JitBackend> jit = *std::move(created);
   EXPECT_EQ(run(*jit, x, w), run(interpreter, x, w));
   EXPECT_EQ(jit->stats().fused_pipelines, 1);
   EXPECT_EQ(jit->stats().fma_pipelines, 1);
