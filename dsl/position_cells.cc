@@ -2,6 +2,8 @@
 // combinations, charging every step to a work budget.
 #include "dsl/position_cells.h"
 
+#include <optional>
+
 #include <algorithm>
 
 #include "absl/cleanup/cleanup.h"
@@ -68,9 +70,23 @@ class CodeAccumulator {
   size_t unique_size_ = 0;
 };
 
+// The codec of a mapping's axes, kept per thread for the last axes asked for: moves evaluate every
+// position of one mapping in turn, and building a codec costs more than evaluating a position. A
+// codec that interns coordinate lists (too wide to pack) grows with use and is built afresh.
+CellCodec& CodecFor(const Mapping& root) {
+  thread_local std::vector<Axis> axes;
+  thread_local std::optional<CellCodec> codec;
+  std::vector<Axis> symbols = root.symbols();
+  if (!codec || !codec->packed() || symbols != axes) {
+    codec.emplace(symbols);
+    axes = std::move(symbols);
+  }
+  return *codec;
+}
+
 class Evaluator {
  public:
-  Evaluator(const Mapping& root, WorkBudget& budget) : codec_(root.symbols()), budget_(budget) {
+  Evaluator(const Mapping& root, WorkBudget& budget) : codec_(CodecFor(root)), budget_(budget) {
     constexpr int kMaxBitmapBits = 20;  // a 1 MB bitmap
     if (codec_.code_bits() <= kMaxBitmapBits) bitmap_size_ = size_t{1} << codec_.code_bits();
   }
@@ -98,7 +114,7 @@ class Evaluator {
     held_here -= n;
   }
 
-  CellCodec codec_;
+  CellCodec& codec_;  // CodecFor's: valid while this evaluation runs
   WorkBudget& budget_;
   std::vector<uint8_t> seen_;  // CodeAccumulator's bitmap, allocated when a set first grows large
   size_t bitmap_size_ = 0;     // 0: the codes are too wide for a bitmap
