@@ -26,7 +26,7 @@ constexpr int64_t kMaxPrograms = 100'000'000;
 // Seeds stay below 2^63 so that the seeds a run draws (at most kMaxPrograms after the first) never
 // wrap around.
 constexpr uint64_t kMaxSeed = uint64_t{1} << 63;
-constexpr double kMaxSeconds = 1e7;  // about four months
+constexpr int64_t kMaxSeconds = 10'000'000;  // about four months
 
 absl::StatusOr<std::vector<std::string>> ParseFeatures(const std::string& text) {
   std::vector<std::string> names;
@@ -46,7 +46,7 @@ absl::Status CheckOptions(const FuzzDiffOptions& options) {
     return absl::InvalidArgumentError(absl::StrCat("--seed must be at most ", kMaxSeed, ", got ", options.seed));
   }
   // (Written so that NaN fails too.)
-  if (!(options.seconds >= 0 && options.seconds <= kMaxSeconds)) {
+  if (!(options.seconds >= 0 && options.seconds <= static_cast<double>(kMaxSeconds))) {
     return absl::InvalidArgumentError(
         absl::StrCat("--time must be between 0 (no limit) and ", kMaxSeconds, " seconds, got ", options.seconds));
   }
@@ -210,7 +210,8 @@ std::string FuzzSummary::CoverageTable() const {
 }
 
 absl::StatusOr<FuzzSummary> FuzzPrograms(const FuzzDiffOptions& options, Backend& candidate,
-                                         const std::function<void(const FuzzSummary&)>& progress) {
+                                         const std::function<void(const FuzzSummary&)>& progress,
+                                         const ProgramDrawer& drawer) {
   RETURN_IF_ERROR(CheckOptions(options));
   ASSIGN_OR_RETURN(std::vector<std::string> require, ParseFeatures(options.features));
   const samples::DrawOptions draw{require};
@@ -230,7 +231,7 @@ absl::StatusOr<FuzzSummary> FuzzPrograms(const FuzzDiffOptions& options, Backend
       break;
     }
     const uint64_t seed = options.seed + static_cast<uint64_t>(i);
-    samples::RandomProgram program = samples::DrawRandomProgram(seed, draw);
+    samples::RandomProgram program = drawer ? drawer(seed, draw) : samples::DrawRandomProgram(seed, draw);
     const FuzzVerdict verdict = FuzzOne(program, require, candidate);
     summary.last_seed = seed;
     const int64_t before = summary.programs;

@@ -90,11 +90,15 @@ struct FuzzSummary {
   std::string CoverageTable() const;
 };
 
+// Draws a seed's program; samples::DrawRandomProgram unless a test stands in for it.
+using ProgramDrawer = std::function<samples::RandomProgram(uint64_t seed, const samples::DrawOptions&)>;
+
 // Draws options.programs seeds from options.seed on (or fewer: options.seconds), each exactly once,
 // and runs every program the tracer accepts. `progress` is called after each program that ran.
 // Errors: bad options (unknown feature, a count, seed or time out of range).
 absl::StatusOr<FuzzSummary> FuzzPrograms(const FuzzDiffOptions& options, Backend& candidate,
-                                         const std::function<void(const FuzzSummary&)>& progress = {});
+                                         const std::function<void(const FuzzSummary&)>& progress = {},
+                                         const ProgramDrawer& drawer = {});
 
 // The report after the run: every difference and error with its reproducer and program, the
 // rejected draws and Unimplemented skips grouped by message (each with its first seed), the
