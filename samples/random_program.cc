@@ -691,9 +691,25 @@ ProgramCalls Drawer::DrawContraction() {
   // single Row may reduce by max instead.
   int64_t surviving = 1;
   if (kt > 0 && Coin(0.3)) surviving = Pick<int64_t>({2, 4, 8, 16, 32});
+  const bool max = n == 1 && Coin(0.4);
+  AccumulationKind kind = Coin(0.6) ? AccumulationKind::kInterleaved : AccumulationKind::kSequential;
+  // The accumulator buffer (manual, "Reducer"): 1024 slots hold the retained Time positions inner
+  // to the outermost reduced axis (M and the N tiles when K's steps are outermost, the N tiles
+  // when they sit inside M), times the contracted packet (Interleaved: at most 128 of them) or
+  // times the Rows, 32 slots each (Sequential). A kind that does not fit gives way to the other;
+  // when neither does, fewer columns survive the contraction.
+  const int64_t inner = kt < 2 ? 1 : (outer_reduce ? m : 1) * (tiles ? tiles->size : 1);
+  auto fits = [&](AccumulationKind k) {
+    return k == AccumulationKind::kInterleaved ? inner * surviving <= 128 : rows.size * inner * 32 <= 1024;
+  };
+  if (!fits(kind)) kind = kind == AccumulationKind::kInterleaved ? AccumulationKind::kSequential : AccumulationKind::kInterleaved;
+  if (!fits(kind)) {
+    kind = AccumulationKind::kInterleaved;
+    while (!fits(kind) && surviving > 1) surviving /= 2;
+  }
   const Term survivors = surviving == 1 ? Term{"1", 1} : Div(mac_packet, mac / surviving);
   StageCall contract = Call(StreamCall::kContract, "", survivors.text);
-  if (n == 1 && Coin(0.4)) contract.op = ReduceOp::kMax;
+  if (max) contract.op = ReduceOp::kMax;
   pipe.stages.push_back(contract);
 
   // Accumulate: the K steps in Time reduced; Interleaved appends the survivors to Time and emits
@@ -703,7 +719,7 @@ ProgramCalls Drawer::DrawContraction() {
     if (t.text != Div(kterm, mac).text || kt < 2) kept.push_back(t);
   }
   StageCall acc = Call(StreamCall::kAccumulate);
-  acc.kind = Coin(0.6) ? AccumulationKind::kInterleaved : AccumulationKind::kSequential;
+  acc.kind = kind;
   layout.type = AccumulatorType(type);
   layout.time = kept;
   layout.columns.reset();

@@ -18,23 +18,30 @@ namespace {
 using ::testing::Contains;
 using ::testing::Not;
 
+// Tracing only (no backend runs): cheap enough to check many seeds, each draw must trace.
+constexpr int kSeeds = 2000;
+
 std::set<CoverageKey> AsSet(const std::vector<CoverageKey>& kinds) { return {kinds.begin(), kinds.end()}; }
 
 TEST(ProgramCoverage, EveryDrawCallsForExactlyWhatItsTracedProgramExercises) {
   const std::set<CoverageKey> claimed = AsSet(DrawnKinds({}));
   int traced = 0;
-  for (uint64_t seed = 1; seed <= 120; ++seed) {
+  for (uint64_t seed = 1; seed <= kSeeds; ++seed) {
     RandomProgram program = DrawRandomProgram(seed);
     TraceBackend tracer;
     absl::StatusOr<SampleRun> run = program.sample.Run(tracer);
-    ASSERT_TRUE(run.ok()) << "seed " << seed << ": " << run.status() << "\n" << program.description;
+    if (!run.ok()) {
+      ADD_FAILURE() << "seed " << seed << ": the tracer rejects the draw: " << run.status() << "\n"
+                    << program.description;
+      continue;
+    }
     ++traced;
     EXPECT_EQ(AsSet(program.drawn), AsSet(ProgramCoverage(run->program))) << program.description;
     for (const CoverageKey& k : program.drawn) {
       EXPECT_TRUE(claimed.count(k)) << "seed " << seed << " draws `" << k.ToString() << "`, which DrawnKinds omits";
     }
   }
-  EXPECT_EQ(traced, 120);
+  EXPECT_EQ(traced, kSeeds);
 }
 
 TEST(ProgramCoverage, ZeroPointContractionsAreClaimedOnlyWhenRequested) {

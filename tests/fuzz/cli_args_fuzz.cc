@@ -9,8 +9,10 @@
 // program count below one): a real kernel run or JIT compile would take seconds per input.
 // Inputs that reach known, already reported resource exhaustion of mapping work (issue 15 item
 // 4: linear combinations, --def chains, --enumerate) are skipped unless VISA_FUZZ_KNOWN=1.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <ostream>
