@@ -22,12 +22,14 @@ for target in "${targets[@]}"; do
   seeds=tests/fuzz/corpus/"$name"
   [ -d "$seeds" ] || seeds=tests/fuzz/corpus
   mkdir -p build-fuzz/corpus/"$name"
+  dict=()
+  [ -f tests/fuzz/"$name".dict ] && dict=(-dict=tests/fuzz/"$name".dict)
   stamp=$(mktemp)
   echo "== $target: ${seconds}s"
   # -fork=1 -ignore_crashes=1 keeps fuzzing after a finding, so one run reports them all.
   build-fuzz/tests/"$target" build-fuzz/corpus/"$name" "$seeds" -max_total_time="$seconds" -timeout=10 \
     -rss_limit_mb=2048 -max_len=512 -print_final_stats=1 -fork=1 -ignore_crashes=1 -ignore_timeouts=1 \
-    -ignore_ooms=1 -artifact_prefix=build-fuzz/artifacts/"$name"- || status=1
+    -ignore_ooms=1 -artifact_prefix=build-fuzz/artifacts/"$name"- "${dict[@]}" || status=1
   found=$(find build-fuzz/artifacts -name "$name-*" -newer "$stamp" | wc -l)
   rm -f "$stamp"
   echo "== $target: $found new artifact(s) in build-fuzz/artifacts"

@@ -22,6 +22,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "dsl/mapping_parser.h"
 #include "interp/interpreter.h"
 #include "runtime/device.h"
 #include "runtime/host_tensor.h"
