@@ -272,7 +272,18 @@ int FuzzDiffCommand(const FuzzDiffOptions& options, std::ostream& out, std::ostr
   const auto start = std::chrono::steady_clock::now();
   // A progress line every tenth of the draws (or of the time), at most one a second.
   const int64_t step = std::max<int64_t>(1, std::min<int64_t>(options.programs, 100'000) / 10);
+  size_t seen_differences = 0, seen_errors = 0;
+  auto announce = [&](const char* what, const std::vector<FuzzFinding>& findings, size_t& seen) {
+    for (; seen < findings.size(); ++seen) {
+      const FuzzFinding& f = findings[seen];
+      out << what << " seed " << f.seed << " (" << f.reproducer << "): " << f.message << "\n";
+    }
+  };
   auto progress = [&](const FuzzSummary& s) {
+    // A long run names each finding as it happens; the full report follows at the end.
+    announce("found: DIFFERENT", s.differences, seen_differences);
+    announce("found: ERROR", s.errors, seen_errors);
+    out.flush();
     if (s.draws % step != 0 || s.draws == options.programs) return;
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     out << absl::StrFormat("progress: %d/%d draws, seeds %d-%d, %d ran, %d different, %d errors, %d rejected, %.1f s\n",
