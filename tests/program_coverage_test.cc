@@ -44,6 +44,17 @@ TEST(ProgramCoverage, EveryDrawCallsForExactlyWhatItsTracedProgramExercises) {
   EXPECT_EQ(traced, kSeeds);
 }
 
+// Draws the 10,000-program run found rejected (an output past the end of the DM after a padded
+// transpose), beyond the seeds the test above traces.
+TEST(ProgramCoverage, DrawsOnceRejectedNowTrace) {
+  for (uint64_t seed : {5241, 8150}) {
+    RandomProgram program = DrawRandomProgram(seed);
+    TraceBackend tracer;
+    absl::StatusOr<SampleRun> run = program.sample.Run(tracer);
+    EXPECT_TRUE(run.ok()) << "seed " << seed << ": " << run.status() << "\n" << program.description;
+  }
+}
+
 TEST(ProgramCoverage, ZeroPointContractionsAreClaimedOnlyWhenRequested) {
   const std::vector<CoverageKey> by_default = DrawnKinds({});
   EXPECT_THAT(by_default, Not(Contains(CoverageKey{"contraction", "i9"})));
