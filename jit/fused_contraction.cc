@@ -5,6 +5,7 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "dsl/equivalence.h"
 #include "jit/exact_products.h"
 #include "dsl/status_macros.h"
@@ -168,7 +169,11 @@ std::string PipelineKey(const PipelineOp& op) {
   std::string key;
   for (const Stage& stage : op.stages) absl::StrAppend(&key, DescribeStage(stage), "\n");
   for (const Stage& stage : op.stages) {
-    if (const auto* fetch = std::get_if<FetchStage>(&stage)) absl::StrAppend(&key, MappingKey(fetch->out.Full()), "\n");
+    if (const auto* fetch = std::get_if<FetchStage>(&stage)) {
+      absl::StrAppend(&key, MappingKey(fetch->out.Full()), "\n");
+      // The stage's description gives a table's size only; the plan's kernel holds its entries.
+      if (!fetch->adapter.table.empty()) absl::StrAppend(&key, "table ", absl::StrJoin(fetch->adapter.table, ","), "\n");
+    }
     if (const auto* align = std::get_if<AlignStage>(&stage)) absl::StrAppend(&key, MappingKey(align->out.Full()), "\n");
   }
   if (op.weights && op.weights->handle) absl::StrAppend(&key, MappingKey(op.weights->handle->full_mapping()));

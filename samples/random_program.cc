@@ -23,10 +23,13 @@ namespace {
 
 // DM and HBM addresses of the program's tensors (every slice has 512 KiB of DM).
 constexpr int64_t kRelayoutAddress = 0x20000;  // the input moved to another Element
+constexpr int64_t kSpmAddress = 0x1000;        // the output copied to SPM
 constexpr int64_t kWeightsDmAddress = 0x30000;
 constexpr int64_t kTwinAddress = 0x40000;  // the second tensor of an interleaved fetch
-constexpr int64_t kCommitAddress = 0x60000;
+constexpr int64_t kCommitAddress = 0x60000;  // outputs up to 64 KiB, below the SPM
+constexpr int64_t kLargeCommitAddress = 0x50000;  // larger ones (over the SPM, which they then leave alone)
 constexpr int64_t kWeightsHbmAddress = int64_t{1} << 28;
+constexpr int64_t kRelayoutHbmAddress = int64_t{1} << 29;
 constexpr int64_t kOutputHbmAddress = int64_t{1} << 30;
 constexpr uint64_t kInputSeed = 42, kWeightsSeed = 43, kBackgroundSeed = 44;
 
@@ -102,6 +105,7 @@ struct PipelineCall {
   std::string row, element;         // to_trf's Row; the Element written
   TrfAddress trf_address = TrfAddress::kFull;
   std::optional<int> bitmap_slice;  // commit into slices {0, this, 3} only
+  int64_t commit_address = kCommitAddress;
 };
 
 // A random host tensor placed in DM through HBM.
@@ -118,8 +122,10 @@ struct ProgramCalls {
   std::optional<DmInput> weights;            // contraction: the TRF operand, loaded by weights_load
   std::optional<PipelineCall> weights_load;  // sub context, ends in to_trf
   std::optional<std::string> relayout;       // DMA before: the input moved to this DM Element
+  std::optional<std::string> hbm_relayout;   // DMA before: the input's HBM copy moved to this Element
   PipelineCall main;
   std::optional<std::string> to_hbm;  // DMA after: the output moved to HBM with this Element
+  std::optional<std::string> to_spm;  // DMA after: the output copied to SPM with this Element
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -144,6 +150,13 @@ struct Layout {
     return Join(terms);
   }
 };
+
+// Positions of the Element a layout commits (Time and the padded packet).
+int64_t ElementSize(const Layout& layout) {
+  int64_t size = layout.packet;
+  for (const Term& t : layout.time) size *= t.size;
+  return size;
+}
 
 // The Transpose Engine's table row for `type`; nullopt for a type it does not take.
 std::optional<TransposeLimits> TransposeRow(DType type) {
@@ -428,9 +441,22 @@ void Drawer::DrawTail(ProgramCalls& p, PipelineCall& pipe, Layout& layout, std::
     pipe.stages.push_back(Cast(layout, *cast_to));
   }
   if (transpose) {
-    if (std::optional<StageCall> t = Transpose(layout)) pipe.stages.push_back(*t);
+    // A transpose pads every row to the engine's output alignment: behind a switch that moved
+    // slice digits into Time, that can outgrow the DM left above the output's address (seeds 5241,
+    // 8150 of the 10,000-program run); such a stream is committed as it is.
+    const Layout before = layout;
+    std::optional<StageCall> t = Transpose(layout);
+    if (t && StorageBytes(layout.type, ElementSize(layout)) <= kDmBytesPerSlice - kLargeCommitAddress) {
+      pipe.stages.push_back(*t);
+    } else {
+      layout = before;
+    }
   }
   pipe.element = layout.Element();
+  // Behind a switch that moved slice digits into Time the output can outgrow the 64 KiB between
+  // the commit address and the SPM (seed 5241 of the 10,000-program run): it goes lower then.
+  const int64_t output_bytes = StorageBytes(layout.type, ElementSize(layout));
+  if (output_bytes > kSpmOffsetInDm - kCommitAddress) pipe.commit_address = kLargeCommitAddress;
   if (pipe.sub) {
     pipe.finish = (layout.type == DType::kI32 || layout.type == DType::kF32) ? Finish::kToVrf : Finish::kToTrf;
     pipe.row = "1";
@@ -439,7 +465,15 @@ void Drawer::DrawTail(ProgramCalls& p, PipelineCall& pipe, Layout& layout, std::
   const bool bitmap = Wants("bitmap", 0.15);
   const int bitmap_slice = static_cast<int>(rng_() % 256);
   if (bitmap) pipe.bitmap_slice = bitmap_slice;
-  if (Wants("dma", 0.3) && layout.slice_holds_s) p.to_hbm = absl::StrCat("S, ", pipe.element);
+  if (Wants("dma", 0.3) && layout.slice_holds_s) {
+    // SPM is 64 KiB a slice: larger outputs go to HBM.
+    const bool fits_spm = output_bytes <= kSpmBytesPerSlice / 2 && pipe.commit_address == kCommitAddress;
+    if (Coin(0.4) && fits_spm) {
+      p.to_spm = pipe.element;
+    } else {
+      p.to_hbm = absl::StrCat("S, ", pipe.element);
+    }
+  }
 }
 
 // ----- The movement chain.
@@ -452,8 +486,15 @@ ProgramCalls Drawer::DrawMovement() {
   const bool time_swap = Coin(0.3);
   const bool split_time = Coin(0.2);
   const bool dma_before = Wants("dma", 0.3);
-  const DType in = Pick({DType::kI8, DType::kI8, DType::kI4, DType::kI16, DType::kI32, DType::kBF16, DType::kF16,
-                         DType::kF32, DType::kF8E4M3, DType::kF8E5M2});
+  DType in = Pick({DType::kI8, DType::kI8, DType::kI4, DType::kI16, DType::kI32, DType::kBF16, DType::kF16,
+                   DType::kF32, DType::kF8E4M3, DType::kF8E5M2});
+  // A required adapter picks a type that offers it (zero points: the integers; tables: 8 bits
+  // or less), so that a --features run draws what it asks for instead of filtering it out.
+  if (Required("zero_point") && in != DType::kI8 && in != DType::kI4) in = Pick({DType::kI8, DType::kI4});
+  if (Required("zero_point") && sub) in = DType::kI8;
+  if (Required("table") && !Required("zero_point") && Bits(in) > 8) {
+    in = Pick({DType::kI8, DType::kI4, DType::kF8E4M3, DType::kF8E5M2});
+  }
 
   // The fetch: a conversion or an adapter stage the Fetch Adapter offers for `in` (its table
   // keeps the type and is main-context only; zero points widen to i32 here, the staging types
@@ -467,8 +508,11 @@ ProgramCalls Drawer::DrawMovement() {
   switch (in) {
     case DType::kI8:
     case DType::kI4:
-      options.push_back({FetchKind::kPlain, DType::kI32});
-      options.push_back({FetchKind::kZeroPoint, DType::kI32});
+      // (Not i4 to i32 in the sub context: 16 i4 elements, its 8-byte DM read, widen past a flit.)
+      if (!(sub && in == DType::kI4)) {
+        options.push_back({FetchKind::kPlain, DType::kI32});
+        options.push_back({FetchKind::kZeroPoint, DType::kI32});
+      }
       if (!sub) options.push_back({FetchKind::kTable, in});
       break;
     case DType::kI16: options.push_back({FetchKind::kPlain, DType::kI32}); break;
@@ -501,6 +545,13 @@ ProgramCalls Drawer::DrawMovement() {
   // engine's table, C either inside one packet or split over 2 or 4 packets per column.
   int64_t a = Pick<int64_t>({1, 2, 3, 4}), b = Pick<int64_t>({1, 2, 5, 8});
   int64_t c = Pick<int64_t>({2, 3, 4, 8, 16, 32, 64});
+  if (sub) {
+    // A register file holds 8 KiB a slice (VRF, TRF row): Time (up to 2 x 2 x 2, times 32 when a
+    // switch moves slice digits into it) times one 32-byte flit stays within that.
+    a = std::min<int64_t>(a, 2);
+    b = std::min<int64_t>(b, 2);
+    c = std::min<int64_t>(c, 8);
+  }
   int64_t columns_split = 0;  // C / e packets per column, each packet C % e
   std::optional<TransposeLimits> shape = TransposeRow(final_type);
   if (want_transpose && shape) {
@@ -522,7 +573,13 @@ ProgramCalls Drawer::DrawMovement() {
   const int64_t cpad = c + Pick<int64_t>({0, 0, 1, 3, 8});
   const Term column{"C", c};
   p.input = {in, SliceText(slices), Join({outer[0], outer[1], Pad(column, cpad)}), kInputSeed, 0, 0};
-  if (dma_before) p.relayout = Join({outer[1], outer[0], column});
+  if (dma_before) {
+    if (Coin(0.5)) {
+      p.relayout = Join({outer[1], outer[0], column});
+    } else {  // the slice axis moved between the others in HBM; the packet stays C # cpad
+      p.hbm_relayout = Join({outer[1], {"S", slices}, outer[0], Pad(column, cpad)});
+    }
+  }
 
   Layout layout;
   layout.type = fetch.out;
@@ -546,8 +603,10 @@ ProgramCalls Drawer::DrawMovement() {
     layout.columns = column;
   } else {
     // The packet: C padded to whole 8-byte units of the fetched type, sometimes twice that when
-    // it stays within a flit (a flit of nothing but padding cannot be committed).
-    const int64_t unit = 64 / WireBits(fetch.out);
+    // it stays within a flit (a flit of nothing but padding cannot be committed). The sub
+    // context reads DM 8 bytes at a time: there the packet is whole 8-byte units of the DM type
+    // as well.
+    const int64_t unit = sub ? std::max(64 / WireBits(fetch.out), 64 / WireBits(in)) : 64 / WireBits(fetch.out);
     layout.live = column;
     layout.packet = (c + unit - 1) / unit * unit;
     if (Coin(0.3) && 2 * layout.packet <= FlitElements(fetch.out)) layout.packet *= 2;
@@ -577,13 +636,11 @@ ProgramCalls Drawer::DrawContraction() {
       {DType::kF8E5M2, DType::kF8E5M2, FetchKind::kPlain}, {DType::kI8, DType::kI8, FetchKind::kPlain},
       {DType::kI4, DType::kI4, FetchKind::kPlain},         {DType::kF8E4M3, DType::kF8E4M3, FetchKind::kTable},
       {DType::kI8, DType::kI8, FetchKind::kTable}};
-  // Zero-point contractions (i5 / i9 streams) are drawn only on request: the tracer accepts them
-  // but neither backend runs them yet (their stream staging refuses the staging types), so by
-  // default they would only fill the report with one known failure.
+  // Zero-point contractions (i5 / i9 staging streams), one contraction in eight unless required.
   const std::vector<Operand> zero_point = {{DType::kI8, DType::kI9, FetchKind::kZeroPoint},
                                            {DType::kI4, DType::kI5, FetchKind::kZeroPoint}};
   Operand operand = PickFrom(operands);
-  if (Required("zero_point")) operand = PickFrom(zero_point);
+  if (Wants("zero_point", 0.125)) operand = PickFrom(zero_point);
   if (Required("table") && operand.kind != FetchKind::kTable) operand = operands[5];
   const DType type = operand.engine;
   const int64_t flit = FlitElements(type), mac = 2 * flit;  // elements in 32 and 64 bytes
@@ -648,9 +705,25 @@ ProgramCalls Drawer::DrawContraction() {
   // single Row may reduce by max instead.
   int64_t surviving = 1;
   if (kt > 0 && Coin(0.3)) surviving = Pick<int64_t>({2, 4, 8, 16, 32});
+  const bool max = n == 1 && Coin(0.4);
+  AccumulationKind kind = Coin(0.6) ? AccumulationKind::kInterleaved : AccumulationKind::kSequential;
+  // The accumulator buffer (manual, "Reducer"): 1024 slots hold the retained Time positions inner
+  // to the outermost reduced axis (M and the N tiles when K's steps are outermost, the N tiles
+  // when they sit inside M), times the contracted packet (Interleaved: at most 128 of them) or
+  // times the Rows, 32 slots each (Sequential). A kind that does not fit gives way to the other;
+  // when neither does, fewer columns survive the contraction.
+  const int64_t inner = kt < 2 ? 1 : (outer_reduce ? m : 1) * (tiles ? tiles->size : 1);
+  auto fits = [&](AccumulationKind k) {
+    return k == AccumulationKind::kInterleaved ? inner * surviving <= 128 : rows.size * inner * 32 <= 1024;
+  };
+  if (!fits(kind)) kind = kind == AccumulationKind::kInterleaved ? AccumulationKind::kSequential : AccumulationKind::kInterleaved;
+  if (!fits(kind)) {
+    kind = AccumulationKind::kInterleaved;
+    while (!fits(kind) && surviving > 1) surviving /= 2;
+  }
   const Term survivors = surviving == 1 ? Term{"1", 1} : Div(mac_packet, mac / surviving);
   StageCall contract = Call(StreamCall::kContract, "", survivors.text);
-  if (n == 1 && Coin(0.4)) contract.op = ReduceOp::kMax;
+  if (max) contract.op = ReduceOp::kMax;
   pipe.stages.push_back(contract);
 
   // Accumulate: the K steps in Time reduced; Interleaved appends the survivors to Time and emits
@@ -660,7 +733,7 @@ ProgramCalls Drawer::DrawContraction() {
     if (t.text != Div(kterm, mac).text || kt < 2) kept.push_back(t);
   }
   StageCall acc = Call(StreamCall::kAccumulate);
-  acc.kind = Coin(0.6) ? AccumulationKind::kInterleaved : AccumulationKind::kSequential;
+  acc.kind = kind;
   layout.type = AccumulatorType(type);
   layout.time = kept;
   layout.columns.reset();
@@ -722,7 +795,7 @@ std::string PipelineText(const PipelineCall& p, const std::string& input) {
   for (const StageCall& s : p.stages) absl::StrAppend(&text, "\n    .", StageText(s));
   switch (p.finish) {
     case Finish::kCommit:
-      absl::StrAppendFormat(&text, "\n    .commit([%s], 0x%x%s)", p.element, kCommitAddress,
+      absl::StrAppendFormat(&text, "\n    .commit([%s], 0x%x%s)", p.element, p.commit_address,
                             p.bitmap_slice ? absl::StrFormat(", slices {0, %d, 3}", *p.bitmap_slice) : "");
       break;
     case Finish::kToTrf:
@@ -740,19 +813,93 @@ std::string Describe(uint64_t seed, const ProgramCalls& p) {
     absl::StrAppendFormat(&text, "\n  weights: %s [%s] [%s]\n  %s", Name(p.weights->dtype), p.weights->slice,
                           p.weights->element, PipelineText(*p.weights_load, "weights"));
   }
+  if (p.hbm_relayout) {
+    absl::StrAppendFormat(&text, "\n  (input placed through HBM as [%s], then to_dm)", *p.hbm_relayout);
+  }
   if (p.relayout) absl::StrAppendFormat(&text, "\n  x = input.to_dm([%s] [%s])", p.input.slice, *p.relayout);
   absl::StrAppend(&text, "\n  ", PipelineText(p.main, p.relayout ? "x" : "input"));
   if (p.to_hbm) absl::StrAppendFormat(&text, "\n  output.to_hbm([%s])", *p.to_hbm);
+  if (p.to_spm) absl::StrAppendFormat(&text, "\n  output.to_spm(0x%x, [%s])", kSpmAddress, *p.to_spm);
   return text;
+}
+
+// ---------------------------------------------------------------------------------------------
+// What a draw calls for, named as ProgramCoverage names what ran.
+
+const char* AdapterName(FetchKind kind, bool interleave) {
+  switch (kind) {
+    case FetchKind::kPlain: return "plain";
+    case FetchKind::kMasked: return "masked";
+    case FetchKind::kTable: return "table";
+    case FetchKind::kZeroPoint: return interleave ? "zero_points" : "zero_point";
+  }
+  return "plain";
+}
+
+void PipelineCoverage(const PipelineCall& call, DType dm_type, const char* context, std::set<CoverageKey>& out) {
+  out.insert({"context", context});
+  out.insert({"stage", call.interleave ? "begin_interleaved" : "begin"});
+  out.insert({"stage", "fetch"});
+  out.insert({"fetch", ConversionKind(dm_type, call.fetch.out)});
+  out.insert({"adapter", AdapterName(call.fetch.kind, call.interleave)});
+  DType type = call.fetch.out;  // the stream's type as the stages change it
+  for (const StageCall& s : call.stages) {
+    out.insert({"stage", s.call == StreamCall::kSwitch ? "switch" : StreamCallName(s.call)});
+    switch (s.call) {
+      case StreamCall::kSwitch: out.insert({"switch", SwitchKindName(s.config.kind)}); break;
+      case StreamCall::kAlign: out.insert({"contraction", Name(type)}); break;
+      case StreamCall::kContract: out.insert({"reduce", ReduceOpName(s.op)}); break;
+      case StreamCall::kAccumulate:
+        out.insert({"accumulate", AccumulationKindName(s.kind)});
+        type = AccumulatorType(type);
+        break;
+      case StreamCall::kCast:
+        out.insert({"cast", ConversionKind(type, s.type)});
+        type = s.type;
+        break;
+      case StreamCall::kTranspose: out.insert({"transpose", Name(type)}); break;
+      default: break;
+    }
+  }
+  switch (call.finish) {
+    case Finish::kCommit:
+      out.insert({"stage", "commit"});
+      out.insert({"commit", call.bitmap_slice ? "bitmap" : "all"});
+      break;
+    case Finish::kToTrf:
+      out.insert({"stage", "to_trf"});
+      out.insert({"load", absl::StrCat("trf:", TrfAddressName(call.trf_address))});
+      break;
+    case Finish::kToVrf:
+      out.insert({"stage", "to_vrf"});
+      out.insert({"load", "vrf"});
+      break;
+  }
+}
+
+std::vector<CoverageKey> DrawnCoverage(const ProgramCalls& p) {
+  std::set<CoverageKey> out = {{"dma", "host->HBM"}, {"dma", "HBM->DM"}};  // the inputs placed
+  if (p.hbm_relayout) out.insert({"dma", "HBM->HBM"});
+  if (p.relayout || p.main.interleave) out.insert({"dma", "DM->DM"});  // an interleaved fetch's twin is a copy
+  if (p.to_hbm) out.insert({"dma", "DM->HBM"});
+  if (p.to_spm) out.insert({"dma", "DM->SPM"});
+  if (p.weights && p.weights_load) PipelineCoverage(*p.weights_load, p.weights->dtype, "weights", out);
+  PipelineCoverage(p.main, p.input.dtype, p.main.sub ? "sub" : "main", out);
+  return std::vector<CoverageKey>(out.begin(), out.end());
 }
 
 // ---------------------------------------------------------------------------------------------
 // Running the drawn program through the Context API.
 
-absl::StatusOr<DmTensor> Place(Context& ctx, const MappingScope& m, const DmInput& in) {
+// `hbm_relayout`: the HBM copy moves to that Element (an HBM -> HBM DMA) before going to DM.
+absl::StatusOr<DmTensor> Place(Context& ctx, const MappingScope& m, const DmInput& in,
+                               const std::optional<std::string>& hbm_relayout = std::nullopt) {
   const Mapping slice = m.m(in.slice), element = m.m(in.element);
   ASSIGN_OR_RETURN(HostTensor host, HostTensor::Random(in.dtype, Pair({slice, element}), in.seed));
   ASSIGN_OR_RETURN(HbmTensor hbm, host.to_hbm(ctx.pdma, in.hbm_address, m.m("1"), host.mapping()));
+  if (hbm_relayout) {
+    ASSIGN_OR_RETURN(hbm, hbm.to_hbm(ctx.tdma, kRelayoutHbmAddress, m.m(*hbm_relayout)));
+  }
   return hbm.to_dm(ctx.tdma, in.dm_address, m.m("1 # 2"), slice, element);
 }
 
@@ -794,10 +941,10 @@ Stream Apply(Stream stream, const MappingScope& m, const StageCall& s, const std
 // A commit with a slice bitmap leaves the disabled slices' DM as it was, and the program reads the
 // whole tensor back: those bytes get data first (a host write, as an earlier kernel would leave
 // them), so no backend reads memory nothing wrote and the kept bytes are compared too.
-absl::Status WriteBackground(Context& ctx, const StreamShape& shape, const Mapping& element) {
+absl::Status WriteBackground(Context& ctx, const StreamShape& shape, const Mapping& element, int64_t address) {
   if (!ctx.executes()) return absl::OkStatus();  // tracing moves no byte
   ASSIGN_OR_RETURN(Placement placement, visa::Place(ctx.device(), shape.dtype, Tier::kDm,
-                                                    {shape.chip, shape.cluster, shape.slice, element}, kCommitAddress));
+                                                    {shape.chip, shape.cluster, shape.slice, element}, address));
   ASSIGN_OR_RETURN(HostTensor host, HostTensor::Random(shape.dtype, Pair(placement.levels), kBackgroundSeed));
   return WriteAs(host, ctx.device(), std::move(placement)).status();
 }
@@ -824,12 +971,12 @@ absl::StatusOr<DeviceTensor> RunPipeline(Context& ctx, const MappingScope& m, co
   }
   if (call.bitmap_slice) {
     RETURN_IF_ERROR(stream.status());
-    RETURN_IF_ERROR(WriteBackground(ctx, stream.shape(), element));
-    ASSIGN_OR_RETURN(DmTensor out, std::move(stream).commit(element, kCommitAddress,
+    RETURN_IF_ERROR(WriteBackground(ctx, stream.shape(), element, call.commit_address));
+    ASSIGN_OR_RETURN(DmTensor out, std::move(stream).commit(element, call.commit_address,
                                                             SliceBitmap::Only({0, *call.bitmap_slice, 3})));
     return DeviceTensor(out);
   }
-  ASSIGN_OR_RETURN(DmTensor out, std::move(stream).commit(element, kCommitAddress));
+  ASSIGN_OR_RETURN(DmTensor out, std::move(stream).commit(element, call.commit_address));
   return DeviceTensor(out);
 }
 
@@ -841,7 +988,7 @@ absl::StatusOr<SampleRun> RunCalls(const ProgramCalls& calls, Backend& backend, 
   // tensors of a size that is not a multiple of 8 bytes); allowed until they are restaged.
   device->set_dma_packet_rule(false);
   Context ctx(*device, backend);
-  ASSIGN_OR_RETURN(DmTensor input, Place(ctx, m, calls.input));
+  ASSIGN_OR_RETURN(DmTensor input, Place(ctx, m, calls.input, calls.hbm_relayout));
   std::optional<TrfTensor> trf;
   if (calls.weights && calls.weights_load) {
     ASSIGN_OR_RETURN(DmTensor weights, Place(ctx, m, *calls.weights));
@@ -856,6 +1003,10 @@ absl::StatusOr<SampleRun> RunCalls(const ProgramCalls& calls, Backend& backend, 
   ASSIGN_OR_RETURN(DeviceTensor out, RunPipeline(ctx, m, calls.main, source, trf));
   if (calls.to_hbm) {
     RETURN_IF_ERROR(DmTensor(out).to_hbm(ctx.tdma, kOutputHbmAddress, m.m(*calls.to_hbm)).status());
+  }
+  if (calls.to_spm) {
+    const DmTensor dm(out);
+    RETURN_IF_ERROR(dm.to_spm(ctx.tdma, kSpmAddress, dm.cluster(), dm.slice(), m.m(*calls.to_spm)).status());
   }
   SampleRun run;
   run.program = ctx.program();
@@ -912,11 +1063,58 @@ absl::Status CheckFeatureNames(const std::vector<std::string>& names) {
   return absl::OkStatus();
 }
 
+std::vector<CoverageKey> DrawnKinds(const DrawOptions& options) {
+  std::set<CoverageKey> kinds;
+  auto add = [&](const char* category, std::initializer_list<std::string> names) {
+    for (const std::string& name : names) kinds.insert({category, name});
+  };
+  add("stage", {"begin", "begin_interleaved", "fetch", "switch", "collect", "align", "contract", "accumulate", "cast",
+                "transpose", "commit", "to_trf", "to_vrf"});
+  add("context", {"main", "sub", "weights"});
+  // Every fetch the movement chain offers (the contraction's operands are among them).
+  const std::vector<DType> types = {DType::kI8,  DType::kI4,  DType::kI16,    DType::kI32,   DType::kBF16,
+                                    DType::kF16, DType::kF32, DType::kF8E4M3, DType::kF8E5M2};
+  for (DType t : types) kinds.insert({"fetch", ConversionKind(t, t)});
+  for (DType t : {DType::kI8, DType::kI4, DType::kI16}) kinds.insert({"fetch", ConversionKind(t, DType::kI32)});
+  for (DType t : {DType::kBF16, DType::kF16, DType::kF8E4M3, DType::kF8E5M2}) {
+    kinds.insert({"fetch", ConversionKind(t, DType::kF32)});
+  }
+  kinds.insert({"fetch", ConversionKind(DType::kF32, DType::kBF16)});
+  add("adapter", {"plain", "masked", "table", "zero_point", "zero_points"});
+  for (const SwitchConfig& c : {SwitchConfig::Transpose(2, 2), SwitchConfig::Broadcast1(2, 2),
+                                SwitchConfig::Broadcast01(2, 2, 1), SwitchConfig::TransposedBroadcast1(2, 2),
+                                SwitchConfig::InterTranspose(2, 2, 1), SwitchConfig::CustomBroadcast(16)}) {
+    kinds.insert({"switch", SwitchKindName(c.kind)});
+  }
+  for (DType t : {DType::kBF16, DType::kF8E4M3, DType::kF8E5M2, DType::kI8, DType::kI4}) {
+    kinds.insert({"contraction", Name(t)});
+  }
+  add("reduce", {"Add", "Max"});
+  add("accumulate", {"Interleaved", "Sequential"});
+  for (DType t : {DType::kI8, DType::kI16, DType::kI4}) kinds.insert({"cast", ConversionKind(DType::kI32, t)});
+  for (DType t : {DType::kBF16, DType::kF16, DType::kF8E4M3, DType::kF8E5M2}) {
+    kinds.insert({"cast", ConversionKind(DType::kF32, t)});
+  }
+  for (DType t : types) {
+    if (TransposeRow(t)) kinds.insert({"transpose", Name(t)});
+  }
+  add("load", {"trf:Full", "trf:FirstHalf", "trf:SecondHalf", "vrf"});
+  add("commit", {"all", "bitmap"});
+  add("dma", {"host->HBM", "HBM->DM", "HBM->HBM", "DM->DM", "DM->HBM", "DM->SPM"});
+  // Zero-point contractions: the staging types.
+  kinds.insert({"fetch", ConversionKind(DType::kI8, DType::kI9)});
+  kinds.insert({"fetch", ConversionKind(DType::kI4, DType::kI5)});
+  kinds.insert({"contraction", Name(DType::kI9)});
+  kinds.insert({"contraction", Name(DType::kI5)});
+  return std::vector<CoverageKey>(kinds.begin(), kinds.end());
+}
+
 RandomProgram DrawRandomProgram(uint64_t seed, const DrawOptions& options) {
   ProgramCalls calls = Drawer(seed, options).Draw();
   RandomProgram program;
   program.seed = seed;
   program.description = Describe(seed, calls);
+  program.drawn = DrawnCoverage(calls);
   Sample& s = program.sample;
   s.name = absl::StrCat("random-", seed);
   s.description = "a random program (samples/random_program.h)";

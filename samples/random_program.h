@@ -5,13 +5,15 @@
 // A draw is one of two chains over a random DM input (and, for a contraction, random TRF weights):
 //   movement:    fetch (plain, cast, table, zero point, masked; one tensor or two interleaved)
 //                -> [switch] -> collect -> [cast] -> [transpose] -> commit (maybe into some slices
-//                only) or to_trf / to_vrf, with DMA moves before and after
+//                only) or to_trf / to_vrf, with DMA moves before (DM -> DM, HBM -> HBM) and after
+//                (DM -> HBM, DM -> SPM)
 //   contraction: weights fetched by the sub context `to_trf`; fetch -> [switch] -> collect ->
 //                align -> contract -> accumulate -> [cast] -> [transpose] -> commit, in bf16, f8,
 //                i8 or i4 (with a lookup table or, on request, zero points)
 // Every choice is made from the seed before any mapping is built, so the description printed for
 // a seed is exactly the program that runs. Draws are valid by construction as far as the
-// generator knows the rules; the tracer is the judge, and a draw it rejects is simply not run.
+// generator knows the rules; the tracer is the judge, and a draw it rejects is a finding of the
+// generator (or of the tracer), counted and reported by the caller, never drawn again.
 // Random programs have no host reference: they are checked by comparing backends.
 #pragma once
 
@@ -21,6 +23,7 @@
 
 #include "absl/status/status.h"
 #include "runtime/program.h"
+#include "samples/program_coverage.h"
 #include "samples/sample.h"
 
 namespace visa::samples {
@@ -40,7 +43,13 @@ struct RandomProgram {
   uint64_t seed = 0;
   Sample sample;            // runs the program on a backend (sample.runner); no host reference
   std::string description;  // the drawn program, one engine call per line
+  std::vector<CoverageKey> drawn;  // what the draw calls for, named as ProgramCoverage names it
 };
+
+// The kinds the generator draws under `options` (the must-run set of a coverage check): a long
+// enough run must have run each of them on both backends, zero-point contractions (the staging
+// types i9 / i5) included.
+std::vector<CoverageKey> DrawnKinds(const DrawOptions& options);
 
 // The program seed `seed` draws; the same seed and options always give the same program.
 RandomProgram DrawRandomProgram(uint64_t seed, const DrawOptions& options = {});

@@ -23,12 +23,10 @@ namespace visa::cli {
 namespace {
 
 constexpr int64_t kMaxPrograms = 100'000'000;
-// Seeds stay below 2^63 so that the seeds a run draws (at most kMaxPrograms * kDrawsPerProgram
-// after the first) never wrap around.
+// Seeds stay below 2^63 so that the seeds a run draws (at most kMaxPrograms after the first) never
+// wrap around.
 constexpr uint64_t kMaxSeed = uint64_t{1} << 63;
-// Draws tried per program before giving up: far above the generator's rejection rate, so hitting
-// it means the options ask for something the generator rarely draws.
-constexpr int64_t kDrawsPerProgram = 50;
+constexpr int64_t kMaxSeconds = 10'000'000;  // about four months
 
 absl::StatusOr<std::vector<std::string>> ParseFeatures(const std::string& text) {
   std::vector<std::string> names;
@@ -46,6 +44,11 @@ absl::Status CheckOptions(const FuzzDiffOptions& options) {
   }
   if (options.seed > kMaxSeed) {
     return absl::InvalidArgumentError(absl::StrCat("--seed must be at most ", kMaxSeed, ", got ", options.seed));
+  }
+  // (Written so that NaN fails too.)
+  if (!(options.seconds >= 0 && options.seconds <= static_cast<double>(kMaxSeconds))) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--time must be between 0 (no limit) and ", kMaxSeconds, " seconds, got ", options.seconds));
   }
   if (options.threads < 0) {
     return absl::InvalidArgumentError(absl::StrCat("--threads must be 0 (the host's) or more, got ", options.threads));
@@ -78,11 +81,13 @@ std::string CountsText(const std::map<std::string, int64_t>& counts, bool detail
 void Record(FuzzSummary& summary, const samples::RandomProgram& program, const FuzzVerdict& verdict,
             const FuzzDiffOptions& options) {
   FuzzFinding finding{program.seed, verdict.message, Reproducer(program.seed, options.features), program.description};
+  ++summary.draws;
+  for (const samples::CoverageKey& k : program.drawn) ++summary.coverage[k].drawn;
   switch (verdict.kind) {
     case FuzzVerdict::kRejected:
       ++summary.rejected;
       ++summary.rejections[RejectionKey(verdict.message)];
-      if (options.show_rejected) summary.rejected_draws.push_back(finding);
+      summary.rejected_draws.push_back(finding);
       return;
     case FuzzVerdict::kFiltered: ++summary.filtered; return;
     case FuzzVerdict::kUnimplemented: summary.unimplemented.push_back(finding); break;
@@ -93,6 +98,7 @@ void Record(FuzzSummary& summary, const samples::RandomProgram& program, const F
   ++summary.programs;
   if (verdict.kind == FuzzVerdict::kIdentical || verdict.kind == FuzzVerdict::kDifferent) {
     for (const std::string& f : verdict.features) ++summary.features[f];
+    for (const samples::CoverageKey& k : verdict.coverage) ++summary.coverage[k].ran;
   }
 }
 
@@ -101,16 +107,16 @@ void PrintFinding(std::ostream& out, const char* what, const FuzzFinding& f) {
       << absl::StrReplaceAll(f.description, {{"\n", "\n  "}}) << "\n";
 }
 
-// Unimplemented findings grouped by message: how many, and the first seed of each.
-void PrintUnimplemented(std::ostream& out, const std::string& candidate, const std::vector<FuzzFinding>& findings) {
-  std::map<std::string, std::pair<int64_t, uint64_t>> by_message;
+// Findings grouped by message: how many, and the first seed of each with its reproducer.
+void PrintGrouped(std::ostream& out, const std::string& what, const std::vector<FuzzFinding>& findings) {
+  std::map<std::string, std::pair<int64_t, const FuzzFinding*>> by_message;
   for (const FuzzFinding& f : findings) {
-    auto [it, inserted] = by_message.try_emplace(f.message, 0, f.seed);
+    auto [it, inserted] = by_message.try_emplace(f.message, 0, &f);
     ++it->second.first;
   }
   for (const auto& [message, seen] : by_message) {
-    out << "skipped (" << candidate << " unimplemented) " << seen.first << " program(s), first seed " << seen.second << ": "
-        << message << "\n";
+    out << what << " " << seen.first << " program(s), first seed " << seen.second->seed << " ("
+        << seen.second->reproducer << "): " << message << "\n";
   }
 }
 
@@ -121,8 +127,9 @@ FuzzVerdict FuzzOne(const samples::RandomProgram& program, const std::vector<std
   FuzzVerdict verdict;
   TraceBackend tracer;  // records only: the rules are checked, nothing runs
   absl::StatusOr<samples::SampleRun> traced = program.sample.Run(tracer);
-  if (!traced.ok()) return {FuzzVerdict::kRejected, std::string(traced.status().message()), {}};
+  if (!traced.ok()) return {FuzzVerdict::kRejected, std::string(traced.status().message()), {}, {}};
   verdict.features = samples::ProgramFeatures(traced->program);
+  verdict.coverage = samples::ProgramCoverage(traced->program);
   if (!HasAll(verdict.features, require)) {
     verdict.kind = FuzzVerdict::kFiltered;
     return verdict;
@@ -153,23 +160,58 @@ FuzzVerdict FuzzOne(const samples::RandomProgram& program, const std::vector<std
   return verdict;
 }
 
-std::string FuzzSummary::SummaryLine() const {
-  std::string seeds = last_seed >= first_seed ? absl::StrCat(first_seed, "-", last_seed) : "none";
-  return absl::StrFormat(
-      "fuzz-diff: %d programs (seeds %s): %d identical, %d different, %d skipped (%s unimplemented), %d errors; "
-      "%d draws rejected by the tracer, %d filtered",
-      programs, seeds, identical, differences.size(), unimplemented.size(), candidate, errors.size(), rejected,
-      filtered);
+std::vector<samples::CoverageKey> FuzzSummary::MissingCoverage() const {
+  std::vector<samples::CoverageKey> missing;
+  for (const samples::CoverageKey& k : claimed) {
+    auto it = coverage.find(k);
+    if (it == coverage.end() || it->second.ran == 0) missing.push_back(k);
+  }
+  return missing;
 }
 
-std::string FuzzSummary::FeatureLines() const {
-  return absl::StrCat("features: ", CountsText(features, false), "\ndetails: ", CountsText(features, true));
+std::string FuzzSummary::SummaryLine() const {
+  std::string seeds = last_seed >= first_seed ? absl::StrCat(first_seed, "-", last_seed) : "none";
+  std::string line = absl::StrFormat(
+      "fuzz-diff: %d draws (seeds %s): %d programs ran: %d identical, %d different, %d skipped (%s unimplemented), "
+      "%d errors; %d rejected by the tracer, %d filtered",
+      draws, seeds, programs, identical, differences.size(), unimplemented.size(), candidate, errors.size(), rejected,
+      filtered);
+  if (stopped_by_time) absl::StrAppend(&line, "; stopped by --time");
+  return line;
 }
+
+std::string FuzzSummary::FeatureLines() const { return absl::StrCat("features: ", CountsText(features, false)); }
 
 std::string FuzzSummary::RejectionLine() const { return absl::StrCat("rejected: ", CountsText(rejections, false)); }
 
+std::string FuzzSummary::CoverageTable() const {
+  std::map<samples::CoverageKey, CoverageCount> rows = coverage;
+  for (const samples::CoverageKey& k : claimed) rows.try_emplace(k);
+  std::string table = "coverage (draws that called for a kind / programs that ran it on both backends; * = the "
+                      "generator claims to draw it):\n";
+  for (const auto& [key, count] : rows) {
+    const bool is_claimed = std::find(claimed.begin(), claimed.end(), key) != claimed.end();
+    absl::StrAppendFormat(&table, "  %-12s %-20s %8d %8d %s%s\n", key.category, key.kind, count.drawn, count.ran,
+                          is_claimed ? "*" : " ", is_claimed && count.ran == 0 ? " NEVER RAN" : "");
+  }
+  const std::vector<samples::CoverageKey> missing = MissingCoverage();
+  if (missing.empty()) {
+    absl::StrAppendFormat(&table, "coverage: all %d kinds the generator draws ran on both backends", claimed.size());
+  } else {
+    std::vector<std::string> names;
+    for (const samples::CoverageKey& k : missing) {
+      auto it = coverage.find(k);
+      names.push_back(absl::StrCat(k.ToString(), " (drawn ", it == coverage.end() ? 0 : it->second.drawn, ")"));
+    }
+    absl::StrAppendFormat(&table, "coverage: %d of %d kinds the generator draws never ran: %s", missing.size(),
+                          claimed.size(), absl::StrJoin(names, ", "));
+  }
+  return table;
+}
+
 absl::StatusOr<FuzzSummary> FuzzPrograms(const FuzzDiffOptions& options, Backend& candidate,
-                                         const std::function<void(const FuzzSummary&)>& progress) {
+                                         const std::function<void(const FuzzSummary&)>& progress,
+                                         const ProgramDrawer& drawer) {
   RETURN_IF_ERROR(CheckOptions(options));
   ASSIGN_OR_RETURN(std::vector<std::string> require, ParseFeatures(options.features));
   const samples::DrawOptions draw{require};
@@ -180,15 +222,16 @@ absl::StatusOr<FuzzSummary> FuzzPrograms(const FuzzDiffOptions& options, Backend
   summary.candidate = candidate.name();
   summary.first_seed = options.seed;
   summary.last_seed = options.seed - 1;
-  const int64_t max_draws = options.programs * kDrawsPerProgram;
-  for (int64_t draws = 0; summary.programs < options.programs; ++draws) {
-    if (draws == max_draws) {
-      return absl::ResourceExhaustedError(absl::StrFormat(
-          "only %d of %d programs ran in %d draws (%d rejected by the tracer, %d without the features `%s`)",
-          summary.programs, options.programs, draws, summary.rejected, summary.filtered, options.features));
+  summary.claimed = samples::DrawnKinds(draw);
+  const auto start = std::chrono::steady_clock::now();
+  for (int64_t i = 0; i < options.programs; ++i) {
+    if (options.seconds > 0 &&
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >= options.seconds) {
+      summary.stopped_by_time = true;
+      break;
     }
-    const uint64_t seed = options.seed + static_cast<uint64_t>(draws);
-    samples::RandomProgram program = samples::DrawRandomProgram(seed, draw);
+    const uint64_t seed = options.seed + static_cast<uint64_t>(i);
+    samples::RandomProgram program = drawer ? drawer(seed, draw) : samples::DrawRandomProgram(seed, draw);
     const FuzzVerdict verdict = FuzzOne(program, require, candidate);
     summary.last_seed = seed;
     const int64_t before = summary.programs;
@@ -198,12 +241,16 @@ absl::StatusOr<FuzzSummary> FuzzPrograms(const FuzzDiffOptions& options, Backend
   return summary;
 }
 
-void PrintFuzzReport(const FuzzSummary& summary, std::ostream& out) {
-  for (const FuzzFinding& f : summary.rejected_draws) PrintFinding(out, "REJECTED", f);
+void PrintFuzzReport(const FuzzSummary& summary, std::ostream& out, bool show_rejected) {
+  if (show_rejected) {
+    for (const FuzzFinding& f : summary.rejected_draws) PrintFinding(out, "REJECTED", f);
+  }
   for (const FuzzFinding& f : summary.differences) PrintFinding(out, "DIFFERENT", f);
   for (const FuzzFinding& f : summary.errors) PrintFinding(out, "ERROR", f);
-  PrintUnimplemented(out, summary.candidate, summary.unimplemented);
-  out << summary.SummaryLine() << "\n" << summary.FeatureLines() << "\n" << summary.RejectionLine() << "\n";
+  PrintGrouped(out, "rejected by the tracer:", summary.rejected_draws);
+  PrintGrouped(out, absl::StrCat("skipped (", summary.candidate, " unimplemented):"), summary.unimplemented);
+  out << summary.SummaryLine() << "\n" << summary.FeatureLines() << "\n" << summary.RejectionLine() << "\n"
+      << summary.CoverageTable() << "\n";
 }
 
 std::string Reproducer(uint64_t seed, const std::string& features) {
@@ -223,13 +270,25 @@ int FuzzDiffCommand(const FuzzDiffOptions& options, std::ostream& out, std::ostr
     return 2;
   }
   const auto start = std::chrono::steady_clock::now();
-  const int64_t step = std::max<int64_t>(1, options.programs / 10);
+  // A progress line every tenth of the draws (or of the time), at most one a second.
+  const int64_t step = std::max<int64_t>(1, std::min<int64_t>(options.programs, 100'000) / 10);
+  size_t seen_differences = 0, seen_errors = 0;
+  auto announce = [&](const char* what, const std::vector<FuzzFinding>& findings, size_t& seen) {
+    for (; seen < findings.size(); ++seen) {
+      const FuzzFinding& f = findings[seen];
+      out << what << " seed " << f.seed << " (" << f.reproducer << "): " << f.message << "\n";
+    }
+  };
   auto progress = [&](const FuzzSummary& s) {
-    if (s.programs % step != 0 || s.programs == options.programs) return;
+    // A long run names each finding as it happens; the full report follows at the end.
+    announce("found: DIFFERENT", s.differences, seen_differences);
+    announce("found: ERROR", s.errors, seen_errors);
+    out.flush();
+    if (s.draws % step != 0 || s.draws == options.programs) return;
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    out << absl::StrFormat("progress: %d/%d programs, seeds %d-%d, %d different, %d errors, %.1f s\n", s.programs,
-                           options.programs, s.first_seed, s.last_seed, s.differences.size(), s.errors.size(),
-                           seconds);
+    out << absl::StrFormat("progress: %d/%d draws, seeds %d-%d, %d ran, %d different, %d errors, %d rejected, %.1f s\n",
+                           s.draws, options.programs, s.first_seed, s.last_seed, s.programs, s.differences.size(),
+                           s.errors.size(), s.rejected, seconds);
     out.flush();
   };
   absl::StatusOr<FuzzSummary> summary = FuzzPrograms(options, **jit, progress);
@@ -237,16 +296,19 @@ int FuzzDiffCommand(const FuzzDiffOptions& options, std::ostream& out, std::ostr
     err << "error: " << summary.status().message() << "\n";
     return 2;
   }
-  PrintFuzzReport(*summary, out);
+  PrintFuzzReport(*summary, out, options.show_rejected);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   out << absl::StrFormat("time: %.1f s\n", seconds);
-  return summary->differences.empty() && summary->errors.empty() ? 0 : 1;
+  const bool covered = !options.require_coverage || summary->MissingCoverage().empty();
+  return summary->differences.empty() && summary->errors.empty() && covered ? 0 : 1;
 }
 
 void AddFuzzDiffCommand(CLI::App& app, FuzzDiffOptions& options, int& exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "fuzz-diff", "Run random programs on the interpreter and the JIT and compare every op's output");
-  cmd->add_option("--programs", options.programs, "Programs to run (default 100; rejected draws do not count)");
+  CLI::Option* programs = cmd->add_option(
+      "--programs", options.programs,
+      "Seeds to draw, each once (default 100, or no limit with --time); rejected draws are counted");
   // CLI11 would read "-1" as 2^64 - 1 for an unsigned option: refuse the sign outright.
   const CLI::Validator not_negative(
       [](std::string& text) { return absl::StartsWith(text, "-") ? "must not be negative, got " + text : ""; },
@@ -256,9 +318,15 @@ void AddFuzzDiffCommand(CLI::App& app, FuzzDiffOptions& options, int& exit_code)
   cmd->add_option("--features", options.features,
                   absl::StrCat("Run only programs exercising all of these (comma-separated: ",
                                absl::StrJoin(samples::RandomProgramFeatures(), ", "), ")"));
+  CLI::Option* time = cmd->add_option("--time", options.seconds, "Stop drawing after this many seconds (default: no limit)");
   cmd->add_option("--threads", options.threads, "JIT threads (default: the host's)");
-  cmd->add_flag("--show-rejected", options.show_rejected, "Print every draw the tracer rejected, with its error");
-  cmd->callback([&options, &exit_code] { exit_code = FuzzDiffCommand(options, std::cout, std::cerr); });
+  cmd->add_flag("--show-rejected", options.show_rejected, "Print every draw the tracer rejected in full");
+  cmd->add_flag("--require-coverage", options.require_coverage,
+                "Fail unless every kind the generator draws ran on both backends (see the coverage table)");
+  cmd->callback([&options, &exit_code, programs, time] {
+    if (time->count() > 0 && programs->count() == 0) options.programs = kMaxPrograms;
+    exit_code = FuzzDiffCommand(options, std::cout, std::cerr);
+  });
 }
 
 }  // namespace visa::cli
