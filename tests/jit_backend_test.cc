@@ -324,6 +324,15 @@ TEST(JitLaunch, DmaMovesRunOnTheJit) {
   EXPECT_GE(jit->stats().nest_moves, 2);
 }
 
+// `host` in slice 0's DM at `address` by way of HBM, its Element the host's layout.
+DmTensor OnOneSlice(Context& ctx, const MappingScope& s, const HostTensor& host, int64_t address) {
+  absl::StatusOr<HbmTensor> hbm = host.to_hbm(ctx.pdma, address, s.m("1"), host.mapping());
+  EXPECT_TRUE(hbm.ok()) << hbm.status();
+  absl::StatusOr<DmTensor> dm = hbm->to_dm(ctx.tdma, address, s.m("1 # 2"), s.m("1 # 256"), host.mapping());
+  EXPECT_TRUE(dm.ok()) << dm.status();
+  return *dm;
+}
+
 // Zero-point (asymmetric quantized) contraction on the JIT: the i9 staging stream never reaches
 // memory, and the i32 results equal sum (x - zp) * w computed on the host.
 TEST(JitContraction, ZeroPointFetchIntoAContractionIsExact) {
@@ -334,14 +343,7 @@ TEST(JitContraction, ZeroPointFetchIntoAContractionIsExact) {
   Context ctx(*device, *jit);
   HostTensor x = *HostTensor::Random(DType::kI8, s.m("A, K"), 21);
   HostTensor w = *HostTensor::Random(DType::kI8, s.m("R, K"), 22);
-  auto dm_of = [&](const HostTensor& host, int64_t address) {
-    absl::StatusOr<HbmTensor> hbm = host.to_hbm(ctx.pdma, address, s.m("1"), host.mapping());
-    EXPECT_TRUE(hbm.ok()) << hbm.status();
-    absl::StatusOr<DmTensor> dm = hbm->to_dm(ctx.tdma, address, s.m("1 # 2"), s.m("1 # 256"), host.mapping());
-    EXPECT_TRUE(dm.ok()) << dm.status();
-    return *dm;
-  };
-  DmTensor wd = dm_of(w, 1 << 16), xd = dm_of(x, 0);
+  DmTensor wd = OnOneSlice(ctx, s, w, 1 << 16), xd = OnOneSlice(ctx, s, x, 0);
   absl::StatusOr<TrfTensor> trf = ctx.sub.begin(wd.view())
                                       .fetch(DType::kI8, s.m("R, K / 32"), s.m("K % 32"))
                                       .collect(s.m("R, K / 32"), s.m("K % 32"))
@@ -373,14 +375,7 @@ TEST(JitContraction, FusedFirstLevelOnlyWhereProductsAreExact) {
   auto run = [&](Backend& backend, const HostTensor& x, const HostTensor& w) -> std::vector<uint32_t> {
     auto device = std::make_unique<Device>(1);
     Context ctx(*device, backend);
-    auto dm_of = [&](const HostTensor& host, int64_t address) {
-      absl::StatusOr<HbmTensor> hbm = host.to_hbm(ctx.pdma, address, s.m("1"), host.mapping());
-      EXPECT_TRUE(hbm.ok()) << hbm.status();
-      absl::StatusOr<DmTensor> dm = hbm->to_dm(ctx.tdma, address, s.m("1 # 2"), s.m("1 # 256"), host.mapping());
-      EXPECT_TRUE(dm.ok()) << dm.status();
-      return *dm;
-    };
-    DmTensor wd = dm_of(w, 1 << 16), xd = dm_of(x, 0);
+    DmTensor wd = OnOneSlice(ctx, s, w, 1 << 16), xd = OnOneSlice(ctx, s, x, 0);
     absl::StatusOr<TrfTensor> trf = ctx.sub.begin(wd.view())
                                         .fetch(DType::kBF16, s.m("C, B / 16"), s.m("B % 16"))
                                         .collect(s.m("C, B / 16"), s.m("B % 16"))
