@@ -80,7 +80,9 @@ CellCodec::CellCodec(const std::vector<Axis>& root_axes) : root_axes_(root_axes)
         AddField(axis.name, FieldKind::kExact, kMaxMappingSize);
       } else {
         AddField(base, FieldKind::kModulo, axis.size);
-        by_name_[axis.name] = by_name_[base];  // b' adds to b, modulo |B|
+        // b' adds to b, modulo |B|. Copied first: inserting b' may rehash and move b's entry.
+        const FieldRef base_field = by_name_[base];
+        by_name_[axis.name] = base_field;
       }
       continue;
     }

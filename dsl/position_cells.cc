@@ -2,6 +2,7 @@
 // combinations, charging every step to a work budget.
 #include "dsl/position_cells.h"
 
+#include <memory>
 #include <optional>
 
 #include <algorithm>
@@ -72,21 +73,23 @@ class CodeAccumulator {
 
 // The codec of a mapping's axes, kept per thread for the last axes asked for: moves evaluate every
 // position of one mapping in turn, and building a codec costs more than evaluating a position. A
-// codec that interns coordinate lists (too wide to pack) grows with use and is built afresh.
-CellCodec& CodecFor(const Mapping& root) {
+// codec that interns coordinate lists (too wide to pack) grows with use and is built afresh. Shared,
+// because an evaluation may start another one (of another mapping) that replaces the cached codec.
+std::shared_ptr<CellCodec> CodecFor(const Mapping& root) {
   thread_local std::vector<Axis> axes;
-  thread_local std::optional<CellCodec> codec;
+  thread_local std::shared_ptr<CellCodec> codec;
   std::vector<Axis> symbols = root.symbols();
-  if (!codec || !codec->packed() || symbols != axes) {
-    codec.emplace(symbols);
-    axes = std::move(symbols);
-  }
-  return *codec;
+  if (codec && codec->packed() && symbols == axes) return codec;
+  auto built = std::make_shared<CellCodec>(symbols);
+  codec = built;
+  axes = std::move(symbols);
+  return built;
 }
 
 class Evaluator {
  public:
-  Evaluator(const Mapping& root, WorkBudget& budget) : codec_(CodecFor(root)), budget_(budget) {
+  Evaluator(const Mapping& root, WorkBudget& budget)
+      : codec_holder_(CodecFor(root)), codec_(*codec_holder_), budget_(budget) {
     constexpr int kMaxBitmapBits = 20;  // a 1 MB bitmap
     if (codec_.code_bits() <= kMaxBitmapBits) bitmap_size_ = size_t{1} << codec_.code_bits();
   }
@@ -114,7 +117,8 @@ class Evaluator {
     held_here -= n;
   }
 
-  CellCodec& codec_;  // CodecFor's: valid while this evaluation runs
+  std::shared_ptr<CellCodec> codec_holder_;  // CodecFor's, kept alive for this evaluation
+  CellCodec& codec_;
   WorkBudget& budget_;
   std::vector<uint8_t> seen_;  // CodeAccumulator's bitmap, allocated when a set first grows large
   size_t bitmap_size_ = 0;     // 0: the codes are too wide for a bitmap
