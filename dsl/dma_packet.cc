@@ -61,7 +61,12 @@ void DmaPacketScan::Add(const MoveRun& run) {
   while (n > 0) {
     const int64_t dw = d % dst_unit_, qw = q % src_unit_;
     const int64_t len = std::min({n, dst_unit_ - dw, src_unit_ - qw});
-    const bool continues = open_ && d == last_dst_ + 1 && q == last_src_ + 1 && dw != 0 && qw != 0;
+    // A run continues the open packet when both sides advance by the same step from its end: at
+    // once, or over holes (positions no element maps to) that line up on both sides, which the
+    // engine copies along, as it does for identical layouts.
+    const int64_t step = d - last_dst_;
+    const bool same_units = d / dst_unit_ == last_dst_ / dst_unit_ && q / src_unit_ == last_src_ / src_unit_;
+    const bool continues = open_ && step >= 1 && q - last_src_ == step && same_units && dw != 0 && qw != 0;
     if (!continues) Start(d, q);
     last_dst_ = d + len - 1;
     last_src_ = q + len - 1;

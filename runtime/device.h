@@ -67,8 +67,9 @@ class Device {
   int chips() const { return chips_; }
 
   // Whether DMA moves into DM / SPM must obey the DMA Engine's 8-byte packet rule
-  // (dsl/dma_packet.h); on by default. Off only for code written before the rule was enforced
-  // (the samples' input staging), which the device would refuse.
+  // (dsl/dma_packet.h); on by default. Off only for kernels the manual writes with moves its own
+  // rule forbids (the Hello TCP GEMM's transposing `b.to_dm`), which the device would refuse:
+  // such a run says so on its output line.
   bool dma_packet_rule() const { return dma_packet_rule_; }
   void set_dma_packet_rule(bool enforce) { dma_packet_rule_ = enforce; }
 

@@ -91,6 +91,8 @@ Sample BatchedKContraction() {
 Sample BatchedVVectorized() {
   ContractionSpec spec = BatchedSpec("batched_matmul_v", "VMK,VNK->VMN with V in the packet (tree depth 0), "
                                                          "K accumulated in time order");
+  spec.operands[0].hbm = "M, K, V";
+  spec.operands[1].hbm = "N, K, V";
   spec.kernel = [](Context& ctx, const std::vector<HbmTensor>& in, const MappingScope& s) -> absl::StatusOr<DeviceTensor> {
     const Mapping cluster = s.m("1 # 2"), slice = s.m("1 # 256");
     ASSIGN_OR_RETURN(DmTensor lhs, in[0].to_dm(ctx.tdma, 0, cluster, slice, s.m("M, K, V")));
@@ -119,6 +121,7 @@ Sample BatchedVVectorized() {
 Sample BatchedNmTiled() {
   ContractionSpec spec = BatchedSpec("batched_matmul_nm", "VMK,VNK->VMN with M in the packet, each weight "
                                                           "broadcast 32x (reg_read_size 2 B), K in time");
+  spec.operands[0].hbm = "V, K, M";
   spec.kernel = [](Context& ctx, const std::vector<HbmTensor>& in, const MappingScope& s) -> absl::StatusOr<DeviceTensor> {
     const Mapping cluster = s.m("1 # 2"), slice = s.m("1 # 256");
     ASSIGN_OR_RETURN(DmTensor lhs, in[0].to_dm(ctx.tdma, 0, cluster, slice, s.m("V, K, M")));

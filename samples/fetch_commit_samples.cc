@@ -36,6 +36,10 @@ Sample F8Sample(std::string name, std::string description, std::string axes, std
   return s;
 }
 
+// Examples 1 and 2 keep [A, B, C] (30 f8 bytes) in each slice's DM, padded to 32 bytes: the DMA
+// that stages it writes DM in 8-byte packets (manual, "DMA Engine" > Alignment Constraints).
+constexpr char kThirtyBytesPadded[] = "[A, B, C] # 32";
+
 }  // namespace
 
 std::vector<Sample> FetchCommitSamples() {
@@ -43,11 +47,11 @@ std::vector<Sample> FetchCommitSamples() {
   samples.push_back(F8Sample(
       "fetch_commit_permutation",
       "Example 1: [A, B, C] -> [B, A, C # 8] through fetch, collect and a permuting commit",
-      "A = 3, B = 5, C = 2", "A, B, C",
+      "A = 3, B = 5, C = 2", kThirtyBytesPadded,
       FetchCollectCommit("A, B", "C # 8", "A, B", "C # 32", "B, A, C # 8", 1024), "A, B, C"));
   samples.push_back(F8Sample(
       "fetch_commit_full_flit", "Example 2: [A, [B, C] # 32], one full 32-byte flit per A (3 commit cycles)",
-      "A = 3, B = 5, C = 2", "A, B, C",
+      "A = 3, B = 5, C = 2", kThirtyBytesPadded,
       FetchCollectCommit("A", "[B, C] # 32", "A", "[B, C] # 32", "A, [B, C] # 32", 1024), "A, B, C"));
   samples.push_back(F8Sample(
       "fetch_commit_tail_padding", "Example 3: A = 65 padded to 72 (24-byte fetches and commits, 6 cycles)",

@@ -124,6 +124,8 @@ Sample Gemm(const std::string& name, int64_t k, bool slow, DType dtype = DType::
   spec.description = absl::StrCat("Hello TCP GEMM (I = J = 512, K = ", k, ", ", Name(dtype), "): a 32 x 32 tile per slice");
   spec.axes = absl::StrCat("I = 512, J = 512, K = ", k);
   spec.operands = {{dtype, "I, K", 42, 0}, {dtype, "K, J", 43, 1 << 28}};
+  spec.relaxes_dma_packet_rule = absl::StrCat("the manual's b.to_dm moves [K, J] into DM as J % 32, K, ",
+                                              is_i8 ? 1 : 2, "-byte packets");
   spec.kernel = [k, dtype, is_i8](Context& ctx, const std::vector<HbmTensor>& in, const MappingScope& s) -> absl::StatusOr<DeviceTensor> {
     const Mapping cluster = s.m("1 # 2"), slice = s.m("I / 32, J / 32");
     const int64_t bytes = is_i8 ? 1 : 2;

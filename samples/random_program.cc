@@ -570,12 +570,16 @@ ProgramCalls Drawer::DrawMovement() {
   p.axes = absl::StrCat("A = ", a, ", B = ", b, ", C = ", c, ", S = ", slices, ", I = 2");
   std::vector<Term> outer = {{"A", a}, {"B", b}};
   if (Coin(0.5)) std::swap(outer[0], outer[1]);
-  const int64_t cpad = c + Pick<int64_t>({0, 0, 1, 3, 8});
+  // The column is padded to whole 8-byte units: the DMA moves that place the input write DM in
+  // 8-byte packets (manual, "DMA Engine" > Alignment Constraints), and a relayout's packet is one
+  // column.
+  const int64_t unit = 64 / Bits(in);
+  const int64_t cpad = (c + Pick<int64_t>({0, 0, 1, 3, 8}) + unit - 1) / unit * unit;
   const Term column{"C", c};
   p.input = {in, SliceText(slices), Join({outer[0], outer[1], Pad(column, cpad)}), kInputSeed, 0, 0};
   if (dma_before) {
     if (Coin(0.5)) {
-      p.relayout = Join({outer[1], outer[0], column});
+      p.relayout = Join({outer[1], outer[0], Pad(column, cpad)});
     } else {  // the slice axis moved between the others in HBM; the packet stays C # cpad
       p.hbm_relayout = Join({outer[1], {"S", slices}, outer[0], Pad(column, cpad)});
     }
@@ -984,9 +988,6 @@ absl::StatusOr<SampleRun> RunCalls(const ProgramCalls& calls, Backend& backend, 
   ASSIGN_OR_RETURN(Axes axes, Axes::Parse(calls.axes));
   MappingScope m(axes);
   ASSIGN_OR_RETURN(std::unique_ptr<Device> device, Device::Create(1, device_options));
-  // The inputs are staged with DMA moves that break the 8-byte packet rule (transposing, or DM
-  // tensors of a size that is not a multiple of 8 bytes); allowed until they are restaged.
-  device->set_dma_packet_rule(false);
   Context ctx(*device, backend);
   ASSIGN_OR_RETURN(DmTensor input, Place(ctx, m, calls.input, calls.hbm_relayout));
   std::optional<TrfTensor> trf;

@@ -48,9 +48,6 @@ absl::StatusOr<SampleRun> Sample::Run(Backend& backend, const DeviceOptions& dev
   ASSIGN_OR_RETURN(Axes parsed, Axes::Parse(axes));
   MappingScope s(parsed);
   ASSIGN_OR_RETURN(std::unique_ptr<Device> device, Device::Create(1, device_options));
-  // The inputs are staged with DMA moves that break the 8-byte packet rule (transposing, or DM
-  // tensors of a size that is not a multiple of 8 bytes); allowed until they are restaged.
-  device->set_dma_packet_rule(false);
   Context ctx(*device, backend);
   // The input on the host holds the tensor that the DM slices and elements hold.
   ASSIGN_OR_RETURN(HostTensor compact,

@@ -97,6 +97,17 @@ TEST_F(DmaPacketTest, SpmWritesAndDmToDmMovesObeyTheRuleToo) {
   EXPECT_TRUE(dm->to_hbm(tdma_, 0x1000, m("C, A")).ok());
 }
 
+// A layout with holes (a linear combination of stride 2) moved into the same layout: the holes
+// line up on both sides, so the engine copies them along and the packet is the whole run, as the
+// notes' tail ("the innermost run the source feeds contiguously") is for identical mappings.
+TEST_F(DmaPacketTest, HolesThatLineUpOnBothSidesAreCopiedAlong) {
+  Use("W = 14, F = 3");
+  EXPECT_TRUE(HbmToDm(DType::kBF16, "$(W: 2, F: 2) # 32", "1 # 256", "$(W: 2, F: 2) # 32").ok());
+  // Into a layout whose holes do not line up with the source's, each element is its own packet.
+  EXPECT_THAT(HbmToDm(DType::kBF16, "$(W: 2, F: 2) # 32", "1 # 256", "$(W: 1, F: 1) # 32").status().message(),
+              HasSubstr("DMA alignment: a write into DM needs 8-byte packets"));
+}
+
 // HBM -> DM also reads in 8-byte units: a packet must start on one in the source.
 TEST_F(DmaPacketTest, HbmToDmPacketsMustStartOnAnEightByteUnitOfTheSource) {
   Use("A = 4, B = 6");
