@@ -7,6 +7,7 @@
 #include "jit/accumulator_math.h"
 #include "jit/ir_loops.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InlineAsm.h"
 #include "llvm/IR/IntrinsicsX86.h"
 #include "llvm/IR/Module.h"
 #include "llvm/TargetParser/Host.h"
@@ -17,6 +18,7 @@ namespace {
 using llvm::Value;
 
 constexpr int64_t kAlign = 64;
+constexpr size_t kRowBlock = 1;  // Rows whose trees one pass over the operand computes
 
 int64_t RoundUp(int64_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
@@ -188,27 +190,75 @@ class Builder {
       return;
     }
     Value* x_block = b_.CreateGEP(b_.getInt32Ty(), xp_, b_.CreateMul(bx, I64(s_.packet * kLanes)));
-    std::vector<Value*> x(s_.packet, nullptr);
-    for (int64_t p = 0; p < s_.packet; ++p) {
-      if (!s_.live_packet[p]) continue;
-      x[p] = b_.CreateAlignedLoad(math.IntType(), b_.CreateGEP(b_.getInt32Ty(), x_block, I64(p * kLanes)),
-                                  llvm::Align(kAlign));
-    }
+    std::vector<int64_t> rows;
     for (int64_t r = 0; r < s_.rows; ++r) {
-      if (!s_.live_row[r]) continue;
-      Value* w_row = b_.CreateGEP(b_.getInt32Ty(), wp_,
-                                  b_.CreateMul(b_.CreateAdd(b_.CreateMul(kw, I64(s_.rows)), I64(r)), I64(s_.packet)));
+      if (s_.live_row[r]) rows.push_back(r);
+    }
+    // A few Rows at a time share each operand load; more would spill their partial trees.
+    for (size_t first_row = 0; first_row < rows.size(); first_row += kRowBlock) {
+      std::vector<int64_t> block(rows.begin() + first_row, rows.begin() + std::min(rows.size(), first_row + kRowBlock));
+      // Each block reloads the operand (from L1): kept live across blocks it would spill.
+      x_block = Opaque(x_block);
+      std::vector<Value*> w_rows;
+      for (int64_t r : block) {
+        w_rows.push_back(b_.CreateGEP(b_.getInt32Ty(), wp_,
+                                      b_.CreateMul(b_.CreateAdd(b_.CreateMul(kw, I64(s_.rows)), I64(r)), I64(s_.packet))));
+      }
       for (int64_t g = 0; g < s_.groups(); ++g) {
         if (s_.target[g] < 0) continue;
-        std::vector<Value*> level = FirstLevel(math, x, w_row, g);
-        for (size_t width = level.size(); width > 1; width /= 2) {
-          for (size_t k = 0; k < width / 2; ++k) level[k] = math.Combine(level[2 * k], level[2 * k + 1]);
+        std::vector<Value*> sums = Tree(math, x_block, w_rows, g * s_.group, (g + 1) * s_.group);
+        for (size_t i = 0; i < block.size(); ++i) {
+          Value* slot = b_.CreateGEP(b_.getInt32Ty(), accp_, b_.CreateMul(AccCell(ab, block[i], g), I64(kLanes)));
+          Value* old = b_.CreateAlignedLoad(math.IntType(), slot, llvm::Align(kAlign));
+          b_.CreateAlignedStore(b_.CreateSelect(first, sums[i], math.Combine(old, sums[i])), slot, llvm::Align(kAlign));
         }
-        Value* slot = b_.CreateGEP(b_.getInt32Ty(), accp_, b_.CreateMul(AccCell(ab, r, g), I64(kLanes)));
-        Value* old = b_.CreateAlignedLoad(math.IntType(), slot, llvm::Align(kAlign));
-        b_.CreateAlignedStore(b_.CreateSelect(first, level[0], math.Combine(old, level[0])), slot, llvm::Align(kAlign));
       }
     }
+  }
+
+  // The pairwise tree over packet positions [lo, hi) for each Row of `w_rows`, emitted depth first:
+  // the two halves, then their combination. For a power-of-two width that is the manual's tree
+  // level by level (adjacent pairs, then pairs of pairs), and only one partial sum per level and
+  // Row is live at a time, so the 16-lane operand and products stay in registers.
+  std::vector<Value*> Tree(AccumulatorMath& math, Value* x_block, const std::vector<Value*>& w_rows, int64_t lo,
+                           int64_t hi) {
+    VISA_CHECK(hi - lo >= 1 && ((hi - lo) & (hi - lo - 1)) == 0, "a tree group is a power of two wide");
+    const bool fuse_pair = s_.fma_first_level && hi - lo == 2 && s_.live_packet[lo] && s_.live_packet[lo + 1];
+    if (hi - lo == 1 || fuse_pair) {
+      std::vector<Value*> leaves;
+      Value* x0 = LoadX(math, x_block, lo);
+      Value* x1 = fuse_pair ? LoadX(math, x_block, lo + 1) : nullptr;
+      for (Value* w_row : w_rows) {
+        if (!fuse_pair) {
+          leaves.push_back(s_.live_packet[lo] ? math.Multiply(x0, Weight(w_row, lo)) : math.Identity());
+        } else {
+          leaves.push_back(math.MultiplyAdd(x0, Weight(w_row, lo), math.Multiply(x1, Weight(w_row, lo + 1))));
+        }
+      }
+      return leaves;
+    }
+    const int64_t mid = lo + (hi - lo) / 2;
+    std::vector<Value*> left = Tree(math, x_block, w_rows, lo, mid);
+    std::vector<Value*> right = Tree(math, x_block, w_rows, mid, hi);
+    for (size_t i = 0; i < left.size(); ++i) left[i] = math.Combine(left[i], right[i]);
+    return left;
+  }
+
+  // `pointer`, through an empty asm statement the optimizer cannot see into: loads through the
+  // result are not merged with loads through `pointer` made before it.
+  Value* Opaque(Value* pointer) {
+    auto* type = llvm::FunctionType::get(pointer->getType(), {pointer->getType()}, false);
+    return b_.CreateCall(llvm::InlineAsm::get(type, "", "=r,0", /*hasSideEffects=*/true), {pointer});
+  }
+
+  Value* LoadX(AccumulatorMath& math, Value* x_block, int64_t p) {
+    if (!s_.live_packet[p]) return nullptr;
+    return b_.CreateAlignedLoad(math.IntType(), b_.CreateGEP(b_.getInt32Ty(), x_block, I64(p * kLanes)),
+                                llvm::Align(kAlign));
+  }
+
+  Value* Weight(Value* w_row, int64_t p) {
+    return b_.CreateVectorSplat(kLanes, b_.CreateLoad(b_.getInt32Ty(), b_.CreateGEP(b_.getInt32Ty(), w_row, I64(p))));
   }
 
   // A step of an integer sum by pairs: per live Row and group, the 16 lanes' sums of x * w over
@@ -254,29 +304,6 @@ class Builder {
   Value* LivePacketOrZero(Value* p, Value* value) {
     Value* live = b_.CreateICmpNE(Table(s_.live_packet, p, 8), b_.getInt8(0));
     return b_.CreateSelect(live, value, llvm::Constant::getNullValue(value->getType()));
-  }
-
-  // The tree's leaves (the products of group `g`), or with fma_first_level its first level: a pair
-  // of live products becomes fma(x0, w0, x1 * w1); a pair with padding keeps its identity add.
-  std::vector<Value*> FirstLevel(AccumulatorMath& math, const std::vector<Value*>& x, Value* w_row, int64_t g) {
-    auto weight = [&](int64_t p) {
-      return b_.CreateVectorSplat(kLanes, b_.CreateLoad(b_.getInt32Ty(), b_.CreateGEP(b_.getInt32Ty(), w_row, I64(p))));
-    };
-    auto leaf = [&](int64_t p) {
-      return s_.live_packet[p] ? math.Multiply(x[p], weight(p)) : math.Identity();  // padding: the identity
-    };
-    std::vector<Value*> level;
-    const bool fuse = s_.fma_first_level && s_.group >= 2;
-    for (int64_t p = g * s_.group; p < (g + 1) * s_.group; p += fuse ? 2 : 1) {
-      if (!fuse) {
-        level.push_back(leaf(p));
-      } else if (s_.live_packet[p] && s_.live_packet[p + 1]) {
-        level.push_back(math.MultiplyAdd(x[p], weight(p), math.Multiply(x[p + 1], weight(p + 1))));
-      } else {
-        level.push_back(math.Combine(leaf(p), leaf(p + 1)));
-      }
-    }
-    return level;
   }
 
   Value* AccCell(Value* ab, int64_t r, int64_t g) {
