@@ -178,7 +178,7 @@ absl::StatusOr<InterSliceReduceStage> PlanInterSliceReduce(const StreamShape& in
   ASSIGN_OR_RETURN(bool kept_same, Equivalent(kept_in, kept_out));
   if (!kept_same) {
     return EngineError(kInter, "Output Mapping Rule: SliceOut ", Bracket(out_slice), " must keep Slice ",
-                       Bracket(in.slice), "'s factors outside the reduced ", Bracket(stage.reduced), " in place: ",
+                       Bracket(in.slice), "'s factors outside the reduced [", stage.reduced.normal_form().ToString(), "] in place: ",
                        "expected [", kept_in.ToString(), "] outside ", stage.ratio, " positions, got [",
                        kept_out.ToString(), "]");
   }
@@ -208,7 +208,7 @@ absl::StatusOr<InterSliceReduceStage> PlanInterSliceReduce(const StreamShape& in
 std::string InterSliceReduceStage::Describe() const {
   return absl::StrCat("inter_slice_reduce ", VeReduceOpName(op), " ", std::string(Name(in.dtype)), ": slice [",
                       in.slice.ToString(), "] -> [", out.slice.ToString(), "], time [", in.time.ToString(), "] -> [",
-                      out.time.ToString(), "], reduced [", reduced.ToString(), "] (ratio ", ratio, "), fill ",
+                      out.time.ToString(), "], reduced [", reduced.normal_form().ToString(), "] (ratio ", ratio, "), fill ",
                       absl::StrJoin(fills, ", "), ", combined in slice order");
 }
 
