@@ -8,6 +8,9 @@
 // is their product. `PlanValidCount` decides whether the reduce axis's placement over Slice, Time
 // and Packet is one the VCG can express (the manual's tables), derives that configuration, and
 // `ValidCount` evaluates the formula. Only the reduce axis is tracked: one gate dim at most.
+// A flit whose Slice or Time position is padding by itself (a digit with a single live value
+// names no axis, e.g. R # 16 / 8 for R = 2) holds no element at all; its count means nothing and
+// the reduce never reads it (its output position is padding too).
 #pragma once
 
 #include <array>
