@@ -106,6 +106,22 @@ void IntraSliceReduce(const IntraSliceReduceStage& stage, absl::Span<const uint3
   }
 }
 
+void IntraSliceReduceFromWay8(const IntraSliceReduceStage& stage, int64_t slice, absl::Span<const uint32_t> way8,
+                              absl::Span<uint32_t> out) {
+  const bool split = stage.narrowing == Narrowing::kSplit;
+  const int64_t flits = split ? stage.in.time.size() / 2 : stage.in.time.size();
+  VISA_CHECK(static_cast<int64_t>(way8.size()) == flits * kVeLanes, "intra-slice reduce: 8-way input size");
+  std::vector<uint32_t> way4(stage.in.time.size() * kVeHalfLanes);
+  for (int64_t t = 0; t < flits; ++t) {
+    for (int half = 0; half < (split ? 2 : 1); ++half) {
+      const int64_t step = split ? 2 * t + half : t;
+      for (int l = 0; l < kVeHalfLanes; ++l) way4[step * kVeHalfLanes + l] = way8[t * kVeLanes + half * kVeHalfLanes + l];
+    }
+  }
+  const std::vector<int> valid = IntraSliceValidCounts(stage, slice);
+  IntraSliceReduce(stage, way4, valid, out);
+}
+
 void InterSliceReduce(const InterSliceReduceStage& stage, absl::Span<const uint32_t> in, absl::Span<uint32_t> out) {
   VISA_CHECK(static_cast<int64_t>(in.size()) == stage.in.slice.size() * stage.in.time.size() * kVeLanes,
              "inter-slice reduce: input size");

@@ -38,6 +38,13 @@ std::vector<int> IntraSliceValidCounts(const IntraSliceReduceStage& stage, int64
 void IntraSliceReduce(const IntraSliceReduceStage& stage, absl::Span<const uint32_t> in,
                       absl::Span<const int> valid, absl::Span<uint32_t> out);
 
+// The same from the 8-way stream the narrowing consumed: `way8` holds one slice's
+// way8-time x 8 lanes; split_way4 makes each flit's low half, then its high half, a 4-way time
+// step ((t, p) -> (2t + p / 4, p % 4)), trim_way4 keeps the low half. Valid counts come from
+// `IntraSliceValidCounts(stage, slice)`.
+void IntraSliceReduceFromWay8(const IntraSliceReduceStage& stage, int64_t slice, absl::Span<const uint32_t> way8,
+                              absl::Span<uint32_t> out);
+
 // One cluster: `in` holds slice.size() x time.size() x 8 lanes (slice-major, then time), `out`
 // receives out slice.size() x out time.size() x 8 lanes.
 void InterSliceReduce(const InterSliceReduceStage& stage, absl::Span<const uint32_t> in, absl::Span<uint32_t> out);

@@ -277,6 +277,59 @@ TEST_F(IntraSliceReduceTest, I32SumsAreExact) {
   }
 }
 
+// split_way4 from the 8-way stream: R = 19 over Time and 8 lanes (vc 8, 8, 3 -> 4, 4, 4, 4, 3, 0),
+// and a preserved Packet whose upper half becomes a retained Time digit (2 slots). Data is placed
+// by the 8-way mapping; sums are exact by tensor index.
+TEST_F(IntraSliceReduceTest, SplitFromWay8IsExact) {
+  struct Case {
+    std::string axes, slice, time8, packet8, time4, packet4, out_time, out_packet;
+  };
+  const std::vector<Case> cases = {
+      {"R = 19, X = 4", "X", "R # 24 / 8", "R # 24 % 8", "R # 24 / 8, R # 24 % 8 / 4", "R # 24 % 4", "1", "1 # 4"},
+      {"R = 6, A = 8", "1", "R", "A", "R, A / 4", "A % 4", "A / 4", "A % 4"},
+      {"R = 45, Y = 2", "Y", "R # 48 / 8 % 2, Y, R # 48 / 8 / 2", "R # 48 % 8",
+       "R # 48 / 8 % 2, Y, R # 48 / 8 / 2, R # 48 % 8 / 4", "R # 48 % 4", "Y", "1 # 4"},
+  };
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int32_t> dist(-1000000, 1000000);
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.time8 + " | " + c.packet8);
+    Use(c.axes);
+    const StreamShape way8 = Shape(DType::kI32, c.slice, c.time8, c.packet8);
+    auto stage = PlanIntraSliceReduce(way8, Narrowing::kSplit, Shape(DType::kI32, c.slice, c.time4, c.packet4), "R",
+                                      m(c.out_time), m(c.out_packet), VeReduceOp::kAddSat);
+    ASSERT_TRUE(stage.ok()) << stage.status();
+    const Mapping full8 = Pair({way8.slice, way8.time, way8.packet});
+    const Mapping full_out = Pair({stage->out.slice, stage->out.time, stage->out.packet});
+    const int64_t n8 = way8.time.size() * kVeLanes;
+    const int64_t n_out = stage->out.time.size() * kVeHalfLanes;
+    for (int64_t s = 0; s < way8.slice.size(); ++s) {
+      std::vector<uint32_t> in(n8);
+      std::map<Index, int64_t> sums;  // by index without R
+      for (int64_t i = 0; i < n8; ++i) {
+        const Cell cell = full8.map(s * n8 + i);
+        if (!cell.live()) {
+          in[i] = B(int32_t{555555555});
+          continue;
+        }
+        const int32_t v = dist(rng);
+        in[i] = B(v);
+        Index kept;
+        for (const auto& [axis, x] : cell.index.coords()) {
+          if (axis != "R") kept.Set(axis, x);
+        }
+        sums[kept] += v;
+      }
+      std::vector<uint32_t> out(n_out);
+      interp::IntraSliceReduceFromWay8(*stage, s, in, absl::MakeSpan(out));
+      for (int64_t o = 0; o < n_out; ++o) {
+        const Cell cell = full_out.map(s * n_out + o);
+        if (cell.live()) EXPECT_EQ(I(out[o]), sums[cell.index]) << "slice " << s << " output " << o;
+      }
+    }
+  }
+}
+
 // f32 Add: the result equals a reference that sums in the documented order (each 4-way flit's
 // tree, then time in order), and is within the summation bound of the double-precision sum.
 TEST_F(IntraSliceReduceTest, F32AddFollowsTheDocumentedOrder) {
