@@ -152,6 +152,10 @@ absl::StatusOr<InterSliceReduceStage> PlanInterSliceReduce(const StreamShape& in
     return EngineError(kInter, "the Inter-Slice Block works on 8-way flits: Packet ", Bracket(in.packet), " has ",
                        in.packet.size(), " lanes (Packet does not change across inter-slice reduction)");
   }
+  if (in.slice.size() > kSlicesPerCluster) {
+    return EngineError(kInter, "Scope: reduction happens within one 256-slice cluster, but Slice ", Bracket(in.slice),
+                       " has ", in.slice.size(), " positions");
+  }
   if (out_slice.size() != in.slice.size()) {
     return EngineError(kInter, "Scope: reduction happens within one cluster, so SliceOut ", Bracket(out_slice),
                        " must span the same ", in.slice.size(), " slices as Slice ", Bracket(in.slice), ", not ",

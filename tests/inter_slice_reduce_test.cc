@@ -173,6 +173,8 @@ TEST_F(InterSliceReduceTest, Rules) {
               HasSubstr("8-way flits"));
   EXPECT_THAT(Plan(DType::kI32, "A / 8, R", "1", "A % 8", "A / 8", "1", VeReduceOp::kAdd).status().message(),
               HasSubstr("Scope: reduction happens within one cluster"));
+  EXPECT_THAT(Plan(DType::kI32, "A / 4, R", "1", "A % 4 # 8", "A / 4, 1 # 4", "1", VeReduceOp::kAdd).status().message(),
+              HasSubstr("within one 256-slice cluster"));
   EXPECT_THAT(Plan(DType::kI32, "A / 8, R", "T", "A % 8", "A / 8, 1 # 4", "1", VeReduceOp::kAdd).status().message(),
               HasSubstr("inter-slice reduce reduces Slice factors only"));
 }

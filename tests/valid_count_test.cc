@@ -386,6 +386,21 @@ TEST_F(ValidCountTest, SweepAgreesWithTheMapping) {
   }
 }
 
+// The sequencer has 8 counters: R in five Time parts separated by four other axes needs 9.
+TEST_F(ValidCountTest, AtMostEightCounters) {
+  Use("R = 31, A = 2, B = 2, C = 2, D = 2");
+  absl::StatusOr<ValidCountConfig> nine =
+      Plan("1", "R # 32 / 16, A, R # 32 / 8 % 2, B, R # 32 / 4 % 2, C, R # 32 / 2 % 2, D, R # 32 % 2", "1 # 8");
+  ASSERT_FALSE(nine.ok());
+  EXPECT_THAT(nine.status().message(), HasSubstr("sequencer: at most 8 counters"));
+  EXPECT_THAT(nine.status().message(), HasSubstr("needs 9"));
+  absl::StatusOr<ValidCountConfig> seven =
+      Plan("1", "R # 32 / 8, A, R # 32 / 4 % 2, B, C, R # 32 / 2 % 2, D, R # 32 % 2", "1 # 8");
+  ASSERT_TRUE(seven.ok()) << seven.status();
+  EXPECT_EQ(seven->counters.size(), 7u);
+  ExpectMatchesTruth(*seven);
+}
+
 // "Downstream: 4-Way Operations": split gives min(v, 4) and max(v - 4, 0), trim min(v, 4).
 TEST_F(ValidCountTest, Way4Halving) {
   for (int v = 0; v <= 8; ++v) {

@@ -389,6 +389,19 @@ TEST_F(IntraSliceReduceTest, TreeValuesAndIdentities) {
   for (int l = 1; l < 4; ++l) EXPECT_EQ(F(min_f[l]), std::numeric_limits<float>::infinity());
 }
 
+// Identity padding folds every lane: with the fetch's identity (i32::MAX for Min) in R's padding
+// the result is exact; anything else there reaches the result (the user's obligation).
+TEST_F(IntraSliceReduceTest, IdentityPaddingFoldsEveryLane) {
+  Use("R = 13");
+  auto stage = Trimmed(DType::kI32, "R # 32 / 8", "R # 32 / 4 % 2", "R # 32 % 4 # 8", "R # 32 % 4", "1", "1 # 4",
+                       VeReduceOp::kMin, ReducePadding::kIdentity);
+  ASSERT_TRUE(stage.ok()) << stage.status();
+  auto value = [](const Index& index) { return B(static_cast<int32_t>(100 - index["R"])); };  // min over R < 13: 88
+  EXPECT_EQ(I(RunSlice(*stage, 1, value, B(kMaxI))[0]), 88);  // slice 1 holds R = 8..12 and 13..15 padding
+  EXPECT_EQ(I(RunSlice(*stage, 1, value, B(int32_t{-1}))[0]), -1);
+  EXPECT_EQ(I(RunSlice(*stage, 0, value, B(int32_t{-1}))[0]), 93);  // slice 0: R = 0..7, no padding
+}
+
 // Valid counts: lanes past the count and flits with count 0 never contribute.
 TEST_F(IntraSliceReduceTest, ValidCountsExcludePadding) {
   Use("R = 7");
