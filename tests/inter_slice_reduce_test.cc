@@ -158,7 +158,7 @@ TEST_F(InterSliceReduceTest, Rules) {
   EXPECT_THAT(Plan(DType::kI32, "R, A / 8", "1", "A % 8", "1 # 4, A / 8", "1", VeReduceOp::kAdd).status().message(),
               HasSubstr("the reduced part of Slice must be its innermost factors"));
   // Kept Slice factors stay in place.
-  Use("R = 4, C = 4, D = 64, P = 8");
+  Use("R = 4, C = 4, D = 16, P = 8");
   EXPECT_THAT(Plan(DType::kI32, "C, D, R", "1", "P", "D, C, 1 # 4", "1", VeReduceOp::kAdd).status().message(),
               HasSubstr("factors outside the reduced [R] in place"));
   // A fill that is neither dummy, broadcast nor promotion (a Packet axis).
