@@ -134,7 +134,8 @@ struct SliceField {
   int64_t Encode(int64_t v) const {
     int64_t masked = 0;
     for (size_t i = 0; i < parts.size(); ++i) {
-      int64_t d = i + 1 < parts.size() ? v % parts[i]->digit.count : v;
+      // Past the last slice every value compares alike: keep the product small.
+      int64_t d = i + 1 < parts.size() ? v % parts[i]->digit.count : std::min<int64_t>(v, kSlicesPerCluster);
       masked += d * parts[i]->weight;
       if (i + 1 < parts.size()) v /= parts[i]->digit.count;
     }
@@ -239,7 +240,7 @@ absl::Status PlanTimeReduce(ValidCountConfig& config, const std::vector<AxisPart
   gate.mask = field.mask;
   if (time_inner) {  // standard: slice outer; boundary slice floor(|R| / c_s), V = |R| mod c_s
     config.placement = time_parts.empty() ? VcgPlacement::kSlice : VcgPlacement::kSliceTime;
-    gate.match = static_cast<uint32_t>(std::min<int64_t>(field.Encode(config.axis_size / slice_low), 1 << 16));
+    gate.match = static_cast<uint32_t>(field.Encode(config.axis_size / slice_low));
     gate.valid = config.axis_size % slice_low;
     ASSIGN_OR_RETURN(config.counters, TimeCounters(config.in.time, time_parts, VcgDim::kGate0, 1));
     return absl::OkStatus();
