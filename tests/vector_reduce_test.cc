@@ -402,6 +402,22 @@ TEST_F(IntraSliceReduceTest, IdentityPaddingFoldsEveryLane) {
   EXPECT_EQ(I(RunSlice(*stage, 0, value, B(int32_t{-1}))[0]), 93);  // slice 0: R = 0..7, no padding
 }
 
+// Across time the slot saturates step by step (notes V56: [MAX, 1, -1] gives MAX - 1), lane by lane.
+TEST_F(IntraSliceReduceTest, SaturationAcrossTime) {
+  Use("R = 3, A = 4");
+  auto stage = Trimmed(DType::kI32, "1", "R", "A # 8", "A", "1", "A", VeReduceOp::kAddSat);
+  ASSERT_TRUE(stage.ok()) << stage.status();
+  std::vector<uint32_t> out(4);
+  interp::IntraSliceReduce(*stage,
+                           std::vector<uint32_t>{B(kMaxI), B(kMinI), B(1), B(5), B(1), B(-1), B(2), B(5),
+                                                 B(-1), B(1), B(3), B(5)},
+                           std::vector<int>{4, 4, 4}, absl::MakeSpan(out));
+  EXPECT_EQ(I(out[0]), kMaxI - 1);
+  EXPECT_EQ(I(out[1]), kMinI + 1);
+  EXPECT_EQ(I(out[2]), 6);
+  EXPECT_EQ(I(out[3]), 15);
+}
+
 // Valid counts: lanes past the count and flits with count 0 never contribute.
 TEST_F(IntraSliceReduceTest, ValidCountsExcludePadding) {
   Use("R = 7");
