@@ -368,6 +368,54 @@ TEST(JitContraction, ZeroPointFetchIntoAContractionIsExact) {
   }
 }
 
+// i8 x i8 sums by byte quads (vpdpbusd, which multiplies unsigned by signed bytes: the operand is
+// stored biased by 128 and each sum starts at -128 * the sum of its weights): exact at the extremes
+// of the type, -128 * -128 and 127 * -128 included, against a host loop and the interpreter.
+TEST(JitContraction, IntegerSumsAreExactAtTheExtremesOfTheType) {
+  MappingScope s(*Axes::Parse("A = 16, K = 128, R = 8"));
+  auto run = [&](Backend& backend, const HostTensor& x, const HostTensor& w) -> HostTensor {
+    auto device = std::make_unique<Device>(1);
+    Context ctx(*device, backend);
+    DmTensor wd = OnOneSlice(ctx, s, w, 1 << 16), xd = OnOneSlice(ctx, s, x, 0);
+    absl::StatusOr<TrfTensor> trf = ctx.sub.begin(wd.view())
+                                        .fetch(DType::kI8, s.m("R, K / 32"), s.m("K % 32"))
+                                        .collect(s.m("R, K / 32"), s.m("K % 32"))
+                                        .to_trf(s.m("R"), s.m("K"), TrfAddress::kFull);
+    EXPECT_TRUE(trf.ok()) << trf.status();
+    absl::StatusOr<DmTensor> out = ctx.main.begin(xd.view())
+                                       .fetch(DType::kI8, s.m("A, K / 32"), s.m("K % 32"))
+                                       .collect(s.m("A, K / 32"), s.m("K % 32"))
+                                       .align(s.m("A, K / 64"), s.m("K % 64"), *trf)
+                                       .contract(s.m("1"))
+                                       .accumulate(s.m("A"), s.m("R"), AccumulationKind::kInterleaved)
+                                       .commit(s.m("A, R"), 1 << 12);
+    EXPECT_TRUE(out.ok()) << out.status();
+    return *ReadAs(*out, s.m("A, R"));
+  };
+  HostTensor x = *HostTensor::Random(DType::kI8, s.m("A, K"), 41);
+  HostTensor w = *HostTensor::Random(DType::kI8, s.m("R, K"), 42);
+  for (int k = 0; k < 128; ++k) {
+    ASSERT_TRUE(x.Set(k, -128).ok());          // row a = 0: all -128
+    ASSERT_TRUE(x.Set(128 + k, 127).ok());     // row a = 1: all 127
+    ASSERT_TRUE(w.Set(k, -128).ok());          // row r = 0: all -128
+    ASSERT_TRUE(w.Set(128 + k, k % 2 ? 127 : -128).ok());
+  }
+  std::unique_ptr<JitBackend> jit = NewJit();
+  HostTensor got = run(*jit, x, w);
+  EXPECT_EQ(jit->stats().fused_pipelines, 1);  // the lane kernel, not the stage-by-stage path
+  interp::Interpreter interpreter;
+  EXPECT_EQ(got.ToBits(), run(interpreter, x, w).ToBits());
+  std::vector<double> xv = x.ToValues(), wv = w.ToValues();
+  for (int a = 0; a < 16; ++a) {
+    for (int r = 0; r < 8; ++r) {
+      int64_t sum = 0;
+      for (int k = 0; k < 128; ++k) sum += static_cast<int64_t>(xv[a * 128 + k]) * static_cast<int64_t>(wv[r * 128 + k]);
+      EXPECT_EQ(*got.Get(a * 8 + r), static_cast<double>(sum)) << a << " " << r;
+    }
+  }
+  EXPECT_EQ(*got.Get(0), 128.0 * 128 * 128);  // -128 * -128, 128 times
+}
+
 // The fused first tree level (fma) runs where a scan finds every product exact, and the plain tree
 // where it does not (here products that overflow f32): the interpreter's bits either way.
 TEST(JitContraction, FusedFirstLevelOnlyWhereProductsAreExact) {
