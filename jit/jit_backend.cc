@@ -106,6 +106,20 @@ int64_t SequencerUnit(const DeviceTensor& tensor) {
   return Device::UnitStride(tensor.placement().tier) * 8 / StorageBits(tensor.dtype());
 }
 
+// A commit's write nest (sequencer_nest.h: the recorded Commit Sequencer entries) into the
+// output's memory in place, over its live units when they are its first ones; nullopt where that
+// walk does not apply: a commit_view or disabled slices (they keep bytes a whole-unit walk would
+// not), live units with gaps, or entries that would write outside the Element or twice.
+std::optional<MoveNest> CommitNest(const CommitStage& commit, const DeviceTensor& output, int64_t stream_size) {
+  if (!commit.slices.all() || output.is_view()) return std::nullopt;
+  const Placement& placement = output.placement();
+  const int64_t live = static_cast<int64_t>(placement.live_prefixes.size());
+  if (placement.prefix_size <= 0 || stream_size % placement.prefix_size != 0) return std::nullopt;
+  if (live == 0 || placement.live_prefixes.back() != live - 1) return std::nullopt;
+  return WriteNestOf(commit.sequencer, live, stream_size / placement.prefix_size, SequencerUnit(output),
+                     output.element().size());
+}
+
 // The layout a DMA end is addressed by: in place, or (nullopt) staged in its full mapping.
 Mapping EndLayout(const std::optional<Mapping>& in_place, const DeviceTensor& t) {
   return in_place ? *in_place : t.full_mapping();
@@ -285,6 +299,16 @@ struct KernelRunner {
     const auto* commit = std::get_if<CommitStage>(&last);
     const SliceBitmap slices = commit != nullptr ? commit->slices : SliceBitmap::All();
     const Mapping full = output.full_mapping();
+    if (commit != nullptr) {
+      std::optional<InPlace> target = InPlaceOf(output);
+      std::optional<MoveNest> nest = target ? CommitNest(*commit, output, stream.size()) : std::nullopt;
+      if (nest && nest->max_dst() < target->positions) {
+        ++kernels.stats().sequencer_commits;
+        return kernels.RunNest(*nest, CopyOp(stream.dtype()), target->data, target->positions, stream.bytes().data(),
+                               stream.size()).status();
+      }
+      ++kernels.stats().derived_commits;
+    }
     if (slices.all()) {
       std::optional<InPlace> target = InPlaceOf(output);
       if (target && kernels.HasNest(target->layout, stream.mapping())) {
@@ -373,6 +397,12 @@ struct KernelCompiler {
   absl::Status Store(Stream stream, const Stage& last) {
     if (!op.output.handle) return absl::OkStatus();
     const auto* commit = std::get_if<CommitStage>(&last);
+    if (commit != nullptr && InPlaceLayout(*op.output.handle)) {
+      std::optional<MoveNest> nest = CommitNest(*commit, *op.output.handle, stream.layout.size());
+      if (nest && nest->max_dst() < InPlacePositions(*op.output.handle)) {
+        return kernels.CompileNest(*nest, CopyOp(stream.dtype));
+      }
+    }
     if (commit == nullptr || commit->slices.all()) {
       std::optional<Mapping> target = InPlaceLayout(*op.output.handle);
       if (target && kernels.HasNest(*target, stream.layout)) {

@@ -32,6 +32,8 @@ struct JitStats {
   int64_t run_moves = 0;      // moves run from a run list (no affine form)
   int64_t sequencer_moves = 0;  // fetches run from their recorded sequencer configuration
   int64_t derived_fetches = 0;  // fetches whose nest was derived from the mappings instead
+  int64_t sequencer_commits = 0;  // commits run from their recorded sequencer configuration
+  int64_t derived_commits = 0;    // commits moved by index instead (sequencer_nest.h: WriteNestOf)
   int64_t fused_pipelines = 0;  // pipelines whose front ran as one lane contraction kernel
   int64_t fma_pipelines = 0;    // fused pipelines whose operands allowed the fused first tree level
   int64_t direct_pipelines = 0; // data-movement pipelines run as one move between memories

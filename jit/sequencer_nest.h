@@ -24,4 +24,15 @@ namespace visa::jit {
 std::optional<MoveNest> ReadNestOf(const SequencerConfig& config, int64_t units, int64_t stream_unit,
                                    int64_t buffer_unit);
 
+// The write nest of a Commit Sequencer `config` (destination: the buffer; source: the stream) over
+// the first `units` spatial positions, each `stream_unit` stream and `buffer_unit` buffer
+// positions apart. The entries enumerate the committed positions in stream order: the time entries
+// step over whole stream packets, the packet entries over the first `config.packet_size`
+// positions of each (the truncating adapter drops the rest). nullopt unless every write stays
+// inside the unit's first `element_size` buffer positions (the tensor's own Element, padding
+// included) and no two positions write the same offset, so that walking the entries writes what
+// a move by index writes and no byte of a neighbour.
+std::optional<MoveNest> WriteNestOf(const SequencerConfig& config, int64_t units, int64_t stream_unit,
+                                    int64_t buffer_unit, int64_t element_size);
+
 }  // namespace visa::jit
