@@ -361,6 +361,30 @@ DmTensor OnOneSlice(Context& ctx, const MappingScope& s, const HostTensor& host,
   return *dm;
 }
 
+// x [A, K] in slice 0's DM contracted with w [R, K] through the TRF into [A, R], read back:
+// fetched `flit` elements of K at a time, aligned as (`time`, `packet`).
+HostTensor ContractOnOneSlice(Backend& backend, const MappingScope& s, DType type, const HostTensor& x,
+                              const HostTensor& w, int flit, const std::string& time, const std::string& packet) {
+  auto device = std::make_unique<Device>(1);
+  Context ctx(*device, backend);
+  DmTensor wd = OnOneSlice(ctx, s, w, 1 << 16), xd = OnOneSlice(ctx, s, x, 0);
+  const std::string outer = absl::StrCat("K / ", flit), inner = absl::StrCat("K % ", flit);
+  absl::StatusOr<TrfTensor> trf = ctx.sub.begin(wd.view())
+                                      .fetch(type, s.m("R, " + outer), s.m(inner))
+                                      .collect(s.m("R, " + outer), s.m(inner))
+                                      .to_trf(s.m("R"), s.m("K"), TrfAddress::kFull);
+  EXPECT_TRUE(trf.ok()) << trf.status();
+  absl::StatusOr<DmTensor> out = ctx.main.begin(xd.view())
+                                     .fetch(type, s.m("A, " + outer), s.m(inner))
+                                     .collect(s.m("A, " + outer), s.m(inner))
+                                     .align(s.m(time), s.m(packet), *trf)
+                                     .contract(s.m("1"))
+                                     .accumulate(s.m("A"), s.m("R"), AccumulationKind::kInterleaved)
+                                     .commit(s.m("A, R"), 1 << 12);
+  EXPECT_TRUE(out.ok()) << out.status();
+  return *ReadAs(*out, s.m("A, R"));
+}
+
 // Zero-point (asymmetric quantized) contraction on the JIT: the i9 staging stream never reaches
 // memory, and the i32 results equal sum (x - zp) * w computed on the host.
 TEST(JitContraction, ZeroPointFetchIntoAContractionIsExact) {
@@ -401,24 +425,8 @@ TEST(JitContraction, ZeroPointFetchIntoAContractionIsExact) {
 // of the type, -128 * -128 and 127 * -128 included, against a host loop and the interpreter.
 TEST(JitContraction, IntegerSumsAreExactAtTheExtremesOfTheType) {
   MappingScope s(*Axes::Parse("A = 16, K = 128, R = 8"));
-  auto run = [&](Backend& backend, const HostTensor& x, const HostTensor& w) -> HostTensor {
-    auto device = std::make_unique<Device>(1);
-    Context ctx(*device, backend);
-    DmTensor wd = OnOneSlice(ctx, s, w, 1 << 16), xd = OnOneSlice(ctx, s, x, 0);
-    absl::StatusOr<TrfTensor> trf = ctx.sub.begin(wd.view())
-                                        .fetch(DType::kI8, s.m("R, K / 32"), s.m("K % 32"))
-                                        .collect(s.m("R, K / 32"), s.m("K % 32"))
-                                        .to_trf(s.m("R"), s.m("K"), TrfAddress::kFull);
-    EXPECT_TRUE(trf.ok()) << trf.status();
-    absl::StatusOr<DmTensor> out = ctx.main.begin(xd.view())
-                                       .fetch(DType::kI8, s.m("A, K / 32"), s.m("K % 32"))
-                                       .collect(s.m("A, K / 32"), s.m("K % 32"))
-                                       .align(s.m("A, K / 64"), s.m("K % 64"), *trf)
-                                       .contract(s.m("1"))
-                                       .accumulate(s.m("A"), s.m("R"), AccumulationKind::kInterleaved)
-                                       .commit(s.m("A, R"), 1 << 12);
-    EXPECT_TRUE(out.ok()) << out.status();
-    return *ReadAs(*out, s.m("A, R"));
+  auto run = [&](Backend& backend, const HostTensor& x, const HostTensor& w) {
+    return ContractOnOneSlice(backend, s, DType::kI8, x, w, 32, "A, K / 64", "K % 64");
   };
   HostTensor x = *HostTensor::Random(DType::kI8, s.m("A, K"), 41);
   HostTensor w = *HostTensor::Random(DType::kI8, s.m("R, K"), 42);
@@ -447,28 +455,12 @@ TEST(JitContraction, IntegerSumsAreExactAtTheExtremesOfTheType) {
 // The fused first tree level (fma) runs where a scan finds every product exact, and the plain tree
 // where it does not (here products that overflow f32): the interpreter's bits either way.
 TEST(JitContraction, FusedFirstLevelOnlyWhereProductsAreExact) {
-  MappingScope s(*Axes::Parse("A = 32, B = 32, C = 8"));
-  auto run = [&](Backend& backend, const HostTensor& x, const HostTensor& w) -> std::vector<uint32_t> {
-    auto device = std::make_unique<Device>(1);
-    Context ctx(*device, backend);
-    DmTensor wd = OnOneSlice(ctx, s, w, 1 << 16), xd = OnOneSlice(ctx, s, x, 0);
-    absl::StatusOr<TrfTensor> trf = ctx.sub.begin(wd.view())
-                                        .fetch(DType::kBF16, s.m("C, B / 16"), s.m("B % 16"))
-                                        .collect(s.m("C, B / 16"), s.m("B % 16"))
-                                        .to_trf(s.m("C"), s.m("B"), TrfAddress::kFull);
-    EXPECT_TRUE(trf.ok()) << trf.status();
-    absl::StatusOr<DmTensor> out = ctx.main.begin(xd.view())
-                                       .fetch(DType::kBF16, s.m("A, B / 16"), s.m("B % 16"))
-                                       .collect(s.m("A, B / 16"), s.m("B % 16"))
-                                       .align(s.m("A"), s.m("B"), *trf)
-                                       .contract(s.m("1"))
-                                       .accumulate(s.m("A"), s.m("C"), AccumulationKind::kInterleaved)
-                                       .commit(s.m("A, C"), 1 << 12);
-    EXPECT_TRUE(out.ok()) << out.status();
-    return ReadAs(*out, s.m("A, C"))->ToBits();
+  MappingScope s(*Axes::Parse("A = 32, K = 32, R = 8"));
+  auto run = [&](Backend& backend, const HostTensor& x, const HostTensor& w) {
+    return ContractOnOneSlice(backend, s, DType::kBF16, x, w, 16, "A", "K").ToBits();
   };
-  HostTensor x = *HostTensor::Random(DType::kBF16, s.m("A, B"), 31);
-  HostTensor w = *HostTensor::Random(DType::kBF16, s.m("C, B"), 32);
+  HostTensor x = *HostTensor::Random(DType::kBF16, s.m("A, K"), 31);
+  HostTensor w = *HostTensor::Random(DType::kBF16, s.m("R, K"), 32);
   interp::Interpreter interpreter;
   absl::StatusOr<std::unique_ptr<JitBackend>> created = JitBackend::Create({.threads = 2, .fma_first_level = true});
   ASSERT_TRUE(created.ok()) << created.status();
@@ -478,7 +470,7 @@ TEST(JitContraction, FusedFirstLevelOnlyWhereProductsAreExact) {
   EXPECT_EQ(jit->stats().fma_pipelines, 1);
   // 2^100 * 2^100 overflows: the scan refuses the fused level, the plain tree gives infinities.
   ASSERT_TRUE(x.Set(5, 0x1p100).ok());
-  ASSERT_TRUE(w.Set(5, 0x1p100).ok());  // the same b as x[0, 5]
+  ASSERT_TRUE(w.Set(5, 0x1p100).ok());  // the same k as x[0, 5]
   const std::vector<uint32_t> plain = run(*jit, x, w);
   EXPECT_EQ(plain, run(interpreter, x, w));
   EXPECT_EQ(jit->stats().fused_pipelines, 2);
