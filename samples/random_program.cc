@@ -246,6 +246,18 @@ StageCall Drawer::DrawSwitch(Layout& layout, bool permutation_only) {
   }
 }
 
+// A switch's call once its output Slice is drawn: the stream takes that Slice, and the call names
+// it and the Time. `holds_s`: whether the Slice still holds the input's S digits (a column split
+// over them survives only then).
+StageCall FinishSwitch(StageCall c, Layout& layout, const std::vector<Term>& slice, bool holds_s) {
+  layout.slice = Join(slice);
+  layout.slice_holds_s = holds_s;
+  if (!holds_s) layout.columns.reset();
+  c.first = layout.slice;
+  c.second = layout.Time();
+  return c;
+}
+
 // Transpose{slice1, slice0}: Slice [slice2, slice0, slice1], Time unchanged.
 StageCall Drawer::SwitchTranspose(Layout& layout) {
   const int64_t s1 = Pick<int64_t>({2, 4, 8, 16, 32}), s0 = Pick<int64_t>({2, 4, 8});
@@ -255,10 +267,7 @@ StageCall Drawer::SwitchTranspose(Layout& layout) {
   if (s1 * s0 < 256) slice.push_back(SliceDigit(s1 * s0, 256 / (s1 * s0)));
   slice.push_back(SliceDigit(1, s0));
   slice.push_back(SliceDigit(s0, s1));
-  layout.slice = Join(slice);
-  c.first = layout.slice;
-  c.second = layout.Time();
-  return c;
+  return FinishSwitch(c, layout, slice, layout.slice_holds_s);
 }
 
 // Broadcast1, Broadcast01 and TransposedBroadcast1: some slice digits move innermost into Time
@@ -303,12 +312,7 @@ StageCall Drawer::SwitchBroadcast(Layout& layout) {
       layout.time.push_back(d0);
       break;
   }
-  layout.slice = Join(slice);
-  layout.slice_holds_s = false;
-  layout.columns.reset();
-  c.first = layout.slice;
-  c.second = layout.Time();
-  return c;
+  return FinishSwitch(c, layout, slice, false);
 }
 
 // InterTranspose{slice1, slice0, time0}: Time [time2, time1, time0] and Slice [slice2, slice1,
@@ -335,12 +339,7 @@ StageCall Drawer::SwitchInterTranspose(Layout& layout) {
   if (inner.size > s1 * t0) layout.time.push_back(Div(inner, s1 * t0));
   if (t0 > 1) layout.time.push_back(Mod(inner, t0));
   layout.time.push_back(SliceDigit(s0, s1));
-  layout.slice = Join(slice);
-  layout.slice_holds_s = false;
-  layout.columns.reset();
-  c.first = layout.slice;
-  c.second = layout.Time();
-  return c;
+  return FinishSwitch(c, layout, slice, false);
 }
 
 // CustomBroadcast: S split into digits, permuted, and some moved (in order) innermost into Time
@@ -373,12 +372,7 @@ StageCall Drawer::SwitchCustom(Layout& layout) {
   }
   StageCall c = Call(StreamCall::kSwitch);
   c.config = SwitchConfig::CustomBroadcast(256 / kept_outer);
-  layout.slice = Join(slice);
-  layout.slice_holds_s = std::find(moved.begin(), moved.end(), true) == moved.end();
-  if (!layout.slice_holds_s) layout.columns.reset();
-  c.first = layout.slice;
-  c.second = layout.Time();
-  return c;
+  return FinishSwitch(c, layout, slice, std::find(moved.begin(), moved.end(), true) == moved.end());
 }
 
 // ----- Collect, cast, transpose.
