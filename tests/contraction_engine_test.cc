@@ -13,6 +13,7 @@
 #include "interp/interpreter.h"
 #include "runtime/tensor_unit.h"
 #include "runtime/transfer.h"
+#include "tests/integer_matmul_reference.h"
 
 namespace visa {
 namespace {
@@ -476,14 +477,7 @@ TEST_F(ContractionValuesTest, I8IsExact) {
                                      .commit(m("A, R"), 1 << 12);
   ASSERT_TRUE(out.ok()) << out.status();
   HostTensor got = *ReadAs(*out, m("A, R"));
-  std::vector<double> xv = x.ToValues(), wv = w.ToValues();
-  for (int a = 0; a < 8; ++a) {
-    for (int r = 0; r < 8; ++r) {
-      int64_t sum = 0;
-      for (int k = 0; k < 64; ++k) sum += static_cast<int64_t>(xv[a * 64 + k]) * static_cast<int64_t>(wv[r * 64 + k]);
-      EXPECT_EQ(*got.Get(a * 8 + r), static_cast<double>(sum));
-    }
-  }
+  EXPECT_EQ(IntegerValues(got), IntegerMatmulReference(x, w, 8, 8, 64));
 }
 
 // Fetch Adapter zero point (asymmetric quantization): i8 input minus its zero point widens to the
@@ -505,16 +499,7 @@ TEST_F(ContractionValuesTest, ZeroPointI8ToI9IsExact) {
                                      .commit(m("A, R"), 1 << 12);
   ASSERT_TRUE(out.ok()) << out.status();
   HostTensor got = *ReadAs(*out, m("A, R"));
-  std::vector<double> xv = x.ToValues(), wv = w.ToValues();
-  for (int a = 0; a < 8; ++a) {
-    for (int r = 0; r < 8; ++r) {
-      int64_t sum = 0;
-      for (int k = 0; k < 64; ++k) {
-        sum += (static_cast<int64_t>(xv[a * 64 + k]) - zero_point) * static_cast<int64_t>(wv[r * 64 + k]);
-      }
-      EXPECT_EQ(*got.Get(a * 8 + r), static_cast<double>(sum)) << a << " " << r;
-    }
-  }
+  EXPECT_EQ(IntegerValues(got), IntegerMatmulReference(x, w, 8, 8, 64, zero_point));
 }
 
 // Reduce-max on Row 0: the largest product along K.

@@ -16,6 +16,7 @@
 #include "runtime/scalar_convert.h"
 #include "runtime/transfer.h"
 #include "samples/sample.h"
+#include "tests/integer_matmul_reference.h"
 #include "tools/check_command.h"
 #include "tools/run_command.h"
 
@@ -410,14 +411,7 @@ TEST(JitContraction, ZeroPointFetchIntoAContractionIsExact) {
                                      .commit(s.m("A, R"), 1 << 12);
   ASSERT_TRUE(out.ok()) << out.status();
   HostTensor got = *ReadAs(*out, s.m("A, R"));
-  std::vector<double> xv = x.ToValues(), wv = w.ToValues();
-  for (int a = 0; a < 8; ++a) {
-    for (int r = 0; r < 8; ++r) {
-      int64_t sum = 0;
-      for (int k = 0; k < 64; ++k) sum += (static_cast<int64_t>(xv[a * 64 + k]) - zero_point) * static_cast<int64_t>(wv[r * 64 + k]);
-      EXPECT_EQ(*got.Get(a * 8 + r), static_cast<double>(sum)) << a << " " << r;
-    }
-  }
+  EXPECT_EQ(IntegerValues(got), IntegerMatmulReference(x, w, 8, 8, 64, zero_point));
 }
 
 // i8 x i8 sums by byte quads (vpdpbusd, which multiplies unsigned by signed bytes: the operand is
@@ -441,14 +435,7 @@ TEST(JitContraction, IntegerSumsAreExactAtTheExtremesOfTheType) {
   EXPECT_EQ(jit->stats().fused_pipelines, 1);  // the lane kernel, not the stage-by-stage path
   interp::Interpreter interpreter;
   EXPECT_EQ(got.ToBits(), run(interpreter, x, w).ToBits());
-  std::vector<double> xv = x.ToValues(), wv = w.ToValues();
-  for (int a = 0; a < 16; ++a) {
-    for (int r = 0; r < 8; ++r) {
-      int64_t sum = 0;
-      for (int k = 0; k < 128; ++k) sum += static_cast<int64_t>(xv[a * 128 + k]) * static_cast<int64_t>(wv[r * 128 + k]);
-      EXPECT_EQ(*got.Get(a * 8 + r), static_cast<double>(sum)) << a << " " << r;
-    }
-  }
+  EXPECT_EQ(IntegerValues(got), IntegerMatmulReference(x, w, 16, 8, 128));
   EXPECT_EQ(*got.Get(0), 128.0 * 128 * 128);  // -128 * -128, 128 times
 }
 
