@@ -7,6 +7,7 @@
 #include <optional>
 #include <utility>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -92,17 +93,14 @@ std::string StageList(const PipelineOp& op) {
   for (const Stage& stage : op.stages) {
     if (std::holds_alternative<BeginStage>(stage)) continue;
     const std::string text = DescribeStage(stage);
-    names.push_back(text.substr(0, text.find(' ')));
+    names.push_back(absl::AsciiStrToLower(text.substr(0, text.find(' '))));
   }
   return absl::StrJoin(names, " > ");
 }
 
 std::string Label(const Op& op) {
   if (const auto* dma = std::get_if<DmaOp>(&op.body)) {
-    auto name = [](const TensorRef& ref) {
-      std::string n = TensorNameOf(ref);
-      return n.empty() ? std::string("host") : n;
-    };
+    auto name = [](const TensorRef& ref) { return ref.handle ? TensorNameOf(ref) : std::string("host"); };
     return absl::StrCat(dma->context, " ", name(dma->src), " -> ", name(dma->dst));
   }
   const auto& pipe = std::get<PipelineOp>(op.body);
@@ -191,9 +189,13 @@ Schedule MakeSchedule(const std::vector<ScheduleInput>& in) {
       }
     }
     if (auto it = last_on.find(d.resource); it != last_on.end()) {
-      consider(schedule.ops[it->second].end, {WaitReason::Kind::kResource, it->second, {}});
+      op.ready = schedule.ops[it->second].end;
+      consider(op.ready, {WaitReason::Kind::kResource, it->second, {}});
     }
-    if (i > 0) consider(schedule.ops[i - 1].start, {WaitReason::Kind::kProgramOrder, i - 1, {}});
+    if (i > 0) {
+      op.ready = std::max(op.ready, schedule.ops[i - 1].start);
+      consider(schedule.ops[i - 1].start, {WaitReason::Kind::kProgramOrder, i - 1, {}});
+    }
     op.start = start;
     op.end = start + d.cycles.value_or(0);
     last_on[d.resource] = i;

@@ -50,6 +50,9 @@ struct ScheduledOp {
   std::string label;
   Resource resource = Resource::kMain;
   int64_t start = 0, end = 0;
+  // When its resource and program order let it start; start - ready is the time it waited on a
+  // hazard (the shaded part of the timeline).
+  int64_t ready = 0;
   bool estimated = true;          // false: the model has no cycle figure for it; it takes 0 cycles
   std::vector<Hazard> hazards;    // every hazard with an earlier op
   WaitReason waited_on;

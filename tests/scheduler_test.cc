@@ -49,6 +49,7 @@ TEST(Scheduler, SameResourceSerializesOtherResourcesOverlap) {
   EXPECT_EQ(s.ops[1].start, 0);  // the DMA engine is free and nothing collides
   EXPECT_EQ(s.ops[1].end, 600);
   EXPECT_EQ(s.ops[2].start, 100);  // main is busy with mm1 until 100
+  EXPECT_EQ(s.ops[2].ready, 100);  // no hazard wait
   EXPECT_EQ(s.ops[2].end, 150);
   EXPECT_EQ(s.ops[2].waited_on.kind, WaitReason::Kind::kResource);
   EXPECT_EQ(s.ops[2].waited_on.on, 0);
@@ -63,6 +64,7 @@ TEST(Scheduler, ReadAfterWriteWaitsForTheWriter) {
   EXPECT_EQ(s.ops[1].start, 600);
   EXPECT_EQ(s.ops[1].end, 700);
   EXPECT_EQ(s.ops[1].waited_on.ToString(), "RAW on op 0 (x)");
+  EXPECT_EQ(s.ops[1].ready, 0);  // main was free from 0: 600 cycles waiting on the hazard
   EXPECT_EQ(s.makespan, 700);
 }
 
