@@ -126,6 +126,33 @@ int64_t HbmReadRequestCost(int64_t address, int64_t packet_bytes) {
   return cost;
 }
 
+double HbmPeakGBytesPerSecond() {
+  return kHbmChannelGhz * static_cast<double>(kHbmChannelBytesPerClock * kHbmChannels);
+}
+
+int HbmTccd(HbmCommandRelation relation) {
+  switch (relation) {
+    case HbmCommandRelation::kSameSliceOtherBankGroup:
+      return 2;
+    case HbmCommandRelation::kOtherSlice:
+      return 3;
+    case HbmCommandRelation::kSameSliceSameBankGroup:
+      return 4;
+  }
+  return 4;
+}
+
+double HbmRelativeThroughput(HbmCommandRelation relation) {
+  return static_cast<double>(HbmTccd(HbmCommandRelation::kSameSliceOtherBankGroup)) / HbmTccd(relation);
+}
+
+int64_t DmBytesPerCycle(bool dmn_interleaved) { return dmn_interleaved ? 256 : 128; }
+
+int64_t MaxConsecutiveSameBankAccesses() {
+  constexpr int64_t kTdmaIoBytes = 256, kDmnIoBytes = 128, kDmnSize = 32;
+  return kNocTimeoutCycles / ((kTdmaIoBytes / kDmnIoBytes) * kDmnSize);
+}
+
 int64_t SpatialReduceLatency(int tree_depth) { return tree_depth; }
 
 int64_t TemporalReduceCycles(int64_t time_steps) { return time_steps; }

@@ -89,6 +89,29 @@ inline constexpr int64_t kHbmPartialWriteFactor = 50;
 int64_t HbmWriteRequestCost(int64_t address, int64_t packet_bytes);
 int64_t HbmReadRequestCost(int64_t address, int64_t packet_bytes);
 
+// Peak: "The channel controller transfers 64B/cycle at 0.75GHz", 32 channels per chip; "The
+// fundamental transfer unit is 256 bytes, requiring 4 clock cycles per channel".
+inline constexpr int64_t kHbmChannels = 32;
+inline constexpr int64_t kHbmChannelBytesPerClock = 64;
+inline constexpr double kHbmChannelGhz = 0.75;
+double HbmPeakGBytesPerSecond();  // 48 GB/s x 32 = 1536 GB/s, "1.5TB/s per chip"
+
+// Column-to-column delay (tCCD, cycles at 1.5 GHz) between consecutive commands on a channel, and
+// the channel throughput relative to the ideal 2.
+enum class HbmCommandRelation { kSameSliceOtherBankGroup, kOtherSlice, kSameSliceSameBankGroup };
+int HbmTccd(HbmCommandRelation relation);
+double HbmRelativeThroughput(HbmCommandRelation relation);
+
+// ---- DM ("Memory Performance" > Data Memory) ---------------------------------------------------
+
+// "each DMN provides only 128 B/cycle"; alternating requests across a cluster's two DMNs gives
+// 256 ("DMN interleaving | ... | 50% bandwidth loss" without it).
+int64_t DmBytesPerCycle(bool dmn_interleaved);
+// The bank-starvation limit from its derivation: (TDMA_IO_BYTE / DMN_IO_BYTE) x
+// Max_Consecutive_Access x DMN_SIZE < 4096 (the NoC timeout), so Max_Consecutive_Access < 64.
+inline constexpr int64_t kNocTimeoutCycles = 4096;
+int64_t MaxConsecutiveSameBankAccesses();
+
 // ---- Reducer and the inter-slice ring ---------------------------------------------------------
 
 // "i4 depth 7 (128 elements in 7 cycles), i8/f8 depth 6, bf16 depth 5".

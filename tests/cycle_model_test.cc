@@ -181,6 +181,30 @@ TEST(Hbm, MisalignedAccess) {
   EXPECT_EQ(HbmReadRequestCost(128, 2 * 256), 4);
 }
 
+TEST(Hbm, PeakBandwidthAndColumnToColumnDelay) {
+  // "48GB/s per channel (0.75GHz x 64B/cycle) or 1.5TB/s per chip (48GB/s x 32 channels)"; a
+  // 256-byte unit takes 4 channel clocks.
+  EXPECT_DOUBLE_EQ(kHbmChannelGhz * kHbmChannelBytesPerClock, 48.0);
+  EXPECT_DOUBLE_EQ(HbmPeakGBytesPerSecond(), 1536.0);
+  EXPECT_EQ(kDmaRequestBytes / kHbmChannelBytesPerClock, 4);
+  EXPECT_DOUBLE_EQ(4 / kHbmChannelGhz, kHbmCyclesPerRequest);
+  // tCCD 2 / 3 / 4 cycles: relative performance 1, 2/3, 1/2.
+  EXPECT_EQ(HbmTccd(HbmCommandRelation::kSameSliceOtherBankGroup), 2);
+  EXPECT_DOUBLE_EQ(HbmRelativeThroughput(HbmCommandRelation::kSameSliceOtherBankGroup), 1.0);
+  EXPECT_DOUBLE_EQ(HbmRelativeThroughput(HbmCommandRelation::kOtherSlice), 2.0 / 3.0);
+  EXPECT_DOUBLE_EQ(HbmRelativeThroughput(HbmCommandRelation::kSameSliceSameBankGroup), 0.5);
+}
+
+TEST(Dm, DmnInterleavingAndTheStarvationLimit) {
+  // "DMN interleaving | Alternate across 2 DMNs per cluster | 50% bandwidth loss".
+  EXPECT_EQ(DmBytesPerCycle(true), 256);
+  EXPECT_EQ(DmBytesPerCycle(false) * 2, DmBytesPerCycle(true));
+  // "(256 B/cycle DMA ÷ 128 B/cycle per DMN) × 64 accesses × 32 slices < 4096 cycles": the limit
+  // is the first count that reaches the timeout.
+  EXPECT_EQ(MaxConsecutiveSameBankAccesses(), 64);
+  EXPECT_EQ((256 / 128) * MaxConsecutiveSameBankAccesses() * 32, kNocTimeoutCycles);
+}
+
 // ---- Reducer, inter-slice, Vector Engine, split reduce ---------------------------------------------
 
 // Full Tensor Reduction (m![A], 65536 bf16): the table lists spatial 5 (tree depth 5), temporal 8
