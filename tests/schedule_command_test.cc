@@ -141,12 +141,19 @@ TEST(ScheduleCommand, SvgOfTheGemmHasOneBoxPerOp) {
 }
 
 TEST(ScheduleCommand, SvgWindowDrawsOnlyTheOpsInside) {
-  // gemm_double_buffered's table: ops 0-2 end at 2548, 7144 and 40412; op 3 runs to 106448.
+  // From the first TRF load's start to the download's start: the loads and contractions (ops 4-7);
+  // op 3 ends where the window begins and op 8 starts where it ends.
+  json j = json::parse(Schedule({.sample = "gemm_double_buffered", .json = true}).out);
+  const int64_t from = j["ops"][4]["start"], to = j["ops"][8]["start"];
+  ASSERT_EQ(j["ops"][3]["end"].get<int64_t>(), from);
+  const std::string window = std::to_string(from) + ":" + std::to_string(to);
   const std::string path = ::testing::TempDir() + "/schedule_double_buffered.svg";
-  Result r = Schedule({.sample = "gemm_double_buffered", .svg_path = path, .svg_window = "100000:123342"});
+  Result r = Schedule({.sample = "gemm_double_buffered", .svg_path = path, .svg_window = window});
   ASSERT_EQ(r.code, 0) << r.err;
-  ExpectRendersWithBoxes(path, 6);
-  EXPECT_THAT(ReadFile(path), HasSubstr("(cycles 100000 to 123342 shown)"));
+  ExpectRendersWithBoxes(path, 4);
+  const std::string svg = ReadFile(path);
+  for (int op = 4; op <= 7; ++op) EXPECT_THAT(svg, HasSubstr("data-op=\"" + std::to_string(op) + "\""));
+  EXPECT_THAT(svg, HasSubstr("(cycles " + std::to_string(from) + " to " + std::to_string(to) + " shown)"));
 }
 
 TEST(ScheduleCommand, Errors) {

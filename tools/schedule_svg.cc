@@ -2,6 +2,7 @@
 #include "tools/schedule_svg.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <set>
 
@@ -99,8 +100,10 @@ std::string ScheduleSvg(const Schedule& schedule, const std::string& title, cons
   const int64_t span = to - from;
   const double scale = (kWidth - kLeft - kRight) / static_cast<double>(span);
   auto x_of = [&](int64_t cycle) { return kLeft + static_cast<double>(std::clamp(cycle, from, to) - from) * scale; };
-  // Drawn: what lies inside the window (an op of no cycles at its very edge included).
-  auto shown = [&](int64_t start, int64_t end) { return start <= to && end >= from && !(start == to && end > to); };
+  // Drawn: what overlaps the window (an op of no cycles: what lies in it, edges included).
+  auto shown = [&](int64_t start, int64_t end) {
+    return start == end ? start >= from && start <= to : start < to && end > from;
+  };
   std::set<int> starving;
   for (const StarvationWarning& w : schedule.warnings) {
     starving.insert(w.tensor_unit_ops.begin(), w.tensor_unit_ops.end());
@@ -161,6 +164,8 @@ std::string ScheduleSvg(const Schedule& schedule, const std::string& title, cons
                                           x, BoxTop(op.resource) + 8, w, kBoxHeight - 16, op.index, op.start - op.ready,
                                           Escape(op.waited_on.ToString())));
   }
+  // Per lane, where the numbers of thin boxes end, above (0) and below (1) the boxes.
+  std::array<std::array<double, 2>, 3> number_edges{};
   for (const ScheduledOp& op : schedule.ops) {
     if (!shown(op.start, op.end)) continue;
     const double x = x_of(op.start);
@@ -187,9 +192,16 @@ std::string ScheduleSvg(const Schedule& schedule, const std::string& title, cons
     } else if (w >= kCharWidth * static_cast<double>(number.size()) + 6) {
       absl::StrAppend(&svg, absl::StrFormat("<text x=\"%.1f\" y=\"%.1f\" class=\"box-label\" text-anchor=\"middle\">%s</text>",
                                             x + w / 2, y + kBoxHeight / 2 + 4, number));
-    } else {  // too thin for any text: the number above the box
-      absl::StrAppend(&svg, absl::StrFormat("<text x=\"%.1f\" y=\"%.1f\" class=\"small\" text-anchor=\"middle\">%s</text>",
-                                            x + w / 2, y - 3, number));
+    } else {  // too thin for any text: the number above the box, or below when that is taken
+      const double half = kCharWidth * static_cast<double>(number.size()) / 2 + 1;
+      std::array<double, 2>& taken = number_edges[LaneOf(op.resource)];
+      for (int level = 0; level < 2; ++level) {
+        if (x + w / 2 - half < taken[level]) continue;
+        taken[level] = x + w / 2 + half;
+        absl::StrAppend(&svg, absl::StrFormat("<text x=\"%.1f\" y=\"%.1f\" class=\"small\" text-anchor=\"middle\">%s</text>",
+                                              x + w / 2, level == 0 ? y - 3 : y + kBoxHeight + 11, number));
+        break;
+      }
     }
     absl::StrAppend(&svg, "</g>\n");
   }
