@@ -165,6 +165,9 @@ TEST(ScheduleCommand, Errors) {
     EXPECT_EQ(bad.code, 2) << window;
     EXPECT_THAT(bad.err, HasSubstr("error: --window: expected FROM:TO")) << window;
   }
+  Result window_alone = Schedule({.sample = "gemm", .svg_window = "0:10"});
+  EXPECT_EQ(window_alone.code, 2);
+  EXPECT_EQ(window_alone.err, "error: --window says which cycles the SVG draws; add --svg FILE\n");
   Result unwritable = Schedule({.sample = "gemm", .svg_path = "/nonexistent-dir/x.svg"});
   EXPECT_EQ(unwritable.code, 2);
   EXPECT_THAT(unwritable.err, HasSubstr("error: --svg: cannot write"));

@@ -4,9 +4,13 @@
 // program (a sub-context TRF load overlapping main).
 #include "runtime/scheduler.h"
 
+#include <random>
+#include <set>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_cat.h"
 #include "dsl/mapping_parser.h"
 #include "interp/interpreter.h"
 #include "runtime/tensor_unit.h"
@@ -144,6 +148,61 @@ TEST(Scheduler, TextTableListsEveryOpAndTheMakespan) {
   EXPECT_THAT(text, HasSubstr("RAW on op 0 (x)"));
   EXPECT_THAT(text, HasSubstr("fetch > commit -> y"));
   EXPECT_THAT(text, HasSubstr("makespan: 700 cycles"));
+}
+
+// Random programs: the schedule keeps every rule of the chapter, and every start is tight (it is
+// 0 or the time some constraint released the op).
+TEST(Scheduler, RandomProgramsKeepEveryRule) {
+  std::mt19937 rng(13);
+  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+  for (int program = 0; program < 300; ++program) {
+    std::vector<ScheduleInput> in;
+    const int n = 2 + pick(12);
+    for (int i = 0; i < n; ++i) {
+      auto range = [&]() {
+        const int64_t begin = pick(8) * 64;
+        return Dm({begin, begin + 64 * (1 + pick(3))}, absl::StrCat("t", begin));
+      };
+      std::vector<MemoryRange> reads, writes;
+      for (int k = pick(3); k > 0; --k) reads.push_back(range());
+      for (int k = pick(2); k > 0; --k) writes.push_back(range());
+      const Resource r = static_cast<Resource>(pick(3));
+      in.push_back(Op(absl::StrCat("op", i), r, pick(5) == 0 ? std::optional<int64_t>() : 1 + pick(500), reads, writes));
+    }
+    Schedule s = MakeSchedule(in);
+    ASSERT_EQ(s.ops.size(), in.size());
+    int64_t makespan = 0;
+    for (int i = 0; i < n; ++i) {
+      const ScheduledOp& op = s.ops[i];
+      EXPECT_EQ(op.cycles(), in[i].description.cycles.value_or(0));
+      makespan = std::max(makespan, op.end);
+      std::set<int64_t> releases = {0};
+      if (i > 0) {
+        EXPECT_GE(op.start, s.ops[i - 1].start) << "program order";
+        releases.insert(s.ops[i - 1].start);
+      }
+      for (int j = 0; j < i; ++j) {
+        const ScheduledOp& before = s.ops[j];
+        if (before.resource == op.resource) {
+          EXPECT_GE(op.start, before.end) << "resource " << j << " -> " << i;
+          releases.insert(before.end);
+        }
+        bool hazard = false;
+        for (const MemoryRange& r : in[i].description.reads)
+          for (const MemoryRange& w : in[j].description.writes) hazard |= Overlaps(r, w);
+        for (const MemoryRange& w : in[i].description.writes) {
+          for (const MemoryRange& r : in[j].description.reads) hazard |= Overlaps(w, r);
+          for (const MemoryRange& w2 : in[j].description.writes) hazard |= Overlaps(w, w2);
+        }
+        if (hazard) {
+          EXPECT_GE(op.start, before.end) << "hazard " << j << " -> " << i;
+          releases.insert(before.end);
+        }
+      }
+      EXPECT_TRUE(releases.contains(op.start)) << "op " << i << " starts at " << op.start << " for no reason";
+    }
+    EXPECT_EQ(s.makespan, makespan);
+  }
 }
 
 // ---- Bank starvation -------------------------------------------------------------------------

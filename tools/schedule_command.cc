@@ -43,6 +43,10 @@ bool ParseWindow(const std::string& text, SvgWindow& window, std::ostream& err) 
 }  // namespace
 
 int ScheduleSampleCommand(const ScheduleOptions& options, std::ostream& out, std::ostream& err) {
+  if (!options.svg_window.empty() && options.svg_path.empty()) {
+    err << "error: --window says which cycles the SVG draws; add --svg FILE\n";
+    return 2;
+  }
   const samples::Sample* sample = samples::FindSample(options.sample);
   if (sample == nullptr) {
     err << "error: unknown sample `" << Excerpt(options.sample, 0) << "` (see `visa run --list`)\n";
