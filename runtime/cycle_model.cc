@@ -4,8 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
-#include <tuple>
 
 #include "dsl/status_macros.h"
 
@@ -74,36 +72,39 @@ HbmLocation LocateHbm(int64_t address) {
   return l;
 }
 
-HbmEstimate EstimateHbm(const std::vector<int64_t>& request_addresses) {
-  struct Channel {
-    int64_t requests = 0;
-    int64_t row_switches = 0;
-    std::map<std::tuple<int, int, int>, int64_t> open_rows;  // (slice, bank group, bank) -> row
-  };
-  std::map<int, Channel> channels;
-  for (int64_t address : request_addresses) {
-    const HbmLocation l = LocateHbm(address);
-    Channel& c = channels[l.global_channel()];
-    ++c.requests;
-    auto [open, opened] = c.open_rows.try_emplace({l.slice, l.bank_group, l.bank}, l.row);
-    if (!opened && open->second != l.row) {
-      ++c.row_switches;
-      open->second = l.row;
-    }
-  }
+HbmChannels::HbmChannels()
+    : requests_(kHbmChannels, 0), switches_(kHbmChannels, 0), open_rows_(kHbmChannels * kBanksPerChannel, -1) {}
+
+void HbmChannels::Add(int64_t request_address) {
+  const HbmLocation l = LocateHbm(request_address);
+  const int channel = l.global_channel();
+  ++requests_[channel];
+  int64_t& open = open_rows_[channel * kBanksPerChannel + (l.slice * 4 + l.bank_group) * 4 + l.bank];
+  if (open >= 0 && open != l.row) ++switches_[channel];
+  open = l.row;
+}
+
+HbmEstimate HbmChannels::Finish() const {
   HbmEstimate e;
-  e.requests = static_cast<int64_t>(request_addresses.size());
-  e.channels = static_cast<int>(channels.size());
-  for (const auto& [id, c] : channels) {
-    const double cycles = static_cast<double>(c.requests - c.row_switches) * kHbmCyclesPerRequest +
-                          static_cast<double>(c.row_switches) * kHbmRowSwitchCycles;
+  for (int c = 0; c < kHbmChannels; ++c) {
+    if (requests_[c] == 0) continue;
+    e.requests += requests_[c];
+    ++e.channels;
+    const double cycles = static_cast<double>(requests_[c] - switches_[c]) * kHbmCyclesPerRequest +
+                          static_cast<double>(switches_[c]) * kHbmRowSwitchCycles;
     if (cycles > e.cycles) {
       e.cycles = cycles;
-      e.busiest_channel_requests = c.requests;
-      e.row_switches = c.row_switches;
+      e.busiest_channel_requests = requests_[c];
+      e.row_switches = switches_[c];
     }
   }
   return e;
+}
+
+HbmEstimate EstimateHbm(const std::vector<int64_t>& request_addresses) {
+  HbmChannels channels;
+  for (int64_t address : request_addresses) channels.Add(address);
+  return channels.Finish();
 }
 
 int64_t HbmWriteRequestCost(int64_t address, int64_t packet_bytes) {

@@ -79,6 +79,17 @@ struct HbmEstimate {
 
 // Requests in issue order, each channel serving its own in order; every bank keeps one row open
 // (all start closed; opening a closed row is not counted as a switch).
+class HbmChannels {
+ public:
+  HbmChannels();
+  void Add(int64_t request_address);
+  HbmEstimate Finish() const;
+
+ private:
+  static constexpr int kBanksPerChannel = 4 * 4 * 4;  // slice (2 bits) x bank group x bank
+  std::vector<int64_t> requests_, switches_;           // per channel
+  std::vector<int64_t> open_rows_;                     // per channel and bank; -1: closed
+};
 HbmEstimate EstimateHbm(const std::vector<int64_t>& request_addresses);
 
 // Misaligned access: a read crossing a 256-byte boundary takes two NoC transfers ("effectively

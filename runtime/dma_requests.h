@@ -3,7 +3,10 @@
 // "the number of DMA requests determines execution time"), with the HBM penalties of misaligned
 // access ("Memory Performance" > Misaligned Access). A packet is a run of destination positions
 // the source feeds contiguously, inside one unit (slice, chip) of each side: what one sequencer
-// step can move.
+// step can move. Packets do not depend on the order the move issues them; HBM channel and row
+// behaviour does (cycle_model.h: HbmChannels), and a recorded move has no stream to say that order
+// (the manual's Example 2 issues B outermost, so each HBM row stays open, where the destination's
+// order would switch rows at every A), so the channel model is left to explicit sequencers.
 #pragma once
 
 #include <cstdint>

@@ -51,7 +51,10 @@ std::pair<int, int64_t> WorstBank(const std::vector<const BankRuns*>& runs) {
   for (int b = 0; b < kDmBanks; ++b) {
     int64_t sum = 0;
     for (const BankRuns* r : runs) sum += (*r)[b];
-    if (sum > most) most = sum, worst = b;
+    if (sum > most) {
+      most = sum;
+      worst = b;
+    }
   }
   return {worst, most};
 }
@@ -180,7 +183,10 @@ Schedule MakeSchedule(const std::vector<ScheduleInput>& in) {
     // Candidates, strongest reason first so that a tie names the hazard.
     int64_t start = 0;
     auto consider = [&](int64_t time, WaitReason reason) {
-      if (time > start) start = time, op.waited_on = reason;
+      if (time > start) {
+        start = time;
+        op.waited_on = reason;
+      }
     };
     for (int j = 0; j < i; ++j) {
       for (const Hazard& h : HazardsBetween(d, in[j].description, j)) {
