@@ -142,7 +142,8 @@ std::string StarvationWarning::ToString() const {
   std::vector<std::string> ops;
   for (int t : tensor_unit_ops) ops.push_back(absl::StrCat("op ", t));
   return absl::StrCat(
-      "warning: bank starvation: ", absl::StrJoin(ops, " and "), " make ", accesses,
+      "warning: bank starvation: ", absl::StrJoin(ops, " and "), tensor_unit_ops.size() == 1 ? " makes " : " make ",
+      accesses,
       " consecutive accesses to DM bank ", bank, " while DMA op ", dma_op,
       " is active; with the DMA's own request that exceeds 64 (Memory Performance > Bank "
       "Starvation: a DMA request blocked for 4,096 cycles is a NoC timeout and a cluster reset). "

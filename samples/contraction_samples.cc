@@ -6,7 +6,7 @@ namespace visa::samples {
 std::vector<Sample> ContractionSamples() {
   std::vector<Sample> all;
   for (auto group : {HelloContractionSamples(), BatchedContractionSamples(), ConvolutionSamples(),
-                     DoubleBufferedSamples()}) all.insert(all.end(), group.begin(), group.end());
+                     ScheduleSamples()}) all.insert(all.end(), group.begin(), group.end());
   return all;
 }
 

@@ -156,6 +156,30 @@ TEST(ScheduleCommand, SvgWindowDrawsOnlyTheOpsInside) {
   EXPECT_THAT(svg, HasSubstr("(cycles " + std::to_string(from) + " to " + std::to_string(to) + " shown)"));
 }
 
+TEST(ScheduleCommand, ColumnWalkDuringDmaWarnsOfBankStarvation) {
+  // Its table: op 2 copies dm#2 to HBM while op 3 fetches dm#2 down its columns; both only read
+  // dm#2, so both start when the load (op 1) ends.
+  Result r = Schedule({.sample = "column_walk_during_dma"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("warning: bank starvation: op 3 makes 128 consecutive accesses to DM bank 0 "
+                               "while DMA op 2 is active"));
+  EXPECT_EQ(r.err, "");
+  Result j = Schedule({.sample = "column_walk_during_dma", .json = true});
+  ASSERT_EQ(j.code, 0) << j.err;
+  json warnings = json::parse(j.out)["warnings"];
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0]["ops"], json::array({3}));
+  EXPECT_EQ(warnings[0]["dma_op"], 2);
+  EXPECT_EQ(warnings[0]["accesses"], 128);
+  EXPECT_THAT(j.err, HasSubstr("warning: bank starvation: op 3"));  // JSON on stdout, the warning on stderr
+  // The picture outlines the walk in red.
+  const std::string path = ::testing::TempDir() + "/schedule_column_walk.svg";
+  ASSERT_EQ(Schedule({.sample = "column_walk_during_dma", .svg_path = path}).code, 0);
+  ExpectRendersWithBoxes(path, 4);
+  EXPECT_THAT(ReadFile(path), HasSubstr("data-op=\"3\" x="));
+  EXPECT_THAT(ReadFile(path), HasSubstr("stroke=\"#e00000\""));
+}
+
 TEST(ScheduleCommand, Errors) {
   Result unknown = Schedule({.sample = "no_such_sample"});
   EXPECT_EQ(unknown.code, 2);

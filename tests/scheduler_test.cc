@@ -220,7 +220,7 @@ TEST(BankStarvation, SixtyFourSameBankAccessesWhileDmaIsActiveWarn) {
   EXPECT_EQ(s.warnings[0].dma_op, 0);
   EXPECT_EQ(s.warnings[0].tensor_unit_ops, std::vector<int>{1});
   EXPECT_EQ(s.warnings[0].bank, 3);
-  EXPECT_THAT(s.ToText(), HasSubstr("warning: bank starvation: op 1 make 64 consecutive accesses to DM bank 3 "
+  EXPECT_THAT(s.ToText(), HasSubstr("warning: bank starvation: op 1 makes 64 consecutive accesses to DM bank 3 "
                                     "while DMA op 0 is active"));
 }
 

@@ -74,10 +74,11 @@ int ScheduleSampleCommand(const ScheduleOptions& options, std::ostream& out, std
   }
   if (options.json) {
     out << ScheduleJson(schedule, sample->name).dump(2) << "\n";
+    // The table ends with the warnings; JSON holds them too, and stderr tells the reader.
+    for (const StarvationWarning& w : schedule.warnings) err << w.ToString() << "\n";
   } else {
     out << "# " << sample->name << ": " << sample->description << "\n" << schedule.ToText();
   }
-  for (const StarvationWarning& w : schedule.warnings) err << w.ToString() << "\n";
   return 0;
 }
 

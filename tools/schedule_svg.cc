@@ -5,9 +5,12 @@
 #include <array>
 #include <cmath>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 
 namespace visa::cli {
 namespace {
@@ -30,6 +33,21 @@ std::string Escape(const std::string& text) {
     }
   }
   return out;
+}
+
+// Lines of at most `width` characters, broken at spaces.
+std::vector<std::string> Wrap(const std::string& text, size_t width) {
+  std::vector<std::string> lines;
+  std::string line;
+  for (absl::string_view word : absl::StrSplit(text, ' ')) {
+    if (!line.empty() && line.size() + 1 + word.size() > width) {
+      lines.push_back(line);
+      line.clear();
+    }
+    absl::StrAppend(&line, line.empty() ? "" : " ", word);
+  }
+  if (!line.empty()) lines.push_back(line);
+  return lines;
 }
 
 int LaneOf(Resource r) { return r == Resource::kMain ? 0 : r == Resource::kSub ? 1 : 2; }
@@ -109,9 +127,14 @@ std::string ScheduleSvg(const Schedule& schedule, const std::string& title, cons
     starving.insert(w.tensor_unit_ops.begin(), w.tensor_unit_ops.end());
   }
 
+  std::vector<std::string> warning_lines;
+  for (const StarvationWarning& w : schedule.warnings) {
+    for (std::string& line : Wrap(w.ToString(), 180)) warning_lines.push_back(std::move(line));
+  }
   const double axis_y = kTop + 3 * kLaneHeight;
   const double legend_top = axis_y + 58;
-  const double height = legend_top + kLegendLine * static_cast<double>(schedule.ops.size() + 2 + schedule.warnings.size()) + 16;
+  const double height =
+      legend_top + kLegendLine * static_cast<double>(schedule.ops.size() + 2 + warning_lines.size()) + 16;
   std::string svg = absl::StrFormat(
       "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
@@ -240,10 +263,10 @@ std::string ScheduleSvg(const Schedule& schedule, const std::string& title, cons
     absl::StrAppend(&svg, absl::StrFormat("<text x=\"%.1f\" y=\"%.1f\" class=\"mono\" xml:space=\"preserve\">%s</text>\n",
                                           kLeft, y, Escape(row)));
   }
-  for (const StarvationWarning& w : schedule.warnings) {
+  for (const std::string& line : warning_lines) {
     y += kLegendLine;
-    absl::StrAppend(&svg, absl::StrFormat("<text x=\"%.1f\" y=\"%.1f\" class=\"mono\" fill=\"#c00000\" style=\"fill:#c00000\">%s</text>\n",
-                                          kLeft, y, Escape(w.ToString().substr(0, 190))));
+    absl::StrAppend(&svg, absl::StrFormat("<text x=\"%.1f\" y=\"%.1f\" class=\"mono\" style=\"fill:#c00000\">%s</text>\n",
+                                          kLeft, y, Escape(line)));
   }
   absl::StrAppend(&svg, "</svg>\n");
   return svg;

@@ -1,8 +1,14 @@
-// A double-buffered GEMM ("Scheduling" > Hardware Resources: the sub context prepares the next
+// Samples whose schedules show the scheduler's rules (`visa schedule NAME`).
+//
+// gemm_double_buffered ("Scheduling" > Hardware Resources: the sub context prepares the next
 // operation's data "while the current one computes"): two weight matrices B[0], B[1] share one
 // streamed A; the sub context loads B[0] into the TRF's first half, main contracts with it while
 // the sub context loads B[1] into the second half, then main contracts with B[1]. Its schedule
-// shows the second load overlapping the first contraction (`visa schedule gemm_double_buffered`).
+// shows the second load overlapping the first contraction.
+//
+// column_walk_during_dma ("Memory Performance" > Bank Starvation): a DMA copies a DM tensor to HBM
+// while main fetches the same tensor down its columns; rows of 128 bytes put every fetch of a
+// column on one DM bank, 128 in a row, past the 64-access limit: the schedule warns and names both.
 #include <Eigen/Core>
 
 #include "absl/strings/str_cat.h"
@@ -54,9 +60,33 @@ absl::StatusOr<DeviceTensor> DoubleBufferedGemm(Context& ctx, const std::vector<
   return out;
 }
 
-}  // namespace
 
-std::vector<Sample> DoubleBufferedSamples() {
+// [A, B] i8 with 128-byte rows, fetched 8 bytes of B at a time down A: every fetch of a column
+// lands on bank (8 x (B / 8)) / 8 % 16, 128 times in a row; the output is the transpose's layout
+// [B / 8, A, B % 8].
+Sample ColumnWalkDuringDma() {
+  Sample s;
+  s.name = "column_walk_during_dma";
+  s.description =
+      "a DM tensor copied to HBM by DMA while main fetches it column by column (128 fetches in a row "
+      "from one DM bank): a bank-starvation warning";
+  s.axes = "A = 128, B = 128";
+  s.dtype = DType::kI8;
+  s.element = "A, B";
+  s.kernel = [](Context& ctx, const DmTensor& input, const MappingScope& m) -> absl::StatusOr<DeviceTensor> {
+    // Reads only: the DMA and the walk do not wait for each other.
+    RETURN_IF_ERROR(input.to_hbm(ctx.tdma, 0, m.m("A, B")).status());
+    ASSIGN_OR_RETURN(DmTensor out, ctx.main.begin(input.view())
+                                       .fetch(DType::kI8, m.m("B / 8, A"), m.m("B % 8"))
+                                       .collect(m.m("B / 8, A"), m.m("B % 8 # 32"))
+                                       .commit(m.m("B / 8, A, B % 8"), 0x10000));
+    return out;
+  };
+  s.readback = "A, B";
+  return s;
+}
+
+Sample DoubleBufferedGemmSample() {
   ContractionSpec spec;
   spec.name = "gemm_double_buffered";
   spec.description =
@@ -86,7 +116,11 @@ std::vector<Sample> DoubleBufferedSamples() {
                                  "half-ulp, Eigen float reference");
     return expected;
   };
-  return {MakeContractionSample(std::move(spec))};
+  return MakeContractionSample(std::move(spec));
 }
+
+}  // namespace
+
+std::vector<Sample> ScheduleSamples() { return {DoubleBufferedGemmSample(), ColumnWalkDuringDma()}; }
 
 }  // namespace visa::samples
