@@ -7,6 +7,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "runtime/cycle_model.h"
+#include "runtime/dma_requests.h"
 
 namespace visa {
 namespace {
@@ -67,16 +69,41 @@ bool Meet(const std::set<int64_t>& a, const std::set<int64_t>& b) {
   return std::any_of(a.begin(), a.end(), [&](int64_t x) { return b.contains(x); });
 }
 
-CycleTerm SideTerm(const char* side, Tier tier, int64_t bytes) {
+// One side's cycles: its bytes over its bandwidth, or, when the move's packets are known, the
+// requests they make if more ("the number of DMA requests determines execution time"; small
+// packets and misaligned HBM access cost requests, runtime/dma_requests.h).
+CycleTerm SideTerm(const char* side, Tier tier, int64_t bytes, std::optional<int64_t> request_cost = std::nullopt,
+                   const std::string& why = "") {
   const int64_t rate = SideBytesPerCycle(tier);
-  return Term(absl::StrCat("dma ", side), Kind::kStream, CeilDiv(bytes, rate),
+  const int64_t by_bytes = CeilDiv(bytes, rate);
+  if (request_cost && *request_cost > by_bytes) {
+    return Term(absl::StrCat("dma ", side), Kind::kStream, *request_cost,
+                absl::StrFormat("%d requests of <= 256 B, one per cycle (%s; %d B / %d B/cycle would be %d)",
+                                *request_cost, why, bytes, rate, by_bytes));
+  }
+  return Term(absl::StrCat("dma ", side), Kind::kStream, by_bytes,
               absl::StrFormat("%d B / %d B/cycle (%s)", bytes, rate, TierName(tier)));
+}
+
+CycleTerm ReadTerm(Tier tier, int64_t bytes, const std::optional<DmaRequests>& r) {
+  if (!r) return SideTerm("read", tier, bytes);
+  return SideTerm("read", tier, bytes, r->read_cost,
+                  absl::StrFormat("%s, %d packets, %d HBM reads across a 256-byte boundary x %d", TierName(tier),
+                                  r->packets, r->split_hbm_reads, cycles::kHbmUnalignedReadFactor));
+}
+
+CycleTerm WriteTerm(Tier tier, int64_t bytes, const std::optional<DmaRequests>& r) {
+  if (!r) return SideTerm("write", tier, bytes);
+  return SideTerm("write", tier, bytes, r->write_cost,
+                  absl::StrFormat("%s, %d packets, %d partial HBM writes read-modify-write x %d", TierName(tier),
+                                  r->packets, r->partial_hbm_writes, cycles::kHbmPartialWriteFactor));
 }
 
 // The transfer terms of a move of `bytes` stream bytes between the two sides (either may be the
 // host, which has no device range).
 std::vector<CycleTerm> TransferTerms(const std::optional<MemoryRange>& src,
-                                     const std::optional<MemoryRange>& dst, int64_t bytes) {
+                                     const std::optional<MemoryRange>& dst, int64_t bytes,
+                                     const std::optional<DmaRequests>& requests) {
   constexpr char kNoHostRate[] =
       "host memory over PCIe: the manual gives no host-link bandwidth (its 30 B/cycle is for "
       "inter-chip transfers)";
@@ -101,12 +128,12 @@ std::vector<CycleTerm> TransferTerms(const std::optional<MemoryRange>& src,
   // proceed sequentially" (Example 3). Otherwise they overlap: "max(65536, 65536) + 500"
   // (Example 2).
   if (src->tier == dst->tier && Meet(PortsOf(*src), PortsOf(*dst))) {
-    const CycleTerm read = SideTerm("read", src->tier, bytes);
-    const CycleTerm write = SideTerm("write", dst->tier, bytes);
+    const CycleTerm read = ReadTerm(src->tier, bytes, requests);
+    const CycleTerm write = WriteTerm(dst->tier, bytes, requests);
     return {Term("dma read + write", Kind::kStream, *read.cycles + *write.cycles,
                  absl::StrCat(read.formula, " + ", write.formula, ", sequential on one memory"))};
   }
-  return {SideTerm("read", src->tier, bytes), SideTerm("write", dst->tier, bytes)};
+  return {ReadTerm(src->tier, bytes, requests), WriteTerm(dst->tier, bytes, requests)};
 }
 
 // ---- Pipelines --------------------------------------------------------------------------------
@@ -297,7 +324,7 @@ OpDescription Describe(const DmaOp& op) {
   const int64_t bytes = dst ? dst->total_bytes() : src ? src->total_bytes() : 0;
   d.terms.push_back(Term("dma startup", Kind::kLatency, kDmaStartupCycles,
                          "~500 cycles per DMA command (DMA Engine > Startup Latency)"));
-  for (CycleTerm& t : TransferTerms(src, dst, bytes)) d.terms.push_back(std::move(t));
+  for (CycleTerm& t : TransferTerms(src, dst, bytes, CountDmaRequests(op))) d.terms.push_back(std::move(t));
   d.cycles = CombineCycleTerms(d.terms);
   return d;
 }

@@ -6,7 +6,9 @@
 // slowest stage plus the fill latencies of the stages that delay the stream (see
 // CombineCycleTerms). A DMA costs its ~500-cycle start-up plus its bytes over the slowest side's
 // bandwidth. A stage the manual gives no formula for is listed with no cycles and the reason; the
-// estimate then covers only the stages that have one.
+// estimate then covers only the stages that have one. Formulas that are not one stage's plan
+// (DMA requests, HBM channels, the Reducer, and the Vector Engine's throughput and ALU latency,
+// which a Vector Engine stage's term takes from) live in runtime/cycle_model.h.
 #pragma once
 
 #include <cstdint>

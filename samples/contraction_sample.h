@@ -57,4 +57,5 @@ namespace visa::samples {
 std::vector<Sample> HelloContractionSamples();
 std::vector<Sample> BatchedContractionSamples();
 std::vector<Sample> ConvolutionSamples();
+std::vector<Sample> ScheduleSamples();
 }  // namespace visa::samples

@@ -5,7 +5,8 @@ namespace visa::samples {
 
 std::vector<Sample> ContractionSamples() {
   std::vector<Sample> all;
-  for (auto group : {HelloContractionSamples(), BatchedContractionSamples(), ConvolutionSamples()}) all.insert(all.end(), group.begin(), group.end());
+  for (auto group : {HelloContractionSamples(), BatchedContractionSamples(), ConvolutionSamples(),
+                     ScheduleSamples()}) all.insert(all.end(), group.begin(), group.end());
   return all;
 }
 

@@ -7,6 +7,7 @@
 #include "tools/fuzz_diff_command.h"
 #include "tools/map_command.h"
 #include "tools/run_command.h"
+#include "tools/schedule_command.h"
 #include "tools/seq_command.h"
 
 int main(int argc, char** argv) {
@@ -26,6 +27,8 @@ int main(int argc, char** argv) {
   visa::cli::AddBenchCommand(app, bench_options, exit_code);
   visa::cli::FuzzDiffOptions fuzz_diff_options;
   visa::cli::AddFuzzDiffCommand(app, fuzz_diff_options, exit_code);
+  visa::cli::ScheduleOptions schedule_options;
+  visa::cli::AddScheduleCommand(app, schedule_options, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,96 @@
+// `visa schedule SAMPLE [--json] [--trace FILE] [--svg FILE]`.
+#include "tools/schedule_command.h"
+
+#include <fstream>
+#include <iostream>
+
+#include "absl/strings/numbers.h"
+#include "dsl/text_excerpt.h"
+#include "runtime/scheduler.h"
+#include "runtime/trace_backend.h"
+#include "samples/sample.h"
+#include "tools/schedule_json.h"
+#include "tools/schedule_svg.h"
+
+namespace visa::cli {
+namespace {
+
+bool WriteFile(const std::string& path, const std::string& text, const char* what, std::ostream& err) {
+  std::ofstream file(path, std::ios::binary);
+  file << text;
+  file.close();
+  if (!file) {
+    err << "error: " << what << ": cannot write `" << Excerpt(path, 0) << "`\n";
+    return false;
+  }
+  return true;
+}
+
+// "FROM:TO" with 0 <= FROM < TO, in cycles.
+bool ParseWindow(const std::string& text, SvgWindow& window, std::ostream& err) {
+  const size_t colon = text.find(':');
+  int64_t from = 0, to = 0;
+  if (colon == std::string::npos || !absl::SimpleAtoi(text.substr(0, colon), &from) ||
+      !absl::SimpleAtoi(text.substr(colon + 1), &to) || from < 0 || to <= from) {
+    err << "error: --window: expected FROM:TO cycles with 0 <= FROM < TO, got `" << Excerpt(text, 0) << "`\n";
+    return false;
+  }
+  window.from = from;
+  window.to = to;
+  return true;
+}
+
+}  // namespace
+
+int ScheduleSampleCommand(const ScheduleOptions& options, std::ostream& out, std::ostream& err) {
+  if (!options.svg_window.empty() && options.svg_path.empty()) {
+    err << "error: --window says which cycles the SVG draws; add --svg FILE\n";
+    return 2;
+  }
+  const samples::Sample* sample = samples::FindSample(options.sample);
+  if (sample == nullptr) {
+    err << "error: unknown sample `" << Excerpt(options.sample, 0) << "` (see `visa run --list`)\n";
+    return 2;
+  }
+  // Planning alone gives every op's resource, cycles and ranges: the trace backend computes nothing.
+  TraceBackend trace;
+  absl::StatusOr<samples::SampleRun> run = sample->Run(trace);
+  if (!run.ok()) {
+    err << "error: " << run.status().message() << "\n";
+    return 2;
+  }
+  const std::vector<ScheduleInput> inputs = ScheduleInputs(run->program);
+  const Schedule schedule = MakeSchedule(inputs);
+  if (!options.trace_path.empty() &&
+      !WriteFile(options.trace_path, ScheduleTrace(schedule, run->program, inputs, sample->name).dump(1) + "\n",
+                 "--trace", err)) {
+    return 2;
+  }
+  SvgWindow window;
+  if (!options.svg_window.empty() && !ParseWindow(options.svg_window, window, err)) return 2;
+  if (!options.svg_path.empty() &&
+      !WriteFile(options.svg_path, ScheduleSvg(schedule, "visa schedule " + sample->name, window), "--svg", err)) {
+    return 2;
+  }
+  if (options.json) {
+    out << ScheduleJson(schedule, sample->name).dump(2) << "\n";
+    // The table ends with the warnings; JSON holds them too, and stderr tells the reader.
+    for (const StarvationWarning& w : schedule.warnings) err << w.ToString() << "\n";
+  } else {
+    out << "# " << sample->name << ": " << sample->description << "\n" << schedule.ToText();
+  }
+  return 0;
+}
+
+void AddScheduleCommand(CLI::App& app, ScheduleOptions& options, int& exit_code) {
+  CLI::App* cmd = app.add_subcommand(
+      "schedule", "Place a sample's ops on main / sub / DMA: start, end, what each waited on, the makespan");
+  cmd->add_option("sample", options.sample, "Sample name (see `visa run --list`)")->required();
+  cmd->add_flag("--json", options.json, "Print the schedule as JSON");
+  cmd->add_option("--trace", options.trace_path, "Write the Chrome trace event format (Perfetto) to FILE");
+  cmd->add_option("--svg", options.svg_path, "Write the timeline as an SVG picture to FILE");
+  cmd->add_option("--window", options.svg_window, "Draw only cycles FROM:TO in the SVG (the legend lists every op)");
+  cmd->callback([&options, &exit_code] { exit_code = ScheduleSampleCommand(options, std::cout, std::cerr); });
+}
+
+}  // namespace visa::cli

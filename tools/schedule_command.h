@@ -1,0 +1,26 @@
+// `visa schedule SAMPLE`: the sample's program placed on main / sub / DMA by the scheduler; prints
+// the table (op, resource, start, end, cycles, waited on) and the makespan, or `--json` the same
+// as JSON; `--trace FILE` writes the Chrome trace event format, `--svg FILE` the timeline picture.
+#pragma once
+
+#include <ostream>
+#include <string>
+
+#include "CLI/CLI.hpp"
+
+namespace visa::cli {
+
+struct ScheduleOptions {
+  std::string sample;
+  bool json = false;
+  std::string trace_path;  // empty: no trace
+  std::string svg_path;    // empty: no picture
+  std::string svg_window;  // "FROM:TO" cycles drawn, empty: all
+};
+
+// Exit codes: 0 scheduled (warnings included), 2 an error (unknown sample, a file not written).
+int ScheduleSampleCommand(const ScheduleOptions& options, std::ostream& out, std::ostream& err);
+
+void AddScheduleCommand(CLI::App& app, ScheduleOptions& options, int& exit_code);
+
+}  // namespace visa::cli
