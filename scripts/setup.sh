@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
           llvm-19-dev libabsl-dev libeigen3-dev libgtest-dev libgmock-dev
-          libbenchmark-dev libcli11-dev libtbb-dev zlib1g-dev libzstd-dev libedit-dev libxml2-dev libffi-dev)
+          libbenchmark-dev libcli11-dev libtbb-dev nlohmann-json3-dev zlib1g-dev libzstd-dev libedit-dev libxml2-dev libffi-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
