@@ -56,7 +56,7 @@ int CheckSampleCommand(const CheckOptions& options, std::ostream& out, std::ostr
     }
     chosen.push_back(sample);
   }
-  absl::StatusOr<std::unique_ptr<jit::JitBackend>> jit = jit::JitBackend::Create();
+  absl::StatusOr<std::unique_ptr<jit::JitBackend>> jit = jit::JitBackend::Create({.threads = 0});  // the host's
   if (!jit.ok()) {
     err << "error: " << jit.status().message() << "\n";
     return 2;

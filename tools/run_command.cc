@@ -27,6 +27,7 @@ absl::StatusOr<samples::SampleRun> RunOn(const samples::Sample& sample, const st
                                          bool jit_disk_cache, const DeviceOptions& device_options) {
   if (backend == "jit") {
     jit::JitOptions jit_options;
+    jit_options.threads = 0;  // the host's
     jit_options.disk_cache = jit_disk_cache;
     ASSIGN_OR_RETURN(std::unique_ptr<jit::JitBackend> jit, jit::JitBackend::Create(jit_options));
     return sample.Run(*jit, device_options);
