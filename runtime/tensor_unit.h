@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -38,7 +39,7 @@ inline constexpr bool kConsumedStream = false;
 // compilation with the remedy instead of a list of rejected rvalue overloads.
 #define VISA_CONSUMED_STREAM_CALL(name)                                                          \
   template <typename... Args>                                                                    \
-  void name(Args&&...) & {                                                                       \
+  auto name(Args&&... args) & -> decltype(std::move(*this).name(std::forward<Args>(args)...)) {   \
     static_assert(::visa::kConsumedStream<Args...>,                                             \
                   "visa::Stream: each call consumes the stream; call it on std::move(stream) "  \
                   "(a stream is one pipeline value, it cannot be continued twice)");            \

@@ -13,6 +13,7 @@
 #include "runtime/trace_backend.h"
 #include "runtime/uninitialized_reads.h"
 #include "samples/sample.h"
+#include "tools/json_output.h"
 
 namespace visa::cli {
 namespace {
@@ -49,9 +50,15 @@ int RunSample(const RunOptions& options, bool jit_disk_cache, std::ostream& out,
       err << "error: --list takes no SAMPLE, --time or --backend (list, then run one)\n";
       return 2;
     }
+    nlohmann::json list = nlohmann::json::array();
     for (const samples::Sample& sample : samples::AllSamples()) {
-      out << absl::StrFormat("%-30s %s\n", sample.name, sample.description);
+      if (options.json) {
+        list.push_back({{"name", sample.name}, {"description", sample.description}, {"slow", sample.slow}});
+      } else {
+        out << absl::StrFormat("%-30s %s\n", sample.name, sample.description);
+      }
     }
+    if (options.json) out << list.dump(2) << "\n";
     return 0;
   }
   absl::StatusOr<UninitializedReads> uninitialized = ParseUninitializedReads(options.uninitialized);
@@ -68,6 +75,10 @@ int RunSample(const RunOptions& options, bool jit_disk_cache, std::ostream& out,
   if (!run.ok()) {
     err << "error: " << run.status().message() << "\n";
     return 2;
+  }
+  if (options.json) {
+    out << RunJson(sample->name, options.backend, *run).dump(2) << "\n";
+    return run->mismatch ? 1 : 0;
   }
   out << run->Summary(sample->name) << "\n";
   if (options.time) {
@@ -87,6 +98,10 @@ int RunSampleCommand(const RunOptions& options, std::ostream& out, std::ostream&
 }
 
 int ExplainSampleCommand(const std::string& name, std::ostream& out, std::ostream& err) {
+  return ExplainSampleCommand(name, /*json=*/false, out, err);
+}
+
+int ExplainSampleCommand(const std::string& name, bool json, std::ostream& out, std::ostream& err) {
   const samples::Sample* sample = Find(name, err);
   if (sample == nullptr) return 2;
   // Planning alone derives every configuration; the trace backend skips computing the streams.
@@ -95,6 +110,13 @@ int ExplainSampleCommand(const std::string& name, std::ostream& out, std::ostrea
   if (!run.ok()) {
     err << "error: " << run.status().message() << "\n";
     return 2;
+  }
+  if (json) {
+    nlohmann::json program = ProgramJson(run->program);
+    program["sample"] = sample->name;
+    program["description"] = sample->description;
+    out << program.dump(2) << "\n";
+    return 0;
   }
   out << "# " << sample->name << ": " << sample->description << "\n";
   // Each op, then what the scheduler sees of it: resource, cycle terms, bytes read and written.
@@ -115,6 +137,7 @@ void AddRunCommands(CLI::App& app, RunOptions& run, std::string& explain_sample,
   cmd->add_option("--backend", run.backend, "Backend: interp or jit");
   cmd->add_flag("--list", run.list, "List the samples");
   cmd->add_flag("--time", run.time, "Print the kernel time and throughput");
+  cmd->add_flag("--json", run.json, "One JSON object (the list: an array) instead of the line");
   cmd->add_option("--uninitialized", run.uninitialized,
                   "Reads of device memory nothing wrote: error (default), warn or off");
   CLI::Option* no_cache = cmd->add_flag("--no-jit-cache")->description(
@@ -134,8 +157,9 @@ void AddRunCommands(CLI::App& app, RunOptions& run, std::string& explain_sample,
   });
   CLI::App* explain = app.add_subcommand("explain", "Print a sample's program: ops and derived configurations");
   explain->add_option("sample", explain_sample, "Sample name")->required();
-  explain->callback([&explain_sample, &exit_code] {
-    exit_code = ExplainSampleCommand(explain_sample, std::cout, std::cerr);
+  explain->add_flag("--json", run.explain_json, "The program as one JSON object");
+  explain->callback([&explain_sample, &run, &exit_code] {
+    exit_code = ExplainSampleCommand(explain_sample, run.explain_json, std::cout, std::cerr);
   });
 }
 
