@@ -14,3 +14,4 @@
 #include "runtime/tensor.h"
 #include "runtime/tensor_unit.h"
 #include "samples/sample.h"
+#include "tools/cli_main.h"
