@@ -14,7 +14,8 @@ namespace visa::cli {
 
 class Progress {
  public:
-  Progress(std::string label, int64_t total, std::ostream& err, bool enabled);
+  // Nothing is printed before `quiet_seconds` passed, so short work stays silent.
+  Progress(std::string label, int64_t total, std::ostream& err, bool enabled, double quiet_seconds = 0);
   ~Progress() { Finish(); }
 
   static bool StderrIsTerminal();
@@ -32,6 +33,7 @@ class Progress {
   std::ostream& err_;
   bool enabled_;
   bool open_ = false;
+  double quiet_seconds_;
   int64_t done_ = 0;
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };

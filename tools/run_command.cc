@@ -14,6 +14,8 @@
 #include "runtime/uninitialized_reads.h"
 #include "samples/sample.h"
 #include "tools/json_output.h"
+#include "tools/progress.h"
+#include "tools/progress_backend.h"
 
 namespace visa::cli {
 namespace {
@@ -24,8 +26,22 @@ const samples::Sample* Find(const std::string& name, std::ostream& err) {
   return sample;
 }
 
+// The interpreter op by op on a Progress line (when stderr is a terminal and the run lasts):
+// the total comes from planning the sample first, which computes nothing.
+absl::StatusOr<samples::SampleRun> RunWithProgress(const samples::Sample& sample, Backend& backend,
+                                                   const DeviceOptions& device_options, std::ostream& err) {
+  if (!Progress::StderrIsTerminal()) return sample.Run(backend, device_options);
+  TraceBackend trace;
+  ASSIGN_OR_RETURN(samples::SampleRun planned, sample.Run(trace, device_options));
+  Progress progress(sample.name, ProgressBackend::DeviceOps(planned.program), err, /*enabled=*/true,
+                    /*quiet_seconds=*/0.5);
+  ProgressBackend counted(backend, progress);
+  return sample.Run(counted, device_options);
+}
+
 absl::StatusOr<samples::SampleRun> RunOn(const samples::Sample& sample, const std::string& backend,
-                                         bool jit_disk_cache, const DeviceOptions& device_options) {
+                                         bool jit_disk_cache, const DeviceOptions& device_options,
+                                         std::ostream& err) {
   if (backend == "jit") {
     jit::JitOptions jit_options;
     jit_options.threads = 0;  // the host's
@@ -37,7 +53,7 @@ absl::StatusOr<samples::SampleRun> RunOn(const samples::Sample& sample, const st
     return absl::InvalidArgumentError(absl::StrCat("unknown backend `", Excerpt(backend, 0), "` (available: interp, jit)"));
   }
   interp::Interpreter interpreter;
-  return sample.Run(interpreter, device_options);
+  return RunWithProgress(sample, interpreter, device_options, err);
 }
 
 // `jit_disk_cache`: the JIT keeps compiled kernels on disk, so the next `visa run` of the sample
@@ -71,7 +87,7 @@ int RunSample(const RunOptions& options, bool jit_disk_cache, std::ostream& out,
   DeviceOptions device_options;
   device_options.uninitialized_reads = *uninitialized;
   device_options.on_warning = [&err](const std::string& warning) { err << "warning: " << warning << "\n"; };
-  absl::StatusOr<samples::SampleRun> run = RunOn(*sample, options.backend, jit_disk_cache, device_options);
+  absl::StatusOr<samples::SampleRun> run = RunOn(*sample, options.backend, jit_disk_cache, device_options, err);
   if (!run.ok()) {
     err << "error: " << run.status().message() << "\n";
     return 2;
