@@ -273,6 +273,15 @@ absl::StatusOr<Mapping> ParseMapping(absl::string_view text, const Axes& axes,
   return Parser(text, axes, defs).ParseAll();
 }
 
+absl::StatusOr<MappingScope> MappingScope::Parse(absl::string_view axes) {
+  absl::StatusOr<Axes> parsed = Axes::Parse(axes);
+  if (!parsed.ok()) {
+    return absl::Status(parsed.status().code(),
+                        absl::StrCat("MappingScope::Parse: ", parsed.status().message()));
+  }
+  return MappingScope(*std::move(parsed));
+}
+
 Mapping MappingScope::m(absl::string_view text) const {
   absl::StatusOr<Mapping> parsed = ParseMapping(text, axes_, defs_);
   return parsed.ok() ? *std::move(parsed) : Mapping::Invalid(parsed.status());

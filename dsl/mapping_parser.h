@@ -23,6 +23,9 @@ absl::StatusOr<Mapping> ParseMapping(absl::string_view text, const Axes& axes,
 class MappingScope {
  public:
   explicit MappingScope(Axes axes, MappingDefs defs = {}) : axes_(std::move(axes)), defs_(std::move(defs)) {}
+  // A scope over the axes declared in `axes` ("A = 8, B = 4", as the manual's `axes![...]`); a
+  // mistake in the text is an error naming it, never an unchecked Axes.
+  static absl::StatusOr<MappingScope> Parse(absl::string_view axes);
   // Parses `text`; a parse error gives an invalid mapping carrying the error (see Mapping::status).
   Mapping m(absl::string_view text) const;
   absl::Status Define(std::string name, absl::string_view text);

@@ -513,10 +513,13 @@ absl::StatusOr<const DirectPipeline*> JitBackend::DirectPlanFor(const PipelineOp
   return std::get_if<DirectPipeline>(&direct_plan_);
 }
 
-absl::Status JitBackend::Run(const DmaOp&, const DmaTensors& tensors) {
+absl::Status JitBackend::Run(const DmaOp& op, const DmaTensors& tensors) {
   const DeviceTensor& src = tensors.src;
   const DeviceTensor& dst = tensors.dst;
   RETURN_IF_ERROR(CheckSameType(src.dtype(), dst.dtype()));
+  // A move into a view of a staged (HBM) tensor writes only the window's bytes: the shared
+  // transfer path stages exactly those; SRAM views are written in place below.
+  if (dst.is_view() && !InPlaceLayout(dst)) return Backend::Run(op, tensors);
   // A source that may share bytes with the destination is read completely first (staged).
   std::optional<InPlace> from = MayOverlap(src, dst) ? std::nullopt : InPlaceOf(src);
   std::optional<InPlace> to = InPlaceOf(dst);
@@ -545,6 +548,7 @@ absl::Status JitBackend::PrepareOp(const Op& op) {
     const DeviceTensor& dst = *dma->dst.handle;
     std::optional<Mapping> from = MayOverlap(src, dst) ? std::nullopt : InPlaceLayout(src);
     std::optional<Mapping> to = InPlaceLayout(dst);
+    if (!to && dst.is_view()) return absl::OkStatus();  // runs on the shared transfer path (Run)
     DirectEnds(*kernels_, src, dst, from, to);
     return kernels_->Compile(to ? *to : dst.full_mapping(), from ? *from : src.full_mapping(),
                              CopyOp(src.dtype()), /*allow_drop=*/false);
@@ -565,6 +569,12 @@ absl::Status JitBackend::PrepareOp(const Op& op) {
                             compiler);
   }
   return WalkPipeline(pipe, compiler);
+}
+
+absl::StatusOr<Program> JitBackend::Prepare(const KernelOf& kernel, const std::vector<DeviceTensor>& inputs) {
+  ASSIGN_OR_RETURN(Program program, Trace(kernel, inputs));
+  RETURN_IF_ERROR(Prepare(program).status());
+  return program;
 }
 
 absl::StatusOr<double> JitBackend::Prepare(const Program& program) {

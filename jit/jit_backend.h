@@ -20,6 +20,7 @@
 #include "jit/fused_contraction.h"
 #include "jit/kernel_cache.h"
 #include "runtime/backend.h"
+#include "runtime/launch.h"
 
 namespace visa::jit {
 
@@ -28,8 +29,9 @@ using PaddingCache = absl::flat_hash_map<std::string, std::vector<int64_t>>;
 
 struct JitOptions {
   // Worker threads per move: 0 for the host's hardware threads, else 1 to kMaxThreads
-  // (jit/parallel.h); Create refuses any other count.
-  int threads = 0;
+  // (jit/parallel.h); Create refuses any other count. One by default, so that a program embedding
+  // the library starts no workers it did not ask for; the `visa` command line asks for the host's.
+  int threads = 1;
   // Compiled kernels kept on disk for later processes (object_cache.h). Off by default so that a
   // library user (and every test) writes nothing outside its process unless it asks to;
   // VISA_JIT_CACHE=off turns it off even when asked.
@@ -58,6 +60,9 @@ class JitBackend : public Backend {
   // Compiles every kernel `program` needs before it runs (Launch then only runs code). A program
   // whose hash was prepared before costs one lookup. Returns the seconds spent compiling.
   absl::StatusOr<double> Prepare(const Program& program);
+  // The same for a kernel not traced yet: traces it on `inputs` (launch.h, Trace) and prepares
+  // the Program, which it returns for Launch.
+  absl::StatusOr<Program> Prepare(const KernelOf& kernel, const std::vector<DeviceTensor>& inputs);
 
   int threads() const { return kernels_->threads(); }
   // The same rule as JitOptions::threads (0: the host's); an error leaves the count unchanged.

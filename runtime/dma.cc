@@ -201,6 +201,57 @@ absl::StatusOr<HostTensor> MoveToHost(Dma& dma, const DeviceTensor& src, const M
   return out;
 }
 
+namespace {
+
+// A view seen as a tensor of its own: its Element at the byte its window starts.
+absl::StatusOr<Placement> WindowPlacement(const DeviceTensor& dst) {
+  Placement window = dst.placement();
+  const int64_t start = ReadAddress(dst);
+  if (start < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("DMA: the destination ", dst.ToString(),
+                                                   " starts inside a byte; a move writes whole bytes"));
+  }
+  window.address = start;
+  window.levels.back() = dst.element();
+  return window;
+}
+
+}  // namespace
+
+absl::Status MoveInto(Dma& dma, const DeviceTensor& src, const DeviceTensor& dst) {
+  RETURN_IF_ERROR(CheckContext(dma, src.tier(), dst.tier()));
+  if (&dma.device() != &src.device() || &dma.device() != &dst.device()) {
+    return absl::InvalidArgumentError("DMA Context: the context is bound to another device");
+  }
+  if (src.dtype() != dst.dtype()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "DMA: a move keeps the element type, but ", src.ToString(), " holds ", Name(src.dtype()), " and ",
+        dst.ToString(), " holds ", Name(dst.dtype())));
+  }
+  RETURN_IF_ERROR(src.CheckReadable());
+  RETURN_IF_ERROR(dst.CheckReadable());  // the destination still owns its bytes
+  ASSIGN_OR_RETURN(Placement window, WindowPlacement(dst));
+  const int64_t read = ReadAddress(src);
+  RETURN_IF_ERROR(CheckDmaAlignment(src.tier(), read < 0 ? 1 : read, dst.tier(), window.address));
+  const DmaAlignedSides sides = AlignedSides(MemoryTierOf(src.tier()), MemoryTierOf(dst.tier()));
+  DmaPacketScan packets(window.levels.back().size(), src.element().size(), StorageBits(src.dtype()));
+  const bool scan = sides.write && dma.device().dma_packet_rule();
+  ASSIGN_OR_RETURN(TransferReport report, PlanTransfer(src, window, scan ? &packets : nullptr));
+  RETURN_IF_ERROR(CheckDmaPackets(packets, sides, src, window));
+  RETURN_IF_ERROR(CheckSpmChip(src.tier(), dst.tier(), report));
+  return DmaAccess::Submit(dma, report, DmaOp{dma.name(), RefOf(src), RefOf(dst)}, DmaTensors{src, dst});
+}
+
+absl::Status MoveInto(Dma& pdma, const HostTensor& src, const HbmTensor& dst) {
+  // Through a scratch HBM tensor laid out as the host image, then HBM -> HBM into the view.
+  RETURN_IF_ERROR(CheckContext(pdma, Tier::kHost, Tier::kHbm));
+  ASSIGN_OR_RETURN(DeviceTensor scratch,
+                   Move(pdma, src, Destination{Tier::kHbm, Address::Any(), {dst.chip(), src.mapping()}}));
+  absl::Status done = MoveInto(pdma, scratch, dst);
+  scratch.Release();
+  return done;
+}
+
 // ---- Member forms --------------------------------------------------------------------------
 
 absl::StatusOr<HbmTensor> HostTensor::to_hbm(Dma& pdma, Address address, const Mapping& chip,

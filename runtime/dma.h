@@ -75,4 +75,13 @@ absl::StatusOr<DeviceTensor> Move(Dma& dma, const DeviceTensor& src, const Desti
 absl::StatusOr<DeviceTensor> Move(Dma& dma, const HostTensor& src, const Destination& dst);
 absl::StatusOr<HostTensor> MoveToHost(Dma& dma, const DeviceTensor& src, const Mapping& element);
 
+// The manual's `dma(&input, &mut output, stream)`: moves `src` into an existing tensor or view
+// `dst` of the same dtype, so pieces assemble one tensor through its tile views without computing
+// addresses. The indices `src` holds must be the ones `dst` holds (a tile view's are tile-local,
+// dsl/tile.h); only `dst`'s live positions are written, the rest of its tensor keeps its bytes.
+// The context table, alignment (at the view's first byte), packet and SPM rules are those of a move.
+absl::Status MoveInto(Dma& dma, const DeviceTensor& src, const DeviceTensor& dst);
+// Host -> an existing HBM tensor or view over PCIe (`ctx.pdma`).
+absl::Status MoveInto(Dma& pdma, const HostTensor& src, const HbmTensor& dst);
+
 }  // namespace visa

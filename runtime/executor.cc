@@ -76,7 +76,7 @@ absl::Status Executor::Run(const DmaOp& op) {
   ASSIGN_OR_RETURN(DeviceTensor dst, Output(op.dst));
   absl::Status done = backend_.Run(op, DmaTensors{src, dst});
   if (!done.ok()) {
-    dst.Release();
+    if (!dst.is_view()) dst.Release();  // a view's tensor was there before the move
     return done;
   }
   MarkWritten(dst);

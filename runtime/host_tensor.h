@@ -12,6 +12,7 @@
 #include "dsl/mapping.h"
 #include "runtime/address.h"
 #include "runtime/dtype.h"
+#include "runtime/layouts.h"
 #include "runtime/packed_storage.h"
 
 namespace visa {
@@ -72,6 +73,8 @@ class HostTensor {
   // Host -> HBM over PCIe (dma.cc): the identity on the tensor, laid out by `chip` and `element`.
   absl::StatusOr<HbmTensor> to_hbm(Dma& pdma, Address address, const Mapping& chip,
                                    const Mapping& element) const;
+  // The same with named levels (layouts.h); a Chip left out is `1` (one chip).
+  absl::StatusOr<HbmTensor> to_hbm(Dma& pdma, Address address, const HbmLayout& layout) const;
 
  private:
   HostTensor(Mapping mapping, PackedStorage storage)

@@ -23,10 +23,12 @@
 #include "runtime/address_book.h"
 #include "runtime/dtype.h"
 #include "runtime/host_tensor.h"
+#include "runtime/layouts.h"
 #include "runtime/tier.h"
 
 namespace visa {
 
+class Context;
 class Device;
 class Dma;
 class DmTensor;
@@ -125,6 +127,8 @@ class HbmTensor : public DeviceTensor {
   // A tensor at an address (the manual's `from_addr`); see DeviceTensor::Claim.
   static absl::StatusOr<HbmTensor> Create(Device& device, DType dtype, const Mapping& chip,
                                           const Mapping& element, Address address);
+  // The same with named levels (layouts.h): `{.chip = ..., .element = ...}`.
+  static absl::StatusOr<HbmTensor> Create(Device& device, DType dtype, const HbmLayout& layout, Address address);
 
   const Mapping& chip() const { return placement().levels[0]; }
 
@@ -147,6 +151,12 @@ class HbmTensor : public DeviceTensor {
                                  const Mapping& element) const;
   absl::StatusOr<DmTensor> to_spm(Dma& tdma, Address address, const Mapping& cluster,
                                   const Mapping& slice, const Mapping& element) const;
+  absl::StatusOr<DmTensor> to_spm(Dma& tdma, Address address, const Mapping& chip, const Mapping& cluster,
+                                  const Mapping& slice, const Mapping& element) const;
+  // The moves with named levels (layouts.h); a Chip left out keeps this tensor's.
+  absl::StatusOr<HbmTensor> to_hbm(Dma& dma, Address address, const HbmLayout& layout) const;
+  absl::StatusOr<DmTensor> to_dm(Dma& tdma, Address address, const DmLayout& layout) const;
+  absl::StatusOr<DmTensor> to_spm(Dma& tdma, Address address, const DmLayout& layout) const;
 };
 
 // A DM tensor, or (tier() == Tier::kSpm) an SPM tensor: same levels, SPM addresses.
@@ -157,6 +167,9 @@ class DmTensor : public DeviceTensor {
   static absl::StatusOr<DmTensor> Create(Device& device, DType dtype, const Mapping& chip,
                                          const Mapping& cluster, const Mapping& slice,
                                          const Mapping& element, Address address,
+                                         Tier tier = Tier::kDm);
+  // The same with named levels (layouts.h).
+  static absl::StatusOr<DmTensor> Create(Device& device, DType dtype, const DmLayout& layout, Address address,
                                          Tier tier = Tier::kDm);
 
   const Mapping& chip() const { return placement().levels[0]; }
@@ -179,6 +192,18 @@ class DmTensor : public DeviceTensor {
                                  const Mapping& element) const;
   absl::StatusOr<DmTensor> to_spm(Dma& tdma, Address address, const Mapping& cluster,
                                   const Mapping& slice, const Mapping& element) const;
+  absl::StatusOr<DmTensor> to_spm(Dma& tdma, Address address, const Mapping& chip, const Mapping& cluster,
+                                  const Mapping& slice, const Mapping& element) const;
+  // The moves with named levels (layouts.h); a Chip left out keeps this tensor's.
+  absl::StatusOr<HbmTensor> to_hbm(Dma& tdma, Address address, const HbmLayout& layout) const;
+  absl::StatusOr<DmTensor> to_dm(Dma& tdma, Address address, const DmLayout& layout) const;
+  absl::StatusOr<DmTensor> to_spm(Dma& tdma, Address address, const DmLayout& layout) const;
+
+  // Reads the tensor back to the host laid out by `element`, as the manual's programs end with
+  // `.to_host(&mut ctx.pdma)`: the host reaches DM only through HBM, so this moves the tensor to
+  // a scratch HBM tensor the device picks (ctx.tdma), from there to the host (ctx.pdma), and
+  // frees the scratch. Both moves are recorded in the context's Program.
+  absl::StatusOr<HostTensor> to_host(Context& ctx, const Mapping& element) const;
 };
 
 // Written by the Tensor Unit (`to_trf`), read by the TRF Sequencer; not reachable by DMA.
@@ -190,6 +215,7 @@ class TrfTensor : public DeviceTensor {
                                           const Mapping& cluster, const Mapping& slice,
                                           const Mapping& row, const Mapping& element,
                                           TrfAddress address);
+  static absl::StatusOr<TrfTensor> Create(Device& device, DType dtype, const TrfLayout& layout, TrfAddress address);
 
   const Mapping& chip() const { return placement().levels[0]; }
   const Mapping& cluster() const { return placement().levels[1]; }
@@ -206,6 +232,7 @@ class VrfTensor : public DeviceTensor {
   static absl::StatusOr<VrfTensor> Create(Device& device, DType dtype, const Mapping& chip,
                                           const Mapping& cluster, const Mapping& slice,
                                           const Mapping& element, Address address);
+  static absl::StatusOr<VrfTensor> Create(Device& device, DType dtype, const VrfLayout& layout, Address address);
 
   const Mapping& chip() const { return placement().levels[0]; }
   const Mapping& cluster() const { return placement().levels[1]; }

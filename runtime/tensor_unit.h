@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -30,6 +31,19 @@
 namespace visa {
 
 class Context;
+
+template <typename...>
+inline constexpr bool kConsumedStream = false;
+
+// For each name, an overload taken only by a call on a named (lvalue) stream, which stops the
+// compilation with the remedy instead of a list of rejected rvalue overloads.
+#define VISA_CONSUMED_STREAM_CALL(name)                                                          \
+  template <typename... Args>                                                                    \
+  auto name(Args&&... args) & -> decltype(std::move(*this).name(std::forward<Args>(args)...)) {   \
+    static_assert(::visa::kConsumedStream<Args...>,                                             \
+                  "visa::Stream: each call consumes the stream; call it on std::move(stream) "  \
+                  "(a stream is one pipeline value, it cannot be continued twice)");            \
+  }
 
 // A stream between two engines, as a value: its shape, position and the op being recorded.
 class Stream {
@@ -69,6 +83,26 @@ class Stream {
   absl::StatusOr<TrfTensor> to_trf(const Mapping& row, const Mapping& element,
                                    TrfAddress address = TrfAddress::kFull) &&;
   absl::StatusOr<VrfTensor> to_vrf(const Mapping& element, int64_t address) &&;
+
+  // Every call above consumes the stream (a chain is one value moving from engine to engine), so
+  // a stream kept in a variable is passed on with std::move: `std::move(fetched).collect(...)`.
+  // Calling on a named stream without it fails to compile with that sentence .
+  VISA_CONSUMED_STREAM_CALL(fetch)
+  VISA_CONSUMED_STREAM_CALL(fetch_with_zero_point)
+  VISA_CONSUMED_STREAM_CALL(fetch_with_zero_points)
+  VISA_CONSUMED_STREAM_CALL(fetch_with_table)
+  VISA_CONSUMED_STREAM_CALL(fetch_masked)
+  VISA_CONSUMED_STREAM_CALL(switch_engine)
+  VISA_CONSUMED_STREAM_CALL(collect)
+  VISA_CONSUMED_STREAM_CALL(align)
+  VISA_CONSUMED_STREAM_CALL(contract)
+  VISA_CONSUMED_STREAM_CALL(accumulate)
+  VISA_CONSUMED_STREAM_CALL(cast)
+  VISA_CONSUMED_STREAM_CALL(transpose)
+  VISA_CONSUMED_STREAM_CALL(commit)
+  VISA_CONSUMED_STREAM_CALL(commit_view)
+  VISA_CONSUMED_STREAM_CALL(to_trf)
+  VISA_CONSUMED_STREAM_CALL(to_vrf)
 
   const absl::Status& status() const { return status_; }
   StreamPosition position() const { return position_; }

@@ -283,16 +283,38 @@ absl::StatusOr<HostTensor> TransferToHost(const DeviceTensor& src, const Mapping
   return HostTensor::FromBytes(src.dtype(), layout, std::move(to.owned));
 }
 
+namespace {
+
+// A view destination: the bytes its window reaches are staged as they are (what lies between its
+// live positions is kept), filled, and written back where they were read.
+absl::Status TransferIntoView(const Staging& from, const Mapping& src_mapping, const DeviceTensor& dst,
+                              TransferReport* report, TransferReport& local) {
+  ASSIGN_OR_RETURN(Staging to, StageSource(dst));
+  RETURN_IF_ERROR(Relayout(dst.full_mapping(), to, src_mapping, from, local));
+  const Placement& p = dst.placement();
+  const int64_t start = p.address + to.first * to.bits / 8;
+  for (size_t k = 0; k < p.live_prefixes.size(); ++k) {
+    absl::Span<const uint8_t> bytes(to.data + k * to.slot_bytes, to.slot_bytes);
+    RETURN_IF_ERROR(dst.device().Write(p.tier, p.units[k], start, bytes));
+  }
+  local.bytes_written = static_cast<int64_t>(p.live_prefixes.size()) * to.slot_bytes;
+  MarkWritten(dst);  // the view's live positions now hold data
+  if (report) *report = local;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status TransferInto(const DeviceTensor& src, const DeviceTensor& dst, TransferReport* report) {
   if (&src.device() != &dst.device()) {
     return absl::InvalidArgumentError("Transfer: source and destination are on different devices");
   }
   RETURN_IF_ERROR(CheckSameType(src.dtype(), dst.dtype()));
-  RETURN_IF_ERROR(CheckWholeTensor(dst));
   RETURN_IF_ERROR(src.CheckReadable());
   TransferReport local;
   ASSIGN_OR_RETURN(Staging from, StageSource(src));
   local.bytes_read = static_cast<int64_t>(from.owned.size());
+  if (dst.is_view()) return TransferIntoView(from, src.full_mapping(), dst, report, local);
   ASSIGN_OR_RETURN(Staging to, StageDestination(dst.device(), dst.placement()));
   RETURN_IF_ERROR(Relayout(dst.full_mapping(), to, src.full_mapping(), from, local));
   RETURN_IF_ERROR(WriteUnits(dst.device(), dst.placement(), to, local));

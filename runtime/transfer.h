@@ -43,7 +43,7 @@ absl::StatusOr<DeviceTensor> TransferToDevice(const HostTensor& src, Device& dev
 absl::StatusOr<HostTensor> TransferToHost(const DeviceTensor& src, const Mapping& layout,
                                           TransferCheck check, TransferReport* report = nullptr);
 
-// Device (or view) -> an existing whole tensor `dst` (claimed by the caller): only the live
+// Device (or view) -> an existing tensor or view `dst` (claimed by the caller): only the live
 // positions of `dst` are written; the rest of its bytes keep what memory holds.
 absl::Status TransferInto(const DeviceTensor& src, const DeviceTensor& dst, TransferReport* report = nullptr);
 // Host image -> an existing whole tensor, likewise.

@@ -87,8 +87,10 @@ absl::StatusOr<SampleRun> Sample::Run(Backend& backend, const DeviceOptions& dev
   return run;
 }
 
-const std::vector<Sample>& AllSamples() {
-  static const std::vector<Sample> samples = [] {
+namespace {
+
+std::vector<Sample>& Registry() {
+  static std::vector<Sample> samples = [] {
     std::vector<Sample> all;
     for (auto group : {FetchCommitSamples(), SwitchSamples(), EngineSamples(), ContractionSamples()}) {
       all.insert(all.end(), group.begin(), group.end());
@@ -96,6 +98,30 @@ const std::vector<Sample>& AllSamples() {
     return all;
   }();
   return samples;
+}
+
+}  // namespace
+
+const std::vector<Sample>& AllSamples() { return Registry(); }
+
+absl::Status RegisterSamples(std::vector<Sample> samples, bool keep_builtin) {
+  std::vector<Sample> all = keep_builtin ? Registry() : std::vector<Sample>{};
+  for (Sample& sample : samples) {
+    if (sample.name.empty()) return absl::InvalidArgumentError("RegisterSamples: a sample needs a name");
+    if (!sample.kernel && !sample.runner) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("RegisterSamples: sample `", sample.name, "` has neither a kernel nor a runner"));
+    }
+    for (const Sample& other : all) {
+      if (other.name == sample.name) {
+        return absl::InvalidArgumentError(absl::StrCat("RegisterSamples: a sample named `", sample.name,
+                                                       "` is already registered; names must be unique"));
+      }
+    }
+    all.push_back(std::move(sample));
+  }
+  Registry() = std::move(all);
+  return absl::OkStatus();
 }
 
 const Sample* FindSample(absl::string_view name) {

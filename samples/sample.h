@@ -59,6 +59,12 @@ int64_t StreamPositions(const Program& program);
 const std::vector<Sample>& AllSamples();
 const Sample* FindSample(absl::string_view name);
 
+// Adds a program's own kernels to AllSamples and FindSample, so the commands (`visa::cli::Main`)
+// run, check, bench and explain them. `keep_builtin` false leaves only `samples`. Call it before
+// any command runs (it invalidates pointers FindSample gave); a name already taken, an empty
+// name, or a sample with neither a kernel nor a runner is an error naming it.
+absl::Status RegisterSamples(std::vector<Sample> samples, bool keep_builtin = true);
+
 // Registration helpers for the sample files.
 std::vector<Sample> FetchCommitSamples();
 std::vector<Sample> SwitchSamples();

@@ -14,8 +14,10 @@
 #include "jit/jit_backend.h"
 #include "jit/parallel.h"
 #include "runtime/timing_backend.h"
+#include "nlohmann/json.hpp"
 #include "samples/sample.h"
 #include "tools/numeric_flag.h"
+#include "tools/progress.h"
 
 namespace visa::cli {
 namespace {
@@ -69,9 +71,11 @@ absl::Status TimeHost(const samples::Sample& sample, int repeat, Figures& f) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<Figures> Measure(const samples::Sample& sample, const BenchOptions& options) {
+absl::StatusOr<Figures> Measure(const samples::Sample& sample, const BenchOptions& options, std::ostream& err) {
   const int repeat = options.repeat;
   Figures f;
+  Progress progress(absl::StrCat("bench ", sample.name), repeat + std::min(repeat, 3) + repeat + 1, err,
+                    Progress::StderrIsTerminal());
   interp::Interpreter interpreter;
   std::vector<double> interp_times, first, cached, jit_times;
   Program program;
@@ -79,6 +83,7 @@ absl::StatusOr<Figures> Measure(const samples::Sample& sample, const BenchOption
     ASSIGN_OR_RETURN(samples::SampleRun run, sample.Run(interpreter));
     interp_times.push_back(run.kernel_seconds);
     program = run.program;
+    progress.Step("interpreter");
   }
   for (int r = 0; r < std::min(repeat, 3); ++r) {
     ASSIGN_OR_RETURN(std::unique_ptr<jit::JitBackend> jit, jit::JitBackend::Create({.threads = options.threads}));
@@ -87,6 +92,7 @@ absl::StatusOr<Figures> Measure(const samples::Sample& sample, const BenchOption
     auto start = Clock::now();
     RETURN_IF_ERROR(jit->Prepare(program).status());
     cached.push_back(Seconds(start));
+    progress.Step("jit compile");
   }
   ASSIGN_OR_RETURN(std::unique_ptr<jit::JitBackend> jit, jit::JitBackend::Create({.threads = options.threads}));
   f.threads = jit->threads();
@@ -97,6 +103,7 @@ absl::StatusOr<Figures> Measure(const samples::Sample& sample, const BenchOption
     timed.Clear();
     ASSIGN_OR_RETURN(samples::SampleRun run, sample.Run(timed));
     if (run.mismatch) return absl::InternalError(absl::StrCat("the JIT's result is wrong: ", *run.mismatch));
+    progress.Step("jit run");
     if (r == 0) continue;  // the first run compiles
     jit_times.push_back(run.kernel_seconds);
     op_times.resize(timed.times().size());
@@ -105,6 +112,7 @@ absl::StatusOr<Figures> Measure(const samples::Sample& sample, const BenchOption
       for (const TimingBackend::OpTime& t : timed.times()) f.op_kinds.push_back(t.kind);
     }
   }
+  progress.Finish();
   for (std::vector<double>& times : op_times) f.op_seconds.push_back(Median(times));
   f.interp = Median(interp_times);
   f.compile_first = Median(first);
@@ -134,19 +142,23 @@ int BenchSampleCommand(const BenchOptions& options, std::ostream& out, std::ostr
     err << "error: --threads: " << threads.status().message() << "\n";
     return 2;
   }
-  absl::StatusOr<Figures> f = Measure(*sample, options);
+  absl::StatusOr<Figures> f = Measure(*sample, options, err);
   if (!f.ok()) {
     err << "error: " << f.status().message() << "\n";
     return absl::IsInternal(f.status()) ? 1 : 2;
   }
   if (options.json) {
-    out << absl::StrFormat(
-        "{\"sample\": \"%s\", \"threads\": %d, \"target\": \"%s\", \"interp_s\": %.9g, "
-        "\"jit_compile_first_s\": %.9g, \"jit_compile_cached_s\": %.9g, \"jit_run_s\": %.9g, "
-        "\"host_reference_s\": %.9g, \"memcpy_s\": %.9g, \"interp_over_jit\": %.6g, "
-        "\"jit_over_memcpy\": %.6g, \"host_reference_over_jit\": %.6g}\n",
-        sample->name, f->threads, f->target, f->interp, f->compile_first, f->compile_cached, f->jit, f->reference,
-        f->memcpy, Ratio(f->interp, f->jit), Ratio(f->jit, f->memcpy), Ratio(f->reference, f->jit));
+    nlohmann::json ops = nlohmann::json::array();
+    for (size_t i = 0; i < f->op_seconds.size() && i < f->op_kinds.size(); ++i) {
+      ops.push_back({{"index", i}, {"kind", f->op_kinds[i]}, {"jit_run_s", f->op_seconds[i]}});
+    }
+    nlohmann::json json = {{"sample", sample->name}, {"repeat", options.repeat}, {"threads", f->threads},
+                           {"target", f->target}, {"interp_s", f->interp}, {"jit_compile_first_s", f->compile_first},
+                           {"jit_compile_cached_s", f->compile_cached}, {"jit_run_s", f->jit},
+                           {"host_reference_s", f->reference}, {"memcpy_s", f->memcpy},
+                           {"interp_over_jit", Ratio(f->interp, f->jit)}, {"jit_over_memcpy", Ratio(f->jit, f->memcpy)},
+                           {"host_reference_over_jit", Ratio(f->reference, f->jit)}, {"ops", ops}};
+    out << json.dump(2) << "\n";
     return 0;
   }
   out << absl::StrFormat("%s (median of %d, JIT on %d threads, %s)\n", sample->name, options.repeat, f->threads,

@@ -9,33 +9,39 @@
 #include "dsl/text_excerpt.h"
 #include "interp/interpreter.h"
 #include "jit/jit_backend.h"
+#include "nlohmann/json.hpp"
 #include "samples/sample.h"
+#include "tools/progress.h"
 
 namespace visa::cli {
 namespace {
 
-// 0 identical, 1 different, 2 error.
-int CheckOne(const samples::Sample& sample, jit::JitBackend& jit, std::ostream& out, std::ostream& err) {
+struct Outcome {
+  int code = 0;        // 0 identical, 1 different, 2 error
+  std::string detail;  // the first difference, or the error
+};
+
+const char* ResultName(int code) { return code == 0 ? "identical" : code == 1 ? "different" : "error"; }
+
+Outcome CheckOne(const samples::Sample& sample, jit::JitBackend& jit) {
   interp::Interpreter interpreter;
   RecordingBackend reference(interpreter), compiled(jit);
   absl::StatusOr<samples::SampleRun> want = sample.Run(reference);
-  if (!want.ok()) {
-    err << "error: " << sample.name << " on interp: " << want.status().message() << "\n";
-    return 2;
-  }
+  if (!want.ok()) return {2, absl::StrCat("on interp: ", want.status().message())};
   absl::StatusOr<samples::SampleRun> got = sample.Run(compiled);
-  if (!got.ok()) {
-    err << "error: " << sample.name << " on jit: " << got.status().message() << "\n";
-    return 2;
-  }
+  if (!got.ok()) return {2, absl::StrCat("on jit: ", got.status().message())};
   std::optional<std::string> difference =
       FirstDifference(want->program, reference.records(), "interp", compiled.records(), "jit");
-  if (difference) {
-    out << sample.name << ": DIFFERENT at " << *difference << "\n";
-    return 1;
+  if (difference) return {1, *difference};
+  return {0, ""};
+}
+
+void PrintText(const samples::Sample& sample, const Outcome& outcome, std::ostream& out, std::ostream& err) {
+  switch (outcome.code) {
+    case 0: out << sample.name << ": identical\n"; break;
+    case 1: out << sample.name << ": DIFFERENT at " << outcome.detail << "\n"; break;
+    default: err << "error: " << sample.name << " " << outcome.detail << "\n"; break;
   }
-  out << sample.name << ": identical\n";
-  return 0;
 }
 
 }  // namespace
@@ -56,13 +62,32 @@ int CheckSampleCommand(const CheckOptions& options, std::ostream& out, std::ostr
     }
     chosen.push_back(sample);
   }
-  absl::StatusOr<std::unique_ptr<jit::JitBackend>> jit = jit::JitBackend::Create();
+  absl::StatusOr<std::unique_ptr<jit::JitBackend>> jit = jit::JitBackend::Create({.threads = 0});  // the host's
   if (!jit.ok()) {
     err << "error: " << jit.status().message() << "\n";
     return 2;
   }
   int worst = 0;
-  for (const samples::Sample* sample : chosen) worst = std::max(worst, CheckOne(*sample, **jit, out, err));
+  int counts[3] = {0, 0, 0};
+  nlohmann::json results = nlohmann::json::array();
+  Progress progress("check", static_cast<int64_t>(chosen.size()), err,
+                    options.all && options.progress && Progress::StderrIsTerminal());
+  for (const samples::Sample* sample : chosen) {
+    const Outcome outcome = CheckOne(*sample, **jit);
+    progress.Step(sample->name);
+    worst = std::max(worst, outcome.code);
+    ++counts[outcome.code];
+    if (options.json) {
+      results.push_back({{"sample", sample->name}, {"result", ResultName(outcome.code)}, {"detail", outcome.detail}});
+    } else {
+      PrintText(*sample, outcome, out, err);
+    }
+  }
+  progress.Finish();
+  if (options.json) {
+    nlohmann::json summary = {{"samples", results}, {"identical", counts[0]}, {"different", counts[1]}, {"errors", counts[2]}};
+    out << summary.dump(2) << "\n";
+  }
   return worst;
 }
 
@@ -70,6 +95,7 @@ void AddCheckCommand(CLI::App& app, CheckOptions& options, int& exit_code) {
   CLI::App* cmd = app.add_subcommand("check", "Run a sample on the interpreter and the JIT and compare every op");
   cmd->add_option("sample", options.sample, "Sample name (see `visa run --list`)");
   cmd->add_flag("--all", options.all, "Check every sample");
+  cmd->add_flag("--json", options.json, "One JSON object with every sample's result");
   cmd->callback([&options, &exit_code] {
     if (!options.all && options.sample.empty()) {
       std::cerr << "error: check needs a SAMPLE (or --all)\n";

@@ -16,6 +16,8 @@ namespace visa::cli {
 struct CheckOptions {
   std::string sample;
   bool all = false;  // every sample
+  bool json = false;  // {"samples": [{"sample", "result", "detail"}], "identical", "different", "errors"}
+  bool progress = true;  // with --all, done / total on stderr when it is a terminal (tools/progress.h)
 };
 
 // Exit codes: 0 identical, 1 a difference, 2 an error (unknown sample, a backend failed).

@@ -13,6 +13,9 @@
 #include "runtime/trace_backend.h"
 #include "runtime/uninitialized_reads.h"
 #include "samples/sample.h"
+#include "tools/json_output.h"
+#include "tools/progress.h"
+#include "tools/progress_backend.h"
 
 namespace visa::cli {
 namespace {
@@ -23,10 +26,25 @@ const samples::Sample* Find(const std::string& name, std::ostream& err) {
   return sample;
 }
 
+// The interpreter op by op on a Progress line (when stderr is a terminal and the run lasts):
+// the total comes from planning the sample first, which computes nothing.
+absl::StatusOr<samples::SampleRun> RunWithProgress(const samples::Sample& sample, Backend& backend,
+                                                   const DeviceOptions& device_options, std::ostream& err) {
+  if (!Progress::StderrIsTerminal()) return sample.Run(backend, device_options);
+  TraceBackend trace;
+  ASSIGN_OR_RETURN(samples::SampleRun planned, sample.Run(trace, device_options));
+  Progress progress(sample.name, ProgressBackend::DeviceOps(planned.program), err, /*enabled=*/true,
+                    /*quiet_seconds=*/0.5);
+  ProgressBackend counted(backend, progress);
+  return sample.Run(counted, device_options);
+}
+
 absl::StatusOr<samples::SampleRun> RunOn(const samples::Sample& sample, const std::string& backend,
-                                         bool jit_disk_cache, const DeviceOptions& device_options) {
+                                         bool jit_disk_cache, const DeviceOptions& device_options,
+                                         std::ostream& err) {
   if (backend == "jit") {
     jit::JitOptions jit_options;
+    jit_options.threads = 0;  // the host's
     jit_options.disk_cache = jit_disk_cache;
     ASSIGN_OR_RETURN(std::unique_ptr<jit::JitBackend> jit, jit::JitBackend::Create(jit_options));
     return sample.Run(*jit, device_options);
@@ -35,7 +53,7 @@ absl::StatusOr<samples::SampleRun> RunOn(const samples::Sample& sample, const st
     return absl::InvalidArgumentError(absl::StrCat("unknown backend `", Excerpt(backend, 0), "` (available: interp, jit)"));
   }
   interp::Interpreter interpreter;
-  return sample.Run(interpreter, device_options);
+  return RunWithProgress(sample, interpreter, device_options, err);
 }
 
 // `jit_disk_cache`: the JIT keeps compiled kernels on disk, so the next `visa run` of the sample
@@ -48,9 +66,15 @@ int RunSample(const RunOptions& options, bool jit_disk_cache, std::ostream& out,
       err << "error: --list takes no SAMPLE, --time or --backend (list, then run one)\n";
       return 2;
     }
+    nlohmann::json list = nlohmann::json::array();
     for (const samples::Sample& sample : samples::AllSamples()) {
-      out << absl::StrFormat("%-30s %s\n", sample.name, sample.description);
+      if (options.json) {
+        list.push_back({{"name", sample.name}, {"description", sample.description}, {"slow", sample.slow}});
+      } else {
+        out << absl::StrFormat("%-30s %s\n", sample.name, sample.description);
+      }
     }
+    if (options.json) out << list.dump(2) << "\n";
     return 0;
   }
   absl::StatusOr<UninitializedReads> uninitialized = ParseUninitializedReads(options.uninitialized);
@@ -63,10 +87,14 @@ int RunSample(const RunOptions& options, bool jit_disk_cache, std::ostream& out,
   DeviceOptions device_options;
   device_options.uninitialized_reads = *uninitialized;
   device_options.on_warning = [&err](const std::string& warning) { err << "warning: " << warning << "\n"; };
-  absl::StatusOr<samples::SampleRun> run = RunOn(*sample, options.backend, jit_disk_cache, device_options);
+  absl::StatusOr<samples::SampleRun> run = RunOn(*sample, options.backend, jit_disk_cache, device_options, err);
   if (!run.ok()) {
     err << "error: " << run.status().message() << "\n";
     return 2;
+  }
+  if (options.json) {
+    out << RunJson(sample->name, options.backend, *run).dump(2) << "\n";
+    return run->mismatch ? 1 : 0;
   }
   out << run->Summary(sample->name) << "\n";
   if (options.time) {
@@ -86,6 +114,10 @@ int RunSampleCommand(const RunOptions& options, std::ostream& out, std::ostream&
 }
 
 int ExplainSampleCommand(const std::string& name, std::ostream& out, std::ostream& err) {
+  return ExplainSampleCommand(name, /*json=*/false, out, err);
+}
+
+int ExplainSampleCommand(const std::string& name, bool json, std::ostream& out, std::ostream& err) {
   const samples::Sample* sample = Find(name, err);
   if (sample == nullptr) return 2;
   // Planning alone derives every configuration; the trace backend skips computing the streams.
@@ -94,6 +126,13 @@ int ExplainSampleCommand(const std::string& name, std::ostream& out, std::ostrea
   if (!run.ok()) {
     err << "error: " << run.status().message() << "\n";
     return 2;
+  }
+  if (json) {
+    nlohmann::json program = ProgramJson(run->program);
+    program["sample"] = sample->name;
+    program["description"] = sample->description;
+    out << program.dump(2) << "\n";
+    return 0;
   }
   out << "# " << sample->name << ": " << sample->description << "\n";
   // Each op, then what the scheduler sees of it: resource, cycle terms, bytes read and written.
@@ -114,6 +153,7 @@ void AddRunCommands(CLI::App& app, RunOptions& run, std::string& explain_sample,
   cmd->add_option("--backend", run.backend, "Backend: interp or jit");
   cmd->add_flag("--list", run.list, "List the samples");
   cmd->add_flag("--time", run.time, "Print the kernel time and throughput");
+  cmd->add_flag("--json", run.json, "One JSON object (the list: an array) instead of the line");
   cmd->add_option("--uninitialized", run.uninitialized,
                   "Reads of device memory nothing wrote: error (default), warn or off");
   CLI::Option* no_cache = cmd->add_flag("--no-jit-cache")->description(
@@ -133,8 +173,9 @@ void AddRunCommands(CLI::App& app, RunOptions& run, std::string& explain_sample,
   });
   CLI::App* explain = app.add_subcommand("explain", "Print a sample's program: ops and derived configurations");
   explain->add_option("sample", explain_sample, "Sample name")->required();
-  explain->callback([&explain_sample, &exit_code] {
-    exit_code = ExplainSampleCommand(explain_sample, std::cout, std::cerr);
+  explain->add_flag("--json", run.explain_json, "The program as one JSON object");
+  explain->callback([&explain_sample, &run, &exit_code] {
+    exit_code = ExplainSampleCommand(explain_sample, run.explain_json, std::cout, std::cerr);
   });
 }
 
