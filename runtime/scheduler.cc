@@ -162,6 +162,10 @@ std::string Schedule::ToText() const {
   }
   absl::StrAppend(&text, "makespan: ", makespan, " cycles\n");
   for (const ScheduledOp& op : ops) {
+    if (op.holds_dma) {
+      absl::StrAppend(&text, "note: op ", op.index, " makes ", op.longest_bank_run,
+                      " consecutive accesses to one DM bank: scheduled as if it occupied DMA\n");
+    }
     if (!op.estimated) {
       absl::StrAppend(&text, "note: op ", op.index, " has no cycle estimate (no stage has a formula); it counts 0\n");
     }
@@ -170,7 +174,7 @@ std::string Schedule::ToText() const {
   return text;
 }
 
-Schedule MakeSchedule(const std::vector<ScheduleInput>& in) {
+Schedule MakeSchedule(const std::vector<ScheduleInput>& in, const SchedulerOptions& options) {
   Schedule schedule;
   std::map<Resource, int> last_on;  // the op that holds each resource last
   for (int i = 0; i < static_cast<int>(in.size()); ++i) {
@@ -195,9 +199,14 @@ Schedule MakeSchedule(const std::vector<ScheduleInput>& in) {
         consider(schedule.ops[j].end, {WaitReason::Kind::kHazard, j, h});
       }
     }
-    if (auto it = last_on.find(d.resource); it != last_on.end()) {
-      op.ready = schedule.ops[it->second].end;
-      consider(op.ready, {WaitReason::Kind::kResource, it->second, {}});
+    op.holds_dma = options.starving_ops_hold_dma && d.resource != Resource::kDma &&
+                   op.longest_bank_run >= kBankStarvationLimit;
+    for (Resource r : {d.resource, Resource::kDma}) {
+      if (r == Resource::kDma && d.resource != Resource::kDma && !op.holds_dma) continue;
+      if (auto it = last_on.find(r); it != last_on.end()) {
+        op.ready = std::max(op.ready, schedule.ops[it->second].end);
+        consider(schedule.ops[it->second].end, {WaitReason::Kind::kResource, it->second, {}});
+      }
     }
     if (i > 0) {
       op.ready = std::max(op.ready, schedule.ops[i - 1].start);
@@ -206,6 +215,7 @@ Schedule MakeSchedule(const std::vector<ScheduleInput>& in) {
     op.start = start;
     op.end = start + d.cycles.value_or(0);
     last_on[d.resource] = i;
+    if (op.holds_dma) last_on[Resource::kDma] = i;
     schedule.makespan = std::max(schedule.makespan, op.end);
     schedule.ops.push_back(std::move(op));
   }
@@ -227,6 +237,8 @@ std::vector<ScheduleInput> ScheduleInputs(const Program& program) {
   return inputs;
 }
 
-Schedule MakeSchedule(const Program& program) { return MakeSchedule(ScheduleInputs(program)); }
+Schedule MakeSchedule(const Program& program, const SchedulerOptions& options) {
+  return MakeSchedule(ScheduleInputs(program), options);
+}
 
 }  // namespace visa

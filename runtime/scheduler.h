@@ -57,6 +57,7 @@ struct ScheduledOp {
   std::vector<Hazard> hazards;    // every hazard with an earlier op
   WaitReason waited_on;
   int64_t longest_bank_run = 0;
+  bool holds_dma = false;  // a Tensor Unit op scheduled as if it occupied DMA (SchedulerOptions)
   int64_t cycles() const { return end - start; }
 };
 
@@ -76,10 +77,17 @@ struct Schedule {
   std::string ToText() const;
 };
 
-Schedule MakeSchedule(const std::vector<ScheduleInput>& ops);
+struct SchedulerOptions {
+  // The compiler's remedy ("Memory Performance" > Bank Starvation: "When Tensor Unit operations
+  // would violate the 64-access limit, the compiler schedules them as if they occupy DMA"): a
+  // Tensor Unit op with 64+ consecutive same-bank accesses also holds the DMA engine.
+  bool starving_ops_hold_dma = false;
+};
+
+Schedule MakeSchedule(const std::vector<ScheduleInput>& ops, const SchedulerOptions& options = {});
 
 // The program's ops described (Describe, PipelineBankRuns) and labelled.
 std::vector<ScheduleInput> ScheduleInputs(const Program& program);
-Schedule MakeSchedule(const Program& program);
+Schedule MakeSchedule(const Program& program, const SchedulerOptions& options = {});
 
 }  // namespace visa

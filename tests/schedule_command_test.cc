@@ -180,6 +180,17 @@ TEST(ScheduleCommand, ColumnWalkDuringDmaWarnsOfBankStarvation) {
   EXPECT_THAT(ReadFile(path), HasSubstr("stroke=\"#e00000\""));
 }
 
+TEST(ScheduleCommand, AvoidStarvationRunsTheWalkAfterTheDma) {
+  Result r = Schedule({.sample = "column_walk_during_dma", .json = true, .avoid_starvation = true});
+  ASSERT_EQ(r.code, 0) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_TRUE(j["warnings"].empty());
+  EXPECT_EQ(j["ops"][3]["start"], j["ops"][2]["end"]);
+  EXPECT_EQ(j["ops"][3]["waited_on"]["kind"], "resource");
+  EXPECT_EQ(j["ops"][3]["waited_on"]["op"], 2);
+  EXPECT_EQ(j["ops"][3]["holds_dma"], true);
+}
+
 TEST(ScheduleCommand, Errors) {
   Result unknown = Schedule({.sample = "no_such_sample"});
   EXPECT_EQ(unknown.code, 2);

@@ -241,6 +241,31 @@ TEST(BankStarvation, NoWarningBelowTheLimitOrWithoutConcurrentDmOnDma) {
   EXPECT_THAT(after.warnings, IsEmpty());
 }
 
+TEST(BankStarvation, StarvingOpsCanHoldTheDmaEngine) {
+  // "the compiler schedules them as if they occupy DMA": the walk waits for the running DMA, and
+  // the next DMA waits for the walk; no warning is left.
+  std::vector<ScheduleInput> in = {
+      Op("dma", Resource::kDma, 600, {}, {Dm({0, 4096}, "x")}),
+      WithRuns(Op("walk", Resource::kMain, 200, {Dm({8192, 16384}, "c")}, {}), 3, 64),
+      Op("next dma", Resource::kDma, 600, {}, {Dm({32768, 36864}, "z")})};
+  Schedule s = MakeSchedule(in, SchedulerOptions{.starving_ops_hold_dma = true});
+  EXPECT_TRUE(s.ops[1].holds_dma);
+  EXPECT_EQ(s.ops[1].start, 600);
+  EXPECT_EQ(s.ops[1].waited_on.ToString(), "resource: op 0");
+  EXPECT_EQ(s.ops[2].start, 800);
+  EXPECT_EQ(s.ops[2].waited_on.ToString(), "resource: op 1");
+  EXPECT_THAT(s.warnings, IsEmpty());
+  EXPECT_THAT(s.ToText(), HasSubstr("note: op 1 makes 64 consecutive accesses to one DM bank: scheduled as if it "
+                                    "occupied DMA"));
+  // Without the option both run at once and the warning stands.
+  Schedule plain = MakeSchedule(in);
+  EXPECT_EQ(plain.ops[1].start, 0);
+  EXPECT_THAT(plain.warnings, SizeIs(1));
+  // Below the limit an op never holds DMA.
+  in[1].bank_runs[3] = 63;
+  EXPECT_FALSE(MakeSchedule(in, SchedulerOptions{.starving_ops_hold_dma = true}).ops[1].holds_dma);
+}
+
 TEST(BankStarvation, MainAndSubAddUpOnTheSameBank) {
   // "Main-context Fetch: 30 ..., Sub-context Fetch: 20 ..., DMA: 1 ... Total: 51 accesses → Safe";
   // 40 + 30 on one bank is past the limit, and the warning names both ops.

@@ -60,7 +60,7 @@ int ScheduleSampleCommand(const ScheduleOptions& options, std::ostream& out, std
     return 2;
   }
   const std::vector<ScheduleInput> inputs = ScheduleInputs(run->program);
-  const Schedule schedule = MakeSchedule(inputs);
+  const Schedule schedule = MakeSchedule(inputs, SchedulerOptions{.starving_ops_hold_dma = options.avoid_starvation});
   if (!options.trace_path.empty() &&
       !WriteFile(options.trace_path, ScheduleTrace(schedule, run->program, inputs, sample->name).dump(1) + "\n",
                  "--trace", err)) {
@@ -89,6 +89,8 @@ void AddScheduleCommand(CLI::App& app, ScheduleOptions& options, int& exit_code)
   cmd->add_flag("--json", options.json, "Print the schedule as JSON");
   cmd->add_option("--trace", options.trace_path, "Write the Chrome trace event format (Perfetto) to FILE");
   cmd->add_option("--svg", options.svg_path, "Write the timeline as an SVG picture to FILE");
+  cmd->add_flag("--avoid-starvation", options.avoid_starvation,
+                "Schedule ops with 64+ consecutive same-bank DM accesses as if they occupied DMA (the compiler's remedy)");
   cmd->add_option("--window", options.svg_window, "Draw only cycles FROM:TO in the SVG (the legend lists every op)");
   cmd->callback([&options, &exit_code] { exit_code = ScheduleSampleCommand(options, std::cout, std::cerr); });
 }

@@ -16,6 +16,7 @@ struct ScheduleOptions {
   std::string trace_path;  // empty: no trace
   std::string svg_path;    // empty: no picture
   std::string svg_window;  // "FROM:TO" cycles drawn, empty: all
+  bool avoid_starvation = false;  // ops with 64+ same-bank runs hold the DMA engine too
 };
 
 // Exit codes: 0 scheduled (warnings included), 2 an error (unknown sample, a file not written).

@@ -52,7 +52,8 @@ json ScheduleJson(const Schedule& schedule, const std::string& sample) {
                    {"estimated", op.estimated},
                    {"waited_on", WaitJson(op.waited_on)},
                    {"hazards", hazards},
-                   {"longest_bank_run", op.longest_bank_run}});
+                   {"longest_bank_run", op.longest_bank_run},
+                   {"holds_dma", op.holds_dma}});
   }
   json warnings = json::array();
   for (const StarvationWarning& w : schedule.warnings) {

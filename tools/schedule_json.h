@@ -14,7 +14,7 @@ namespace visa::cli {
 
 // {"sample", "makespan", "ops": [{"op", "label", "resource", "start", "end", "cycles",
 // "estimated", "waited_on": {"kind", "op", "hazard", "tensor", "text"}, "hazards": [...],
-// "longest_bank_run"}], "warnings": [{"ops", "dma_op", "bank", "accesses", "message"}]}
+// "longest_bank_run", "holds_dma"}], "warnings": [{"ops", "dma_op", "bank", "accesses", "message"}]}
 nlohmann::json ScheduleJson(const Schedule& schedule, const std::string& sample);
 
 // `program` gives each op's configuration (its text) and `descriptions` its cycle terms.

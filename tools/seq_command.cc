@@ -8,6 +8,7 @@
 #include "dsl/mapping_parser.h"
 #include "dsl/sequencer.h"
 #include "dsl/status_macros.h"
+#include "runtime/dma_stream_cycles.h"
 #include "runtime/dtype.h"
 
 namespace visa::cli {
@@ -74,6 +75,7 @@ absl::Status Run(const SeqOptions& options, std::ostream& out) {
     out << "read: " << Config(dma.read, options.labels) << "\n";
     out << "write: " << Config(dma.write, options.labels) << "\n";
     out << "packet_bytes: " << dma.packet_bytes << "\n";
+    if (options.cycles) out << EstimateDmaStream(dma, src_tier, dst_tier, element.bits).ToText(src_tier, dst_tier);
     return absl::OkStatus();
   }
   if (options.buf.empty()) return absl::InvalidArgumentError("--buf is required (or use --dma)");
@@ -122,6 +124,7 @@ void AddSeqCommand(CLI::App& app, SeqOptions& options, int& exit_code) {
   seq->add_option("--src-tier", options.src_tier, "DMA source tier: hbm, dm or spm")->needs(dma);
   seq->add_option("--dst-tier", options.dst_tier, "DMA destination tier: hbm, dm or spm")->needs(dma);
   seq->add_flag("--labels", options.labels, "Name the stream digit of every entry");
+  seq->add_flag("--cycles", options.cycles, "With --dma: the DMA's requests, HBM channels and cycle estimate")->needs(dma);
   seq->callback([&options, &exit_code] { exit_code = RunSeq(options, std::cout, std::cerr); });
 }
 
