@@ -2,42 +2,64 @@
 #include "runtime/layouts.h"
 
 #include "absl/strings/str_cat.h"
+#include "dsl/status_macros.h"
 
 namespace visa {
 namespace {
 
-absl::StatusOr<Mapping> RequiredElement(const std::optional<Mapping>& element, absl::string_view layout,
-                                        absl::string_view op) {
-  if (element) return *element;
+absl::StatusOr<Mapping> Required(const std::optional<Mapping>& level, absl::string_view layout,
+                                 absl::string_view field, absl::string_view op) {
+  if (level) return *level;
+  const bool element = field == ".element";
   return absl::InvalidArgumentError(absl::StrCat(
-      "Layout: ", op, " needs the tensor's Element mapping; give `.element = ...` in the ", layout,
-      " (the other levels have defaults, the Element does not)"));
+      "Layout: ", op, " needs the tensor's ", element ? "Element" : "Row", " mapping; give `", field,
+      " = ...` in the ", layout, " (Chip, Cluster and Slice have defaults, the ",
+      element ? "Element" : "Row", " does not)"));
+}
+
+// The given level, else the fallback's at `index`.
+Mapping Or(const std::optional<Mapping>& given, const std::vector<Mapping>& fallback, size_t index) {
+  VISA_CHECK(index < fallback.size(), "LevelsOf: a fallback level is missing");
+  return given ? *given : fallback[index];
 }
 
 }  // namespace
 
-absl::StatusOr<std::vector<Mapping>> LevelsOf(const HbmLayout& layout, const Mapping& chip, absl::string_view op) {
-  absl::StatusOr<Mapping> element = RequiredElement(layout.element, "HbmLayout", op);
-  if (!element.ok()) return element.status();
-  return std::vector<Mapping>{layout.chip.value_or(chip), *element};
+std::vector<Mapping> NewTensorLevels(int chips) {
+  return {chips > 1 ? Mapping().pad(chips) : Mapping(), Mapping().pad(2), Mapping().pad(256)};
 }
 
-absl::StatusOr<std::vector<Mapping>> LevelsOf(const DmLayout& layout, const Mapping& chip, absl::string_view op) {
-  absl::StatusOr<Mapping> element = RequiredElement(layout.element, "DmLayout", op);
+absl::StatusOr<std::vector<Mapping>> LevelsOf(const HbmLayout& layout, const std::vector<Mapping>& fallback,
+                                              absl::string_view op) {
+  absl::StatusOr<Mapping> element = Required(layout.element, "HbmLayout", ".element", op);
   if (!element.ok()) return element.status();
-  return std::vector<Mapping>{layout.chip.value_or(chip), layout.cluster, layout.slice, *element};
+  return std::vector<Mapping>{Or(layout.chip, fallback, 0), *element};
 }
 
-absl::StatusOr<std::vector<Mapping>> LevelsOf(const TrfLayout& layout, const Mapping& chip, absl::string_view op) {
-  absl::StatusOr<Mapping> element = RequiredElement(layout.element, "TrfLayout", op);
+absl::StatusOr<std::vector<Mapping>> LevelsOf(const DmLayout& layout, const std::vector<Mapping>& fallback,
+                                              absl::string_view op) {
+  absl::StatusOr<Mapping> element = Required(layout.element, "DmLayout", ".element", op);
   if (!element.ok()) return element.status();
-  return std::vector<Mapping>{layout.chip.value_or(chip), layout.cluster, layout.slice, layout.row, *element};
+  return std::vector<Mapping>{Or(layout.chip, fallback, 0), Or(layout.cluster, fallback, 1),
+                              Or(layout.slice, fallback, 2), *element};
 }
 
-absl::StatusOr<std::vector<Mapping>> LevelsOf(const VrfLayout& layout, const Mapping& chip, absl::string_view op) {
-  absl::StatusOr<Mapping> element = RequiredElement(layout.element, "VrfLayout", op);
+absl::StatusOr<std::vector<Mapping>> LevelsOf(const TrfLayout& layout, const std::vector<Mapping>& fallback,
+                                              absl::string_view op) {
+  absl::StatusOr<Mapping> row = Required(layout.row, "TrfLayout", ".row", op);
+  if (!row.ok()) return row.status();
+  absl::StatusOr<Mapping> element = Required(layout.element, "TrfLayout", ".element", op);
   if (!element.ok()) return element.status();
-  return std::vector<Mapping>{layout.chip.value_or(chip), layout.cluster, layout.slice, *element};
+  return std::vector<Mapping>{Or(layout.chip, fallback, 0), Or(layout.cluster, fallback, 1),
+                              Or(layout.slice, fallback, 2), *row, *element};
+}
+
+absl::StatusOr<std::vector<Mapping>> LevelsOf(const VrfLayout& layout, const std::vector<Mapping>& fallback,
+                                              absl::string_view op) {
+  absl::StatusOr<Mapping> element = Required(layout.element, "VrfLayout", ".element", op);
+  if (!element.ok()) return element.status();
+  return std::vector<Mapping>{Or(layout.chip, fallback, 0), Or(layout.cluster, fallback, 1),
+                              Or(layout.slice, fallback, 2), *element};
 }
 
 }  // namespace visa

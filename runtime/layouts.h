@@ -6,8 +6,10 @@
 //                                               .slice = s.m("A / 8 # 256"),
 //                                               .element = s.m("A % 8")});
 //
-// `chip` may be left out: a move keeps the source's Chip mapping, a new tensor (Create, a host
-// move) has one chip (`1`). `cluster` and `slice` left out are `1`. `element` must be given.
+// Levels left out: a move keeps its source's (a DM source's Cluster and Slice; an HBM source has
+// none, so those are placed as for a new tensor); a new tensor (Create, a host move) lives on
+// chip 0, cluster 0 and slice 0: `1 # NUM_CHIPS`, `1 # 2`, `1 # 256`. `element` (and a TRF
+// tensor's `row`) must be given.
 #pragma once
 
 #include <optional>
@@ -27,31 +29,40 @@ struct HbmLayout {
 // A DM or SPM tensor's levels.
 struct DmLayout {
   std::optional<Mapping> chip;
-  Mapping cluster;
-  Mapping slice;
+  std::optional<Mapping> cluster;
+  std::optional<Mapping> slice;
   std::optional<Mapping> element;
 };
 
 struct TrfLayout {
   std::optional<Mapping> chip;
-  Mapping cluster;
-  Mapping slice;
-  Mapping row;
+  std::optional<Mapping> cluster;
+  std::optional<Mapping> slice;
+  std::optional<Mapping> row;
   std::optional<Mapping> element;
 };
 
 struct VrfLayout {
   std::optional<Mapping> chip;
-  Mapping cluster;
-  Mapping slice;
+  std::optional<Mapping> cluster;
+  std::optional<Mapping> slice;
   std::optional<Mapping> element;
 };
 
-// The levels, outermost first, with `chip` standing in for a Chip left out (a move passes its
-// source's). `op` names the call in the error for a missing Element.
-absl::StatusOr<std::vector<Mapping>> LevelsOf(const HbmLayout& layout, const Mapping& chip, absl::string_view op);
-absl::StatusOr<std::vector<Mapping>> LevelsOf(const DmLayout& layout, const Mapping& chip, absl::string_view op);
-absl::StatusOr<std::vector<Mapping>> LevelsOf(const TrfLayout& layout, const Mapping& chip, absl::string_view op);
-absl::StatusOr<std::vector<Mapping>> LevelsOf(const VrfLayout& layout, const Mapping& chip, absl::string_view op);
+// The levels, outermost first. `fallback` stands in for the levels left out, outermost first up to
+// the Element (exclusive): the source's for a move, NewTensorLevels for a new tensor. `op` names
+// the call in the error for a missing Element or Row.
+absl::StatusOr<std::vector<Mapping>> LevelsOf(const HbmLayout& layout, const std::vector<Mapping>& fallback,
+                                              absl::string_view op);
+absl::StatusOr<std::vector<Mapping>> LevelsOf(const DmLayout& layout, const std::vector<Mapping>& fallback,
+                                              absl::string_view op);
+absl::StatusOr<std::vector<Mapping>> LevelsOf(const TrfLayout& layout, const std::vector<Mapping>& fallback,
+                                              absl::string_view op);
+absl::StatusOr<std::vector<Mapping>> LevelsOf(const VrfLayout& layout, const std::vector<Mapping>& fallback,
+                                              absl::string_view op);
+
+// Chip 0, cluster 0, slice 0 of a device of `chips` chips: `1 # chips` (`1` for one chip),
+// `1 # 2`, `1 # 256`.
+std::vector<Mapping> NewTensorLevels(int chips);
 
 }  // namespace visa

@@ -7,46 +7,56 @@
 #include "runtime/tensor_unit.h"
 
 namespace visa {
+namespace {
+
+// What an HBM source's move to DM or SPM fills in: its Chip, then a new tensor's Cluster and Slice.
+std::vector<Mapping> FromHbm(const HbmTensor& src) {
+  std::vector<Mapping> levels = NewTensorLevels(src.device().chips());
+  levels[0] = src.chip();
+  return levels;
+}
+
+}  // namespace
 
 absl::StatusOr<HbmTensor> HbmTensor::Create(Device& device, DType dtype, const HbmLayout& layout, Address address) {
-  ASSIGN_OR_RETURN(std::vector<Mapping> levels, LevelsOf(layout, Mapping(), "HbmTensor::Create"));
+  ASSIGN_OR_RETURN(std::vector<Mapping> levels, LevelsOf(layout, NewTensorLevels(device.chips()), "HbmTensor::Create"));
   return Create(device, dtype, levels[0], levels[1], address);
 }
 
 absl::StatusOr<DmTensor> DmTensor::Create(Device& device, DType dtype, const DmLayout& layout, Address address,
                                           Tier tier) {
-  ASSIGN_OR_RETURN(std::vector<Mapping> levels, LevelsOf(layout, Mapping(), "DmTensor::Create"));
+  ASSIGN_OR_RETURN(std::vector<Mapping> levels, LevelsOf(layout, NewTensorLevels(device.chips()), "DmTensor::Create"));
   return Create(device, dtype, levels[0], levels[1], levels[2], levels[3], address, tier);
 }
 
 absl::StatusOr<TrfTensor> TrfTensor::Create(Device& device, DType dtype, const TrfLayout& layout,
                                             TrfAddress address) {
-  ASSIGN_OR_RETURN(std::vector<Mapping> levels, LevelsOf(layout, Mapping(), "TrfTensor::Create"));
+  ASSIGN_OR_RETURN(std::vector<Mapping> levels, LevelsOf(layout, NewTensorLevels(device.chips()), "TrfTensor::Create"));
   return Create(device, dtype, levels[0], levels[1], levels[2], levels[3], levels[4], address);
 }
 
 absl::StatusOr<VrfTensor> VrfTensor::Create(Device& device, DType dtype, const VrfLayout& layout, Address address) {
-  ASSIGN_OR_RETURN(std::vector<Mapping> levels, LevelsOf(layout, Mapping(), "VrfTensor::Create"));
+  ASSIGN_OR_RETURN(std::vector<Mapping> levels, LevelsOf(layout, NewTensorLevels(device.chips()), "VrfTensor::Create"));
   return Create(device, dtype, levels[0], levels[1], levels[2], levels[3], address);
 }
 
 absl::StatusOr<HbmTensor> HostTensor::to_hbm(Dma& pdma, Address address, const HbmLayout& layout) const {
-  ASSIGN_OR_RETURN(std::vector<Mapping> levels, LevelsOf(layout, Mapping(), "HostTensor::to_hbm"));
+  ASSIGN_OR_RETURN(std::vector<Mapping> levels, LevelsOf(layout, NewTensorLevels(pdma.device().chips()), "HostTensor::to_hbm"));
   return to_hbm(pdma, address, levels[0], levels[1]);
 }
 
 absl::StatusOr<HbmTensor> HbmTensor::to_hbm(Dma& dma, Address address, const HbmLayout& layout) const {
-  ASSIGN_OR_RETURN(std::vector<Mapping> levels, LevelsOf(layout, chip(), "HbmTensor::to_hbm"));
+  ASSIGN_OR_RETURN(std::vector<Mapping> levels, LevelsOf(layout, {chip()}, "HbmTensor::to_hbm"));
   return to_hbm(dma, address, levels[0], levels[1]);
 }
 
 absl::StatusOr<DmTensor> HbmTensor::to_dm(Dma& tdma, Address address, const DmLayout& layout) const {
-  ASSIGN_OR_RETURN(std::vector<Mapping> levels, LevelsOf(layout, chip(), "HbmTensor::to_dm"));
+  ASSIGN_OR_RETURN(std::vector<Mapping> levels, LevelsOf(layout, FromHbm(*this), "HbmTensor::to_dm"));
   return to_dm(tdma, address, levels[0], levels[1], levels[2], levels[3]);
 }
 
 absl::StatusOr<DmTensor> HbmTensor::to_spm(Dma& tdma, Address address, const DmLayout& layout) const {
-  ASSIGN_OR_RETURN(std::vector<Mapping> levels, LevelsOf(layout, chip(), "HbmTensor::to_spm"));
+  ASSIGN_OR_RETURN(std::vector<Mapping> levels, LevelsOf(layout, FromHbm(*this), "HbmTensor::to_spm"));
   return to_spm(tdma, address, levels[0], levels[1], levels[2], levels[3]);
 }
 
@@ -57,17 +67,17 @@ absl::StatusOr<DmTensor> HbmTensor::to_spm(Dma& tdma, Address address, const Map
 }
 
 absl::StatusOr<HbmTensor> DmTensor::to_hbm(Dma& tdma, Address address, const HbmLayout& layout) const {
-  ASSIGN_OR_RETURN(std::vector<Mapping> levels, LevelsOf(layout, chip(), "DmTensor::to_hbm"));
+  ASSIGN_OR_RETURN(std::vector<Mapping> levels, LevelsOf(layout, {chip()}, "DmTensor::to_hbm"));
   return to_hbm(tdma, address, levels[0], levels[1]);
 }
 
 absl::StatusOr<DmTensor> DmTensor::to_dm(Dma& tdma, Address address, const DmLayout& layout) const {
-  ASSIGN_OR_RETURN(std::vector<Mapping> levels, LevelsOf(layout, chip(), "DmTensor::to_dm"));
+  ASSIGN_OR_RETURN(std::vector<Mapping> levels, LevelsOf(layout, {chip(), cluster(), slice()}, "DmTensor::to_dm"));
   return to_dm(tdma, address, levels[0], levels[1], levels[2], levels[3]);
 }
 
 absl::StatusOr<DmTensor> DmTensor::to_spm(Dma& tdma, Address address, const DmLayout& layout) const {
-  ASSIGN_OR_RETURN(std::vector<Mapping> levels, LevelsOf(layout, chip(), "DmTensor::to_spm"));
+  ASSIGN_OR_RETURN(std::vector<Mapping> levels, LevelsOf(layout, {chip(), cluster(), slice()}, "DmTensor::to_spm"));
   return to_spm(tdma, address, levels[0], levels[1], levels[2], levels[3]);
 }
 

@@ -97,6 +97,49 @@ TEST_F(KernelApiTest, NamedCreateEqualsThePositionalForm) {
   EXPECT_TRUE(vrf.ok()) << vrf.status();
 }
 
+TEST(NamedTrfTest, NamedRowAndElementPlaceLikeThePositionalForm) {
+  MappingScope s = *MappingScope::Parse("A = 2048, R = 8, B = 2");
+  Device device(1);
+  absl::StatusOr<TrfTensor> named = TrfTensor::Create(
+      device, DType::kBF16, {.cluster = s.m("1 # 2"), .slice = s.m("1 # 256"), .row = s.m("R"), .element = s.m("A")},
+      TrfAddress::kFirstHalf);
+  ASSERT_TRUE(named.ok()) << named.status();
+  EXPECT_EQ(named->row().ToString(), "R");
+  EXPECT_EQ(named->element().ToString(), "A");
+  absl::StatusOr<TrfTensor> second = TrfTensor::Create(device, DType::kBF16, s.m("1"), s.m("1 # 2"), s.m("1 # 256"),
+                                                       s.m("R"), s.m("A"), TrfAddress::kSecondHalf);
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_TRUE(Pair(named->levels()) == Pair(second->levels()));
+  // The named form keeps the placement rules: a row holds 8 KB.
+  EXPECT_THAT(Msg(TrfTensor::Create(device, DType::kF32, {.row = s.m("R"), .element = s.m("B, A")},
+                                    TrfAddress::kFull).status()),
+              HasSubstr("must be <= 8 KB per Row"));
+  EXPECT_THAT(Msg(TrfTensor::Create(device, DType::kBF16, {.element = s.m("A")}, TrfAddress::kFull).status()),
+              AllOf(HasSubstr("Layout: TrfTensor::Create"), HasSubstr(".row")));
+}
+
+TEST(NamedDefaultsTest, LeftOutLevelsAreChipClusterSliceZeroOrTheSources) {
+  MappingScope s = *MappingScope::Parse("A = 64");
+  Device two_chips(2);
+  absl::StatusOr<DmTensor> fresh = DmTensor::Create(two_chips, DType::kI8, {.element = s.m("A")}, 0);
+  ASSERT_TRUE(fresh.ok()) << fresh.status();
+  EXPECT_EQ(fresh->chip().ToString(), "1 # 2");
+  EXPECT_EQ(fresh->cluster().ToString(), "1 # 2");
+  EXPECT_EQ(fresh->slice().ToString(), "1 # 256");
+  interp::Interpreter interp;
+  Context ctx(two_chips, interp);
+  HostTensor input = *HostTensor::Iota(DType::kI8, s.m("A"));
+  HbmTensor hbm = *input.to_hbm(ctx.pdma, 0, {.chip = s.m("A / 32"), .element = s.m("A % 32")});
+  DmTensor spread = *hbm.to_dm(ctx.tdma, 0, {.slice = s.m("A % 32 / 8 # 256"), .element = s.m("A % 8")});
+  EXPECT_EQ(spread.chip().ToString(), "A / 32");  // the source's Chip
+  EXPECT_EQ(spread.cluster().ToString(), "1 # 2");
+  // DM -> DM keeps the source's Chip, Cluster and Slice; only the Element changes.
+  absl::StatusOr<DmTensor> moved = spread.to_dm(ctx.tdma, 0x100, {.element = s.m("A % 8 # 16")});
+  ASSERT_TRUE(moved.ok()) << moved.status();
+  EXPECT_EQ(moved->slice().ToString(), "A % 32 / 8 # 256");
+  EXPECT_EQ(moved->to_host(ctx, s.m("A"))->ToBits(), input.ToBits());
+}
+
 TEST_F(KernelApiTest, ALayoutWithoutElementIsAnError) {
   HbmTensor hbm = *input.to_hbm(ctx.pdma, 0, {.element = s.m("A")});
   absl::StatusOr<DmTensor> dm = hbm.to_dm(ctx.tdma, 0x1000, {.cluster = s.m("1 # 2"), .slice = s.m("A / 8 # 256")});
