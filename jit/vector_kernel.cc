@@ -1,0 +1,134 @@
+// IR of a vector segment: a loop calling the scalar functions per position.
+#include "jit/vector_kernel.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "jit/ir_loops.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Module.h"
+
+namespace visa::jit {
+
+uint16_t AdmitMask(const TagGuard& guard) {
+  uint16_t mask = 0;
+  for (uint8_t id = 0; id < 16; ++id) {
+    if (guard.Admits(id)) mask |= static_cast<uint16_t>(1u << id);
+  }
+  return mask;
+}
+
+std::string VectorKernelSpec::Key() const {
+  std::string key = "vector";
+  if (compare) {
+    for (const InputCmp& c : *compare) absl::StrAppend(&key, " cmp", static_cast<int>(c.kind), ":", c.dtype == DType::kF32, ":", c.value);
+  }
+  for (const Op& op : ops) {
+    absl::StrAppend(&key, "|", op.symbol, " ", op.arity, " ", op.from[0], op.from[1], op.from[2], " ", op.conversion,
+                    " ", op.param, " g", op.guard ? *op.guard : -1);
+    for (const Slot& s : op.slots) {
+      absl::StrAppend(&key, " [", s.admits, " ", s.constant ? absl::StrCat("c", *s.constant) : absl::StrCat("i", s.image),
+                      " ", s.o1, "]");
+    }
+  }
+  return key;
+}
+
+namespace {
+
+using llvm::Value;
+
+// Whether `mask` admits the execution id `tag` (i32): bit `tag` of the mask.
+Value* Admits(llvm::IRBuilder<>& b, uint16_t mask, Value* tag) {
+  Value* shifted = b.CreateLShr(b.getInt32(mask), tag);
+  return b.CreateICmpNE(b.CreateAnd(shifted, b.getInt32(1)), b.getInt32(0));
+}
+
+// InputCmp::Holds on the element's bits.
+Value* Holds(llvm::IRBuilder<>& b, const InputCmp& c, Value* x) {
+  Value* v = b.getInt32(c.value);
+  const bool f = c.dtype == DType::kF32;
+  Value* fx = b.CreateBitCast(x, b.getFloatTy());
+  Value* fv = b.CreateBitCast(v, b.getFloatTy());
+  switch (c.kind) {
+    case InputCmp::Kind::kTrue: return b.getTrue();
+    case InputCmp::Kind::kFalse: return b.getFalse();
+    case InputCmp::Kind::kEqual: return f ? b.CreateFCmpOEQ(fx, fv) : b.CreateICmpEQ(x, v);
+    case InputCmp::Kind::kLess: return f ? b.CreateFCmpOLT(fx, fv) : b.CreateICmpSLT(x, v);
+    case InputCmp::Kind::kGreater: return f ? b.CreateFCmpOGT(fx, fv) : b.CreateICmpSGT(x, v);
+    case InputCmp::Kind::kLessUnsigned: return b.CreateICmpULT(x, v);
+    case InputCmp::Kind::kGreaterUnsigned: return b.CreateICmpUGT(x, v);
+  }
+  return b.getFalse();
+}
+
+}  // namespace
+
+void BuildVectorFunction(llvm::Module& module, const std::string& name, const VectorKernelSpec& spec) {
+  llvm::LLVMContext& context = module.getContext();
+  llvm::IRBuilder<> b(context);
+  llvm::Type* ptr = b.getPtrTy();
+  llvm::Type* i32 = b.getInt32Ty();
+  llvm::Type* i64 = b.getInt64Ty();
+  auto* type = llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, ptr, i64, i64}, false);
+  llvm::Function* fn = llvm::Function::Create(type, llvm::Function::ExternalLinkage, name, module);
+  fn->addFnAttr(llvm::Attribute::NoUnwind);
+  auto* scalar_type = llvm::FunctionType::get(i32, {i32, i32, i32}, false);
+  b.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", fn));
+  Value* data = fn->getArg(0);
+  Value* tags = fn->getArg(1);
+  Value* images = fn->getArg(2);
+  // The image pointers, loaded once.
+  int images_used = 0;
+  for (const VectorKernelSpec::Op& op : spec.ops) {
+    for (const VectorKernelSpec::Slot& s : op.slots) images_used = std::max(images_used, s.image + 1);
+  }
+  std::vector<Value*> image_base;
+  for (int k = 0; k < images_used; ++k) {
+    image_base.push_back(b.CreateLoad(ptr, b.CreateGEP(ptr, images, b.getInt64(k))));
+  }
+  EmitLoop(b, fn->getArg(3), fn->getArg(4), [&](Value* p) {
+    Value* slot_ptr = b.CreateGEP(i32, data, p);
+    Value* tag_ptr = b.CreateGEP(b.getInt8Ty(), tags, p);
+    Value* x = b.CreateLoad(i32, slot_ptr);
+    Value* tag8;
+    if (spec.compare) {
+      tag8 = b.getInt8(0);
+      for (int i = 0; i < 4; ++i) {
+        Value* bit = b.CreateZExt(Holds(b, (*spec.compare)[i], x), b.getInt8Ty());
+        tag8 = b.CreateOr(tag8, b.CreateShl(bit, b.getInt8(i)));
+      }
+      b.CreateStore(tag8, tag_ptr);
+    } else {
+      tag8 = b.CreateLoad(b.getInt8Ty(), tag_ptr);
+    }
+    Value* tag = b.CreateZExt(tag8, i32);
+    for (const VectorKernelSpec::Op& op : spec.ops) {
+      Value* applies = op.guard ? Admits(b, *op.guard, tag) : b.getTrue();
+      Value* v[3] = {x, b.getInt32(0), b.getInt32(0)};
+      if (!op.slots.empty()) {
+        // First match: fold from the last slot to the first.
+        Value* any = b.getFalse();
+        for (size_t k = op.slots.size(); k-- > 0;) {
+          const VectorKernelSpec::Slot& s = op.slots[k];
+          Value* admits = Admits(b, s.admits, tag);
+          Value* o0 = s.constant ? static_cast<Value*>(b.getInt32(*s.constant))
+                                 : b.CreateLoad(i32, b.CreateGEP(i32, image_base[s.image], p));
+          v[1] = b.CreateSelect(admits, o0, v[1]);
+          v[2] = b.CreateSelect(admits, b.getInt32(s.o1), v[2]);
+          any = b.CreateOr(any, admits);
+        }
+        applies = b.CreateAnd(applies, any);
+      }
+      Value* a = v[op.from[0]];
+      Value* bb = op.conversion ? b.getInt32(static_cast<uint32_t>(op.param)) : op.arity > 1 ? v[op.from[1]] : b.getInt32(0);
+      Value* c = op.arity > 2 ? v[op.from[2]] : b.getInt32(0);
+      llvm::FunctionCallee callee = module.getOrInsertFunction(op.symbol, scalar_type);
+      Value* result = b.CreateCall(callee, {a, bb, c});
+      x = b.CreateSelect(applies, result, x);
+    }
+    b.CreateStore(x, slot_ptr);
+  });
+  b.CreateRetVoid();
+}
+
+}  // namespace visa::jit
