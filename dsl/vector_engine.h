@@ -138,7 +138,8 @@ VeArgs ArgsOf(TernaryArgMode mode);
 // ---- The recorded configuration -----------------------------------------------------------------
 
 struct VeStep {
-  enum class Kind { kOp, kSplit, kTrim, kConcat, kPad, kStash, kReinterpret };
+  // kZip: two-group mode's merge, out = fn(group 0, group 1) by `args` (0 group 0, 1 group 1).
+  enum class Kind { kOp, kSplit, kTrim, kConcat, kPad, kStash, kReinterpret, kZip };
   Kind kind = Kind::kOp;
   VeStage stage = VeStage::kBranch;
   std::string call;  // the builder call, "vector_fxp"
@@ -156,6 +157,10 @@ struct VeStep {
 struct VectorStage {
   StreamShape in;
   BranchMode branch;
+  // Two-group mode (vector_intra_slice_unzip): the groups are the coordinates 0 and 1 of this axis
+  // of the stream's Time; each element's execution id has the group in bit 3 (an AxisToggle over
+  // it), so per-group operands are slots guarded by GroupId. Empty in single-stream mode.
+  std::string unzip_axis;
   std::vector<VeStep> steps;
   std::vector<VrfOperandInfo> vrfs;  // what kVrf operands index
   StreamShape out;
@@ -182,6 +187,21 @@ class VectorChain {
   static absl::StatusOr<VectorChain> Init(const StreamShape& in, StreamPosition position);
 
   absl::Status Branch(const BranchMode& mode);
+  // vector_intra_slice_unzip(): two-group mode over the axis `axis` (size 2) of Time; each group's
+  // Time is `split_time` (Time without the axis).
+  absl::Status Unzip(const std::string& axis, const Mapping& split_time);
+  // A per-group op in two-group mode: operand0 for group 0 and / or group 1 (nullopt: that group
+  // passes unchanged); a unary op applies to the groups whose flag is set.
+  VeBranched Groups(const std::optional<VeOperand>& g0, const std::optional<VeOperand>& g1,
+                    std::optional<float> o1_g0 = std::nullopt, std::optional<float> o1_g1 = std::nullopt) const;
+  // The _zip ops: merge the two groups with one op (args: 0 group 0, 1 group 1).
+  absl::Status LogicZip(LogicBinaryOpI32 op, const VeArgs& args);
+  absl::Status LogicZip(LogicBinaryOpF32 op, const VeArgs& args);
+  absl::Status FxpZip(FxpBinaryOp op, const VeArgs& args);
+  absl::Status FpZip(FpBinaryOp op, const VeArgs& args);
+  absl::Status ClipZip(ClipBinaryOpI32 op, const VeArgs& args);
+  absl::Status ClipZip(ClipBinaryOpF32 op, const VeArgs& args);
+  bool paired() const { return paired_; }
   absl::Status Logic(LogicBinaryOpI32 op, const VeArgs& args, const VeBranched& operand);
   absl::Status Logic(LogicBinaryOpF32 op, const VeArgs& args, const VeBranched& operand);
   absl::Status Fxp(FxpBinaryOp op, const VeArgs& args, const VeBranched& operand);
@@ -221,6 +241,8 @@ class VectorChain {
                      int arity, const VeArgs& args, const VeBranched& operand, DType out_type, int32_t param = 0,
                      std::optional<TagGuard> guard = std::nullopt);
   absl::Status Relayout(const char* call, VeStep::Kind kind, VeStage stage, VeWay from, const StreamShape& out);
+  absl::Status Zip(const char* call, const char* op, VeStage stage, VeFn fn, VeAlu alu, DType type, const VeArgs& args);
+  absl::Status NotPaired(const char* call) const;
 
   VectorStage config_;
   StreamShape shape_;
@@ -231,6 +253,9 @@ class VectorChain {
   StashState stash_ = StashState::kFresh;
   DType stash_dtype_ = DType::kI32;
   VeWay stash_way_ = VeWay::kWay8;
+  bool paired_ = false;   // between unzip and a _zip
+  bool zipped_ = false;   // after a _zip: stash and filter stay unavailable
+  Mapping group_time_;    // one group's Time while paired
 };
 
 }  // namespace visa

@@ -81,6 +81,23 @@ absl::Status ApplyOp(Flow& flow, const VeStep& step, const std::vector<HostTenso
   return absl::OkStatus();
 }
 
+// out[p] = fn(group 0, group 1) at p, by the step's mode; the merged ids are 0.
+absl::Status ApplyZip(Flow& flow, const VeStep& step, const std::string& axis) {
+  const Mapping out = step.out.Full();
+  ASSIGN_OR_RETURN(std::vector<int64_t> from, ZipPositions(flow.layout, out, axis));
+  std::vector<uint32_t> bits(static_cast<size_t>(out.size()), 0);
+  for (int64_t p = 0; p < out.size(); ++p) {
+    if (from[2 * p] < 0) continue;
+    const uint32_t v[2] = {flow.bits[from[2 * p]], flow.bits[from[2 * p + 1]]};
+    bits[p] = Info(step.fn).fn(v[step.args.from[0]], v[step.args.from[1]], 0);
+  }
+  flow.bits = std::move(bits);
+  flow.tags.assign(flow.bits.size(), 0);
+  flow.layout = out;
+  flow.dtype = step.out.dtype;
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::vector<uint8_t>> BranchTags(const Flow& flow, const BranchMode& mode) {
   std::vector<uint8_t> tags(flow.bits.size(), 0);
   if (mode.kind == BranchMode::Kind::kAxisToggle) return AxisToggleTags(flow.layout, mode.axis);
@@ -120,6 +137,7 @@ absl::StatusOr<HostTensor> VectorStream(const HostTensor& stream, const VectorSt
         break;
       }
       case VeStep::Kind::kReinterpret: flow.dtype = step.out.dtype; break;
+      case VeStep::Kind::kZip: RETURN_IF_ERROR(ApplyZip(flow, step, stage.unzip_axis)); break;
     }
   }
   return flow.Image();

@@ -73,6 +73,7 @@ class KernelCache {
 
   // The compiled loop of a vector segment (cached by its key).
   absl::StatusOr<VectorFn> Vector(const VectorKernelSpec& spec);
+  absl::StatusOr<ZipFn> Zip(const ZipKernelSpec& spec);
 
   // How many destination positions the move writes (a nest's elements, or the runs' lengths).
   absl::StatusOr<int64_t> Coverage(const Mapping& dst, const Mapping& src, bool allow_drop);

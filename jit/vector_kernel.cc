@@ -131,4 +131,34 @@ void BuildVectorFunction(llvm::Module& module, const std::string& name, const Ve
   b.CreateRetVoid();
 }
 
+std::string ZipKernelSpec::Key() const { return absl::StrCat("vector zip ", symbol, " ", from[0], from[1]); }
+
+void BuildZipFunction(llvm::Module& module, const std::string& name, const ZipKernelSpec& spec) {
+  llvm::LLVMContext& context = module.getContext();
+  llvm::IRBuilder<> b(context);
+  llvm::Type* ptr = b.getPtrTy();
+  llvm::Type* i32 = b.getInt32Ty();
+  llvm::Type* i64 = b.getInt64Ty();
+  auto* type = llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, ptr, i64, i64}, false);
+  llvm::Function* fn = llvm::Function::Create(type, llvm::Function::ExternalLinkage, name, module);
+  fn->addFnAttr(llvm::Attribute::NoUnwind);
+  auto* scalar_type = llvm::FunctionType::get(i32, {i32, i32, i32}, false);
+  llvm::FunctionCallee callee = module.getOrInsertFunction(spec.symbol, scalar_type);
+  b.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", fn));
+  Value* out = fn->getArg(0);
+  Value* in = fn->getArg(1);
+  Value* from = fn->getArg(2);
+  EmitLoop(b, fn->getArg(3), fn->getArg(4), [&](Value* p) {
+    Value* pair = b.CreateShl(p, b.getInt64(1));
+    Value* q0 = b.CreateLoad(i64, b.CreateGEP(i64, from, pair));
+    EmitIf(b, b.CreateICmpSGE(q0, b.getInt64(0)), [&] {
+      Value* q1 = b.CreateLoad(i64, b.CreateGEP(i64, from, b.CreateAdd(pair, b.getInt64(1))));
+      Value* v[2] = {b.CreateLoad(i32, b.CreateGEP(i32, in, q0)), b.CreateLoad(i32, b.CreateGEP(i32, in, q1))};
+      Value* result = b.CreateCall(callee, {v[spec.from[0]], v[spec.from[1]], b.getInt32(0)});
+      b.CreateStore(result, b.CreateGEP(i32, out, p));
+    });
+  });
+  b.CreateRetVoid();
+}
+
 }  // namespace visa::jit

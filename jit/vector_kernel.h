@@ -47,8 +47,18 @@ struct VectorKernelSpec {
 // u8 execution ids `tags`; images[k] are u32 operand images in the same layout.
 using VectorFn = void (*)(uint32_t* data, uint8_t* tags, const uint32_t* const* images, int64_t begin, int64_t end);
 
+// Two-group mode's zip: out[p] = fn(args of in[from[2p]] (group 0), in[from[2p + 1]] (group 1));
+// from[2p] < 0 marks a padding position (left as it is, zero).
+struct ZipKernelSpec {
+  std::string symbol;
+  std::array<int8_t, 2> from{0, 1};
+  std::string Key() const;
+};
+using ZipFn = void (*)(uint32_t* out, const uint32_t* in, const int64_t* from, int64_t begin, int64_t end);
+
 uint16_t AdmitMask(const TagGuard& guard);
 
 void BuildVectorFunction(llvm::Module& module, const std::string& name, const VectorKernelSpec& spec);
+void BuildZipFunction(llvm::Module& module, const std::string& name, const ZipKernelSpec& spec);
 
 }  // namespace visa::jit

@@ -69,6 +69,10 @@ std::vector<Action> ActionsOf(const VectorStage& stage) {
   return actions;
 }
 
+ZipKernelSpec ZipSpecOf(const VeStep& step) {
+  return ZipKernelSpec{Info(step.fn).symbol, {step.args.from[0], step.args.from[1]}};
+}
+
 std::vector<uint8_t> Zeroed(DType dtype, int64_t positions) {
   return std::vector<uint8_t>(static_cast<size_t>(StorageBytes(dtype, positions)), 0);
 }
@@ -130,6 +134,19 @@ absl::StatusOr<HostTensor> RunVectorStage(KernelCache& kernels, HostTensor strea
       continue;
     }
     const Mapping to = action.step->out.Full();
+    if (action.step->kind == VeStep::Kind::kZip) {
+      ASSIGN_OR_RETURN(std::vector<int64_t> from, ZipPositions(layout, to, stage.unzip_axis));
+      ASSIGN_OR_RETURN(ZipFn fn, kernels.Zip(ZipSpecOf(*action.step)));
+      std::vector<uint8_t> merged = Zeroed(DType::kI32, to.size());
+      uint32_t* out = reinterpret_cast<uint32_t*>(merged.data());
+      const uint32_t* in = reinterpret_cast<const uint32_t*>(data.data());
+      Parallel(to.size(), ThreadsFor(to.size(), kernels.threads()),
+               [&](int64_t begin, int64_t end) { fn(out, in, from.data(), begin, end); }, 4096);
+      data = std::move(merged);
+      tags.assign(static_cast<size_t>(to.size()), 0);  // the merged stream's ids are 0
+      layout = to;
+      continue;
+    }
     ASSIGN_OR_RETURN(data, Moved(kernels, DType::kI32, to, layout, data.data(), layout.size(), false));
     ASSIGN_OR_RETURN(tags, Moved(kernels, DType::kI8, to, layout, tags.data(), layout.size(), false));
     layout = to;
@@ -157,6 +174,11 @@ absl::Status CompileVectorStage(KernelCache& kernels, const VectorStage& stage, 
       continue;
     }
     const Mapping to = action.step->out.Full();
+    if (action.step->kind == VeStep::Kind::kZip) {
+      RETURN_IF_ERROR(kernels.Zip(ZipSpecOf(*action.step)).status());
+      layout = to;
+      continue;
+    }
     RETURN_IF_ERROR(kernels.Compile(to, layout, CopyOp(DType::kI32), false));
     RETURN_IF_ERROR(kernels.Compile(to, layout, CopyOp(DType::kI8), false));
     layout = to;

@@ -159,6 +159,24 @@ class Stream {
   Stream vector_reinterpret(DType to) &&;
   Stream vector_final() &&;
 
+  // Two-group mode (manual, "Two-Group Mode"): after vector_init(), the Time axis `axis` (I = 2, e.g.
+  // from begin_interleaved) splits the stream into group 0 and group 1, each with Time
+  // `split_time` (`tile_time` is the manual's TileTime, [1 # 2]). Common stages (fxp_to_fp, split,
+  // concat, fp_to_fxp, reinterpret) apply to both; per-group ops take an operand per group
+  // (std::nullopt skips that group); a _zip op merges the pair (mode digits: 0 group 0, 1 group 1).
+  Stream vector_intra_slice_unzip(const std::string& axis, const Mapping& tile_time, const Mapping& split_time) &&;
+  Stream vector_logic(LogicBinaryOpI32 op, std::optional<VeRhs> group0, std::optional<VeRhs> group1) &&;
+  Stream vector_fxp(FxpBinaryOp op, std::optional<VeRhs> group0, std::optional<VeRhs> group1) &&;
+  Stream vector_fp_unary(FpUnaryOp op, bool group0, bool group1) &&;
+  Stream vector_fp_binary(FpBinaryOp op, std::optional<VeRhs> group0, std::optional<VeRhs> group1) &&;
+  Stream vector_clip(ClipBinaryOpI32 op, std::optional<VeRhs> group0, std::optional<VeRhs> group1) &&;
+  Stream vector_clip(ClipBinaryOpF32 op, std::optional<VeRhs> group0, std::optional<VeRhs> group1) &&;
+  Stream vector_logic_zip(LogicBinaryOpI32 op, BinaryArgMode mode = BinaryArgMode::kMode01) &&;
+  Stream vector_fxp_zip(FxpBinaryOp op, BinaryArgMode mode = BinaryArgMode::kMode01) &&;
+  Stream vector_fp_zip(FpBinaryOp op, BinaryArgMode mode = BinaryArgMode::kMode01) &&;
+  Stream vector_clip_zip(ClipBinaryOpI32 op, BinaryArgMode mode = BinaryArgMode::kMode01) &&;
+  Stream vector_clip_zip(ClipBinaryOpF32 op, BinaryArgMode mode = BinaryArgMode::kMode01) &&;
+
   const absl::Status& status() const { return status_; }
   StreamPosition position() const { return position_; }
   const StreamShape& shape() const { return shape_; }
@@ -181,6 +199,8 @@ class Stream {
   Stream Vector(const char* call, const std::function<absl::Status(VectorChain&)>& plan) &&;
   // An operand's slots as the chain plans them, registering the VRF tensors they read.
   absl::StatusOr<VeBranched> Slots(const VeBranchOperand& operand);
+  // One operand per group (two-group mode), as slots guarded by GroupId.
+  absl::StatusOr<VeBranched> GroupSlots(const std::optional<VeRhs>& group0, const std::optional<VeRhs>& group1);
   // The commit_view rules on the target that the Commit Engine's own plan does not cover.
   absl::Status CheckCommitTarget(const DmTensor& view) const;
 

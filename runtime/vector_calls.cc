@@ -168,6 +168,80 @@ Stream Stream::vector_clip_with_mode(ClipBinaryOpF32 op, BinaryArgMode mode, con
 Stream Stream::vector_stash() && { VISA_VECTOR_CALL("vector_stash", return chain.Stash()); }
 Stream Stream::vector_reinterpret(DType to) && { VISA_VECTOR_CALL("vector_reinterpret", return chain.Reinterpret(to)); }
 
+absl::StatusOr<VeBranched> Stream::GroupSlots(const std::optional<VeRhs>& group0, const std::optional<VeRhs>& group1) {
+  std::optional<VeOperand> operands[2];
+  const std::optional<VeRhs>* groups[2] = {&group0, &group1};
+  for (int g = 0; g < 2; ++g) {
+    if (!*groups[g]) continue;
+    VeBranchOperand single(**groups[g]);
+    ASSIGN_OR_RETURN(VeBranched slots, Slots(single));
+    operands[g] = slots.slots.front().o0;
+  }
+  return vector_->Groups(operands[0], operands[1]);
+}
+
+#define VISA_GROUPS ASSIGN_OR_RETURN(VeBranched slots, GroupSlots(group0, group1))
+
+Stream Stream::vector_intra_slice_unzip(const std::string& axis, const Mapping& tile_time, const Mapping& split_time) && {
+  VISA_VECTOR_CALL("vector_intra_slice_unzip", {
+    RETURN_IF_ERROR(tile_time.status());
+    if (tile_time.size() != 2) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Two-Group Mode: TileTime is the group axis as a tile of its two groups ([1 # 2]), got [",
+          tile_time.ToString(), "]"));
+    }
+    return chain.Unzip(axis, split_time);
+  });
+}
+Stream Stream::vector_logic(LogicBinaryOpI32 op, std::optional<VeRhs> group0, std::optional<VeRhs> group1) && {
+  if (!group0 && !group1) return std::move(*this);  // no group runs it: no ALU, nothing recorded
+  VISA_VECTOR_CALL("vector_logic", VISA_GROUPS; return chain.Logic(op, ArgsOf(BinaryArgMode::kMode01), slots));
+}
+Stream Stream::vector_fxp(FxpBinaryOp op, std::optional<VeRhs> group0, std::optional<VeRhs> group1) && {
+  if (!group0 && !group1) return std::move(*this);
+  VISA_VECTOR_CALL("vector_fxp", VISA_GROUPS; return chain.Fxp(op, ArgsOf(BinaryArgMode::kMode01), slots));
+}
+Stream Stream::vector_fp_unary(FpUnaryOp op, bool group0, bool group1) && {
+  if (!group0 && !group1) return std::move(*this);
+  VISA_VECTOR_CALL("vector_fp_unary", {
+    if (!chain.paired()) {
+      return absl::FailedPreconditionError(
+          "Two-Group Mode: per-group flags need the pair vector_intra_slice_unzip() makes");
+    }
+    std::optional<TagGuard> guard;
+    if (!(group0 && group1)) guard = TagGuard::Group(group0 ? GroupId::kZero : GroupId::kOne);
+    return chain.FpUnary(op, ArgsOf(UnaryArgMode::kMode0), guard, {});
+  });
+}
+Stream Stream::vector_fp_binary(FpBinaryOp op, std::optional<VeRhs> group0, std::optional<VeRhs> group1) && {
+  if (!group0 && !group1) return std::move(*this);
+  VISA_VECTOR_CALL("vector_fp_binary", VISA_GROUPS; return chain.FpBinary(op, ArgsOf(BinaryArgMode::kMode01), slots));
+}
+Stream Stream::vector_clip(ClipBinaryOpI32 op, std::optional<VeRhs> group0, std::optional<VeRhs> group1) && {
+  if (!group0 && !group1) return std::move(*this);
+  VISA_VECTOR_CALL("vector_clip", VISA_GROUPS; return chain.Clip(op, ArgsOf(BinaryArgMode::kMode01), slots));
+}
+Stream Stream::vector_clip(ClipBinaryOpF32 op, std::optional<VeRhs> group0, std::optional<VeRhs> group1) && {
+  if (!group0 && !group1) return std::move(*this);
+  VISA_VECTOR_CALL("vector_clip", VISA_GROUPS; return chain.Clip(op, ArgsOf(BinaryArgMode::kMode01), slots));
+}
+Stream Stream::vector_logic_zip(LogicBinaryOpI32 op, BinaryArgMode mode) && {
+  VISA_VECTOR_CALL("vector_logic_zip", return chain.LogicZip(op, ArgsOf(mode)));
+}
+Stream Stream::vector_fxp_zip(FxpBinaryOp op, BinaryArgMode mode) && {
+  VISA_VECTOR_CALL("vector_fxp_zip", return chain.FxpZip(op, ArgsOf(mode)));
+}
+Stream Stream::vector_fp_zip(FpBinaryOp op, BinaryArgMode mode) && {
+  VISA_VECTOR_CALL("vector_fp_zip", return chain.FpZip(op, ArgsOf(mode)));
+}
+Stream Stream::vector_clip_zip(ClipBinaryOpI32 op, BinaryArgMode mode) && {
+  VISA_VECTOR_CALL("vector_clip_zip", return chain.ClipZip(op, ArgsOf(mode)));
+}
+Stream Stream::vector_clip_zip(ClipBinaryOpF32 op, BinaryArgMode mode) && {
+  VISA_VECTOR_CALL("vector_clip_zip", return chain.ClipZip(op, ArgsOf(mode)));
+}
+
+#undef VISA_GROUPS
 #undef VISA_VECTOR_CALL
 #undef VISA_SLOTS
 

@@ -313,10 +313,58 @@ std::vector<Sample> MatmulSamples() {
   return samples;
 }
 
+// The manual's two-group example `pair_add`: lhs and rhs alternate along I in one interleaved fetch;
+// vector_intra_slice_unzip splits the pair and vector_clip_zip(AddFxp) adds group 0 and group 1.
+// With `scale`, group 0 is first multiplied by 10 alone (the manual's one-sided preprocessing).
+Sample PairAdd(std::string name, std::string description, bool scale) {
+  ContractionSpec spec;
+  spec.name = std::move(name);
+  spec.description = std::move(description);
+  spec.axes = "A = 2048, I = 2";
+  spec.operands = {{DType::kI32, "A", 42, 0}, {DType::kI32, "A", 43, 1 << 28}};
+  spec.kernel = [scale](Context& ctx, const std::vector<HbmTensor>& in,
+                        const MappingScope& s) -> absl::StatusOr<DeviceTensor> {
+    const Mapping cluster = s.m("1 # 2"), slice = s.m("A / 8 # 256");
+    ASSIGN_OR_RETURN(DmTensor lhs, in[0].to_dm(ctx.tdma, 0, cluster, slice, s.m("A % 8")));
+    ASSIGN_OR_RETURN(DmTensor rhs, in[1].to_dm(ctx.tdma, 1 << 12, cluster, slice, s.m("A % 8")));
+    Stream pair = ctx.main.begin_interleaved(s.m("I"), lhs.view(), rhs.view())
+                      .fetch(DType::kI32, s.m("I"), s.m("A % 8"))
+                      .collect(s.m("I"), s.m("A % 8"))
+                      .vector_init()
+                      .vector_intra_slice_unzip("I", s.m("1 # 2"), s.m("1"));
+    if (scale) pair = std::move(pair).vector_fxp(FxpBinaryOp::kMulInt, VeRhs(10), std::nullopt);
+    ASSIGN_OR_RETURN(DmTensor result, std::move(pair)
+                                          .vector_clip_zip(ClipBinaryOpI32::kAddFxp)
+                                          .vector_final()
+                                          .commit(s.m("A % 8"), 1 << 13));
+    ASSIGN_OR_RETURN(HbmTensor out, result.to_hbm(ctx.tdma, 2 << 28, s.m("A")));
+    return out;
+  };
+  spec.readback = "A";
+  spec.expected = [scale](const std::vector<HostTensor>& in, const MappingScope&) -> absl::StatusOr<Expected> {
+    HostTensor lhs = in[0], rhs = in[1];
+    return Exact(
+        [lhs, rhs, scale](const Index& i) {
+          const int64_t l = static_cast<int64_t>(At(lhs, i));
+          const int32_t g0 = scale ? static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(l) * 10u)) : l;
+          return static_cast<double>(WrapI32(int64_t{g0} + static_cast<int64_t>(At(rhs, i))));
+        },
+        scale ? "10 lhs + rhs modulo 2^32" : "lhs + rhs modulo 2^32");
+  };
+  return MakeContractionSample(std::move(spec));
+}
+
 }  // namespace
 
 std::vector<Sample> VectorSamples() {
-  std::vector<Sample> samples = {ConstantAddition(), ElementwiseMultiplication()};
+  std::vector<Sample> samples = {ConstantAddition(), ElementwiseMultiplication(),
+                                 PairAdd("vector_pair_add",
+                                         "Vector Engine two-group mode, the manual's pair_add: interleaved fetch, unzip, "
+                                         "vector_clip_zip(AddFxp)",
+                                         false),
+                                 PairAdd("vector_pair_scale_add",
+                                         "Vector Engine two-group mode: MulInt 10 on group 0 only, then clip_zip(AddFxp)",
+                                         true)};
   for (auto group : {SliceShapeSamples(), MatmulSamples()}) samples.insert(samples.end(), group.begin(), group.end());
   return samples;
 }
