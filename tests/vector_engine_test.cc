@@ -12,6 +12,7 @@
 #include "dsl/mapping_parser.h"
 #include "interp/interpreter.h"
 #include "jit/jit_backend.h"
+#include "runtime/launch.h"
 #include "runtime/tensor_unit.h"
 #include "runtime/transfer.h"
 
@@ -508,6 +509,39 @@ TEST_F(VectorEngineTest, VrfOperandBroadcastsOverTime) {  // the manual's VRF In
   }
   EXPECT_EQ(results[0], results[1]);
   for (int i = 0; i < 16; ++i) EXPECT_EQ(results[0][i], static_cast<uint32_t>(i + 100 * (i % 8 + 1))) << i;
+}
+
+TEST_F(VectorEngineTest, TracedProgramWithVrfOperandReplays) {
+  // Trace records the VRF operand as a tensor of the op; Launch resolves it and replays both ops.
+  Device device(1);
+  interp::Interpreter interp;
+  Context setup(device, interp);
+  DmTensor in = Dm(setup, DType::kI32, Iota(0));
+  HostTensor bias_host = *HostTensor::FromValues(DType::kI32, m("A"), {1, 2, 3, 4, 5, 6, 7, 8});
+  DmTensor bias(*WriteAs(bias_host, device,
+                         *Place(device, DType::kI32, Tier::kDm, {m("1"), m("1 # 2"), m("1 # 256"), m("A")}, 8192)));
+  KernelOf kernel = [this](Context& ctx, const std::vector<DeviceTensor>& inputs)
+      -> absl::StatusOr<std::vector<DeviceTensor>> {
+    const DmTensor x(inputs[0]), b(inputs[1]);
+    absl::StatusOr<VrfTensor> vrf =
+        ctx.sub.begin(b.view()).fetch(DType::kI32, m("1"), m("A")).collect(m("1"), m("A")).to_vrf(m("A"), 0);
+    if (!vrf.ok()) return vrf.status();
+    absl::StatusOr<DmTensor> out = Enter(ctx, x).vector_clip(ClipBinaryOpI32::kMax, *vrf).vector_final().commit(
+        m("T, A"), 4096);
+    if (!out.ok()) return out.status();
+    return std::vector<DeviceTensor>{*out};
+  };
+  absl::StatusOr<Program> program = Trace(kernel, {in, bias});
+  ASSERT_TRUE(program.ok()) << program.status();
+  for (int b = 0; b < 2; ++b) {
+    std::unique_ptr<Backend> backend;
+    if (b == 0) backend = std::make_unique<interp::Interpreter>();
+    else backend = *jit::JitBackend::Create({.threads = 1});
+    absl::StatusOr<std::vector<DeviceTensor>> outputs = Launch(*program, device, *backend, {in, bias});
+    ASSERT_TRUE(outputs.ok()) << outputs.status();
+    std::vector<uint32_t> got = ReadAs((*outputs)[0], m("T, A"))->ToBits();
+    for (int i = 0; i < 16; ++i) EXPECT_EQ(got[i], static_cast<uint32_t>(std::max(i, i % 8 + 1))) << i;
+  }
 }
 
 TEST_F(VectorEngineTest, VrfOperandMustLiveOnTheStreamsSlices) {
