@@ -13,6 +13,7 @@
 #include "interp/interpreter.h"
 #include "jit/jit_backend.h"
 #include "runtime/launch.h"
+#include "runtime/op_description.h"
 #include "runtime/tensor_unit.h"
 #include "runtime/transfer.h"
 
@@ -264,6 +265,30 @@ TEST_F(VectorEngineTest, ExplainShowsTheConfiguration) {
   const std::string text = ctx.program().ToText();
   EXPECT_THAT(text, HasSubstr("vector i32 branch Unconditional"));
   EXPECT_THAT(text, HasSubstr("Fxp: vector_fxp AddFxp Mode01 [100] on FxpAdd"));
+}
+
+TEST_F(VectorEngineTest, CyclesFollowTheManualsPerformanceSection) {
+  // Way8 passes one flit per cycle, a pass with a Way4 region half a flit; one cycle per ALU.
+  Device device(1);
+  interp::Interpreter interp;
+  Context ctx(device, interp);
+  DmTensor in = Dm(ctx, DType::kF32, Iota(0));
+  ASSERT_TRUE(Enter(ctx, in)
+                  .vector_split(m("T, A / 4"), m("A % 4"))
+                  .vector_fp_unary(FpUnaryOp::kSqrt)
+                  .vector_fp_unary(FpUnaryOp::kExp)
+                  .vector_concat(m("T"), m("A"))
+                  .vector_final()
+                  .commit(m("T, A"), 4096)
+                  .ok());
+  OpDescription d = Describe(ctx.program().ops.back());
+  std::vector<std::optional<int64_t>> vector_terms;
+  for (const CycleTerm& term : d.terms) {
+    if (term.stage == "vector") vector_terms.push_back(term.cycles);
+  }
+  ASSERT_EQ(vector_terms.size(), 2u);
+  EXPECT_EQ(vector_terms[0], 4);  // Time 2 x 1 flit x 2 (Way4 region)
+  EXPECT_EQ(vector_terms[1], 2);  // sqrt on FpFpu, exp on FpExp: "exp(sqrt(x)) adds 2 cycles"
 }
 
 // ---- Semantics on both backends ----------------------------------------------------------------
