@@ -569,6 +569,42 @@ TEST_F(VectorEngineTest, TracedProgramWithVrfOperandReplays) {
   }
 }
 
+TEST_F(VectorEngineTest, VectorFinalExitsToCastTransposeOrCommit) {
+  std::vector<double> x = Iota(-8);
+  for (int b = 0; b < 2; ++b) {
+    Device device(1);
+    std::unique_ptr<Backend> backend;
+    if (b == 0) backend = std::make_unique<interp::Interpreter>();
+    else backend = *jit::JitBackend::Create({.threads = 1});
+    Context ctx(device, *backend);
+    DmTensor in = Dm(ctx, DType::kF32, x);
+    // ReLU, then the Cast Engine narrows to bf16 (exact for these integers).
+    absl::StatusOr<DmTensor> cast = Enter(ctx, in)
+                                        .vector_clip(ClipBinaryOpF32::kMax, 0.0f)
+                                        .vector_final()
+                                        .cast(DType::kBF16, m("A # 16"))
+                                        .commit(m("T, A"), 4096);
+    ASSERT_TRUE(cast.ok()) << cast.status();
+    std::vector<double> got = ReadAs(*cast, m("T, A"))->ToValues();
+    for (int i = 0; i < 16; ++i) EXPECT_EQ(got[i], std::max(x[i], 0.0)) << i;
+    // The Transpose Engine after the Vector Engine: the same values by index.
+    absl::StatusOr<DmTensor> transposed = Enter(ctx, in)
+                                              .vector_clip(ClipBinaryOpF32::kMax, 0.0f)
+                                              .vector_final()
+                                              .transpose(m("A"), m("T # 8"))
+                                              .commit(m("A, T # 8"), 8192);
+    ASSERT_TRUE(transposed.ok()) << transposed.status();
+    got = ReadAs(*transposed, m("T, A"))->ToValues();
+    for (int i = 0; i < 16; ++i) EXPECT_EQ(got[i], std::max(x[i], 0.0)) << i;
+  }
+  Device device(1);
+  interp::Interpreter interp;
+  Context ctx(device, interp);
+  DmTensor in = Dm(ctx, DType::kF32, x);
+  EXPECT_THAT(Enter(ctx, in).vector_final().to_vrf(m("T, A"), 0).status().message(),
+              HasSubstr("`to_vrf` is not allowed after Reduce"));
+}
+
 TEST_F(VectorEngineTest, VrfOperandMustLiveOnTheStreamsSlices) {
   Device device(1);
   interp::Interpreter interp;
