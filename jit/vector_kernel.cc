@@ -5,6 +5,7 @@
 #include "absl/strings/str_join.h"
 #include "jit/ir_loops.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/Module.h"
 
 namespace visa::jit {
@@ -59,6 +60,71 @@ Value* Holds(llvm::IRBuilder<>& b, const InputCmp& c, Value* x) {
     case InputCmp::Kind::kGreaterUnsigned: return b.CreateICmpUGT(x, v);
   }
   return b.getFalse();
+}
+
+// The op inline, bit for bit what its scalar function computes; nullptr for ops that stay calls
+// (libm's functions, fmaxf / fminf's signed-zero choice, the conversions).
+Value* EmitInline(llvm::IRBuilder<>& b, llvm::Module& module, VeFn fn, Value* a, Value* c, Value* d) {
+  llvm::Type* i32 = b.getInt32Ty();
+  llvm::Type* i64 = b.getInt64Ty();
+  llvm::Type* f32 = b.getFloatTy();
+  auto amount = [&] { return b.CreateAnd(c, b.getInt32(31)); };  // shifts take the amount modulo 32
+  auto intrinsic = [&](llvm::Intrinsic::ID id, llvm::Type* type, std::vector<Value*> args) -> Value* {
+    return b.CreateCall(llvm::Intrinsic::getDeclaration(&module, id, {type}), args);
+  };
+  auto fa = [&] { return b.CreateBitCast(a, f32); };
+  auto fc = [&] { return b.CreateBitCast(c, f32); };
+  auto bits = [&](Value* f) { return b.CreateBitCast(f, i32); };
+  auto saturate = [&](Value* wide) {
+    Value* high = intrinsic(llvm::Intrinsic::smin, i64, {wide, b.getInt64(2147483647)});
+    return b.CreateTrunc(intrinsic(llvm::Intrinsic::smax, i64, {high, b.getInt64(-2147483648LL)}), i32);
+  };
+  auto wrapped_abs = [&](Value* x) { return intrinsic(llvm::Intrinsic::abs, i32, {x, b.getFalse()}); };
+  switch (fn) {
+    case VeFn::kBitAnd: return b.CreateAnd(a, c);
+    case VeFn::kBitOr: return b.CreateOr(a, c);
+    case VeFn::kBitXor: return b.CreateXor(a, c);
+    case VeFn::kLeftShift: return b.CreateShl(a, amount());
+    case VeFn::kLogicRightShift: return b.CreateLShr(a, amount());
+    case VeFn::kArithRightShift: return b.CreateAShr(a, amount());
+    case VeFn::kAddFxp: return b.CreateAdd(a, c);
+    case VeFn::kSubFxp: return b.CreateSub(a, c);
+    case VeFn::kMulInt: return b.CreateMul(a, c);
+    case VeFn::kAddFxpSat: return intrinsic(llvm::Intrinsic::sadd_sat, i32, {a, c});
+    case VeFn::kSubFxpSat: return intrinsic(llvm::Intrinsic::ssub_sat, i32, {a, c});
+    case VeFn::kFxpLeftShiftSat: {
+      Value* multiplier = b.CreateSExt(b.CreateShl(b.getInt32(1), amount()), i64);
+      return saturate(b.CreateMul(b.CreateSExt(a, i64), multiplier));
+    }
+    case VeFn::kMulFxp: {
+      Value* product = b.CreateMul(b.CreateSExt(a, i64), b.CreateSExt(c, i64));
+      Value* rounded = b.CreateAShr(b.CreateAdd(b.CreateAShr(product, b.getInt64(30)), b.getInt64(1)), b.getInt64(1));
+      Value* both_min = b.CreateAnd(b.CreateICmpEQ(a, b.getInt32(0x80000000u)), b.CreateICmpEQ(c, b.getInt32(0x80000000u)));
+      return b.CreateSelect(both_min, b.getInt32(0x7fffffff), b.CreateTrunc(rounded, i32));
+    }
+    case VeFn::kMinI32: return intrinsic(llvm::Intrinsic::smin, i32, {a, c});
+    case VeFn::kMaxI32: return intrinsic(llvm::Intrinsic::smax, i32, {a, c});
+    case VeFn::kAbsMinI32: return b.CreateSelect(b.CreateICmpSLT(wrapped_abs(a), wrapped_abs(c)), a, c);
+    case VeFn::kAbsMaxI32: return b.CreateSelect(b.CreateICmpSGT(wrapped_abs(a), wrapped_abs(c)), a, c);
+    case VeFn::kAddF:
+    case VeFn::kAddF32Clip: return bits(b.CreateFAdd(fa(), fc()));
+    case VeFn::kSubF: return bits(b.CreateFSub(fa(), fc()));
+    case VeFn::kMulF: return bits(b.CreateFMul(fa(), fc()));
+    case VeFn::kDivF: return bits(b.CreateFDiv(fa(), fc()));
+    case VeFn::kFmaF: return bits(intrinsic(llvm::Intrinsic::fma, f32, {fa(), fc(), b.CreateBitCast(d, f32)}));
+    case VeFn::kSqrt: return bits(intrinsic(llvm::Intrinsic::sqrt, f32, {fa()}));
+    case VeFn::kAbsMinF32: {
+      Value* fabs_a = intrinsic(llvm::Intrinsic::fabs, f32, {fa()});
+      Value* fabs_c = intrinsic(llvm::Intrinsic::fabs, f32, {fc()});
+      return b.CreateSelect(b.CreateFCmpOLT(fabs_a, fabs_c), a, c);
+    }
+    case VeFn::kAbsMaxF32: {
+      Value* fabs_a = intrinsic(llvm::Intrinsic::fabs, f32, {fa()});
+      Value* fabs_c = intrinsic(llvm::Intrinsic::fabs, f32, {fc()});
+      return b.CreateSelect(b.CreateFCmpOGT(fabs_a, fabs_c), a, c);
+    }
+    default: return nullptr;
+  }
 }
 
 }  // namespace
@@ -122,8 +188,8 @@ void BuildVectorFunction(llvm::Module& module, const std::string& name, const Ve
       Value* a = v[op.from[0]];
       Value* bb = op.conversion ? b.getInt32(static_cast<uint32_t>(op.param)) : op.arity > 1 ? v[op.from[1]] : b.getInt32(0);
       Value* c = op.arity > 2 ? v[op.from[2]] : b.getInt32(0);
-      llvm::FunctionCallee callee = module.getOrInsertFunction(op.symbol, scalar_type);
-      Value* result = b.CreateCall(callee, {a, bb, c});
+      Value* result = EmitInline(b, module, op.fn, a, bb, c);
+      if (result == nullptr) result = b.CreateCall(module.getOrInsertFunction(op.symbol, scalar_type), {a, bb, c});
       x = b.CreateSelect(applies, result, x);
     }
     b.CreateStore(x, slot_ptr);

@@ -2,7 +2,9 @@
 // vector stage (those between two relayouts or stash writes), every position through every step.
 //
 // Each op calls its scalar function from dsl/vector_ops.h (the interpreter's very functions,
-// linked into the JIT as absolute symbols), so results agree bit for bit. A slot's operand is a
+// linked into the JIT as absolute symbols), so results agree bit for bit; the ops whose result
+// IR defines exactly (integer arithmetic, bit operations, IEEE add / sub / mul / div / fma / sqrt,
+// |x| comparisons) are emitted inline instead, which lets LLVM vectorize a loop without calls. A slot's operand is a
 // constant in the code or an image in the stream's current layout (VRF tensors and the stash,
 // placed there by compiled moves); the execution id picks the first slot whose guard admits it.
 #pragma once
@@ -28,6 +30,7 @@ struct VectorKernelSpec {
     uint32_t o1 = 0;
   };
   struct Op {
+    VeFn fn = VeFn::kAddFxp;
     std::string symbol;    // the scalar function
     int arity = 1;
     std::array<int8_t, 3> from{0, 1, 2};

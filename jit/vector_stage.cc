@@ -45,6 +45,7 @@ std::vector<Action> ActionsOf(const VectorStage& stage) {
     }
     VectorKernelSpec::Op op;
     const VeFnInfo& info = Info(step.fn);
+    op.fn = step.fn;
     op.symbol = info.symbol;
     op.arity = info.arity;
     op.from = step.args.from;
