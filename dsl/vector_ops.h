@@ -70,7 +70,7 @@ enum class VeFn : uint8_t {
 using VeScalarFn = uint32_t (*)(uint32_t a, uint32_t b, uint32_t c);
 
 struct VeFnInfo {
-  const char* name;     // "AddFxp"; the symbol compiled code calls is "visa_ve_" + name + suffix
+  const char* name;     // "AddFxp"; compiled code calls the symbol "visa_ve_" + name
   const char* symbol;   // the linker name of `fn`
   int arity;            // 1, 2 or 3 (the conversions count as unary)
   DType in, out;        // i32 or f32 patterns
