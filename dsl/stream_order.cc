@@ -21,6 +21,8 @@ constexpr C kAfterContracted[] = {C::kAccumulate};
 constexpr C kAfterContraction[] = {C::kCast, C::kTranspose, C::kCommit};
 constexpr C kAfterCast[] = {C::kTranspose, C::kCommit};
 constexpr C kAfterTranspose[] = {C::kCommit};
+// vector_final(): "the result can continue to the Cast Engine, Transpose Engine, or Commit Engine".
+constexpr C kAfterVector[] = {C::kCast, C::kTranspose, C::kCommit};
 
 }  // namespace
 
@@ -56,7 +58,7 @@ absl::Span<const StreamCall> AllowedAfter(StreamPosition position) {
     case StreamPosition::kContraction: return kAfterContraction;
     case StreamPosition::kCast: return kAfterCast;
     case StreamPosition::kTranspose: return kAfterTranspose;
-    case StreamPosition::kReduce: return kAfterTranspose;  // the Vector Engine's output commits
+    case StreamPosition::kReduce: return kAfterVector;  // the Vector Engine's output (vector_final)
   }
   return {};
 }

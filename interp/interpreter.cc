@@ -131,6 +131,9 @@ struct Evaluator {
                                      "the TRF Sequencer (align's weights)"));
     return ContractStream(stream, *tensors.weights, align, contract, accumulate);
   }
+  absl::StatusOr<HostTensor> Vector(HostTensor stream, const VectorStage& stage) {
+    return VectorStream(stream, stage, tensors.vrf_operands);
+  }
   absl::Status Store(HostTensor stream, const Stage& last) {
     const auto* commit = std::get_if<CommitStage>(&last);
     return StoreStream(stream, tensors.output, commit != nullptr ? commit->slices : SliceBitmap::All());

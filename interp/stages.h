@@ -25,6 +25,10 @@ absl::StatusOr<HostTensor> CastStream(const HostTensor& stream, const CastStage&
 absl::StatusOr<HostTensor> ContractStream(const HostTensor& stream, const TrfTensor& weights,
                                           const AlignStage& align, const ContractStage& contract,
                                           const AccumulateStage& accumulate);
+// The Vector Engine's intra-slice block (vector_init .. vector_final), element by element; `vrfs`
+// are the tensors its VRF operands read (PipelineTensors::vrf_operands).
+absl::StatusOr<HostTensor> VectorStream(const HostTensor& stream, const VectorStage& stage,
+                                        const std::vector<DeviceTensor>& vrfs);
 // Writes the stream into `output` (a new tensor, or a commit_view target): only the live positions
 // of `output` on enabled slices change; indices `output` does not hold are dropped (the commit
 // adapter's truncation).

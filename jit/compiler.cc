@@ -6,6 +6,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "dsl/vector_ops.h"
 #include "jit/object_cache.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
@@ -183,6 +184,15 @@ absl::StatusOr<std::unique_ptr<Compiler>> Compiler::Create(const CompilerOptions
           impl->jit->getDataLayout().getGlobalPrefix());
   if (!process) return absl::InternalError(absl::StrCat("JIT: process symbols: ", Message(process.takeError())));
   impl->jit->getMainJITDylib().addGenerator(std::move(*process));
+  // The Vector Engine's scalar functions, which compiled vector loops call by name.
+  llvm::orc::SymbolMap scalar_functions;
+  for (const VeFnInfo& f : AllVeFns()) {
+    scalar_functions[impl->jit->mangleAndIntern(f.symbol)] = llvm::orc::ExecutorSymbolDef(
+        llvm::orc::ExecutorAddr::fromPtr(f.fn), llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable);
+  }
+  if (llvm::Error error = impl->jit->getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(scalar_functions)))) {
+    return absl::InternalError(absl::StrCat("JIT: scalar functions: ", Message(std::move(error))));
+  }
   return std::unique_ptr<Compiler>(new Compiler(std::move(impl)));
 }
 

@@ -18,6 +18,7 @@
 #include "jit/parallel.h"
 #include "jit/sequencer_nest.h"
 #include "jit/staging.h"
+#include "jit/vector_stage.h"
 #include "runtime/pipeline_walk.h"
 #include "runtime/relayout.h"
 #include "runtime/scalar_convert.h"
@@ -293,6 +294,10 @@ struct KernelRunner {
     return Image(contract.out.dtype, out, std::move(bytes));
   }
 
+  absl::StatusOr<HostTensor> Vector(HostTensor stream, const VectorStage& stage) {
+    return RunVectorStage(kernels, std::move(stream), stage, tensors.vrf_operands);
+  }
+
   absl::Status Store(HostTensor stream, const Stage& last) {
     const DeviceTensor& output = tensors.output;
     RETURN_IF_ERROR(CheckSameType(stream.dtype(), output.dtype()));
@@ -393,6 +398,10 @@ struct KernelCompiler {
     const Mapping acc_layout = Pair({outer, *align.out.row, accumulate.retained_time, contract.out.packet});
     RETURN_IF_ERROR(kernels.Compile(out.layout, acc_layout, CopyOp(contract.out.dtype), false));
     return out;
+  }
+  absl::StatusOr<Stream> Vector(Stream, const VectorStage& stage) {
+    RETURN_IF_ERROR(CompileVectorStage(kernels, stage, op.vrf_operands));
+    return Stream{stage.out.Full(), stage.out.dtype};
   }
   absl::Status Store(Stream stream, const Stage& last) {
     if (!op.output.handle) return absl::OkStatus();

@@ -129,6 +129,20 @@ absl::StatusOr<LaneContractionFn> KernelCache::LaneContraction(const LaneContrac
   return reinterpret_cast<LaneContractionFn>(address);
 }
 
+absl::StatusOr<VectorFn> KernelCache::Vector(const VectorKernelSpec& spec) {
+  ASSIGN_OR_RETURN(void* address, Cached(spec.Key(), [&](llvm::Module& module, const std::string& name) {
+                     BuildVectorFunction(module, name, spec);
+                   }));
+  return reinterpret_cast<VectorFn>(address);
+}
+
+absl::StatusOr<ZipFn> KernelCache::Zip(const ZipKernelSpec& spec) {
+  ASSIGN_OR_RETURN(void* address, Cached(spec.Key(), [&](llvm::Module& module, const std::string& name) {
+                     BuildZipFunction(module, name, spec);
+                   }));
+  return reinterpret_cast<ZipFn>(address);
+}
+
 absl::StatusOr<int64_t> KernelCache::Coverage(const Mapping& dst, const Mapping& src, bool allow_drop) {
   ASSIGN_OR_RETURN(const Plan* plan, PlanFor(dst, src, allow_drop));
   if (plan->nest) return plan->nest->elements();

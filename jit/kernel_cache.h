@@ -19,6 +19,7 @@
 #include "jit/contraction_kernel.h"
 #include "jit/lane_contraction_kernel.h"
 #include "jit/move_kernel.h"
+#include "jit/vector_kernel.h"
 
 namespace visa::jit {
 
@@ -71,6 +72,10 @@ class KernelCache {
 
   // The compiled fused contraction kernel of `spec` (cached by its key).
   absl::StatusOr<LaneContractionFn> LaneContraction(const LaneContractionSpec& spec);
+
+  // The compiled loop of a vector segment (cached by its key).
+  absl::StatusOr<VectorFn> Vector(const VectorKernelSpec& spec);
+  absl::StatusOr<ZipFn> Zip(const ZipKernelSpec& spec);
 
   // How many destination positions the move writes (a nest's elements, or the runs' lengths).
   absl::StatusOr<int64_t> Coverage(const Mapping& dst, const Mapping& src, bool allow_drop);

@@ -22,6 +22,7 @@ struct PipelineTensors {
   // Where the final stage writes: a new tensor already claimed at the recorded placement, or the
   // target of a commit_view. Only its live positions change (and only on enabled slices).
   DeviceTensor output;
+  std::vector<DeviceTensor> vrf_operands = {};  // a vector stage's VRF operands, as PipelineOp::vrf_operands
 };
 
 // A DMA move's tensors: `dst` is claimed at the recorded placement and receives every element of

@@ -60,8 +60,14 @@ absl::Status Executor::Run(const PipelineOp& op) {
     ASSIGN_OR_RETURN(DeviceTensor trf, Resolve(*op.weights));
     weights.emplace(trf);
   }
+  std::vector<DeviceTensor> vrf_operands;
+  for (const TensorRef& ref : op.vrf_operands) {
+    ASSIGN_OR_RETURN(DeviceTensor vrf, Resolve(ref));
+    vrf_operands.push_back(vrf);
+  }
   ASSIGN_OR_RETURN(DeviceTensor output, Output(op.output));
-  absl::Status done = backend_.Run(op, PipelineTensors{std::move(inputs), std::move(weights), output});
+  absl::Status done =
+      backend_.Run(op, PipelineTensors{std::move(inputs), std::move(weights), output, std::move(vrf_operands)});
   if (!done.ok()) {
     if (!output.is_view()) output.Release();
     return done;

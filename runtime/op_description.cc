@@ -218,6 +218,20 @@ struct StageTerms {
                                        CeilDiv(a.packet_bytes, a.access_bytes))));
   }
 
+  // Vector Engine > Performance: Logic, Fxp and Clip take 8 elements (one flit) per cycle, the
+  // Float Cluster 4, so a pass with a Way4 region moves half a flit per cycle; "each ALU
+  // introduces one cycle of latency".
+  void operator()(const VectorStage& s) const {
+    const int64_t flits = s.in.time.size() * CeilDiv(s.in.packet.size() * 32, kFlitBytes * 8);
+    const int64_t per_flit = s.has_way4() ? 2 : 1;
+    out.push_back(Term("vector", Kind::kStream, flits * per_flit,
+                       absl::StrFormat("Time::SIZE x flits x %d (%s) = %d x %d", per_flit,
+                                       s.has_way4() ? "Way4 region" : "Way8", s.in.time.size(),
+                                       CeilDiv(s.in.packet.size() * 32, kFlitBytes * 8))));
+    out.push_back(Term("vector", Kind::kLatency, s.alus_used(),
+                       absl::StrFormat("one cycle per ALU: %d ALUs", s.alus_used())));
+  }
+
   void operator()(const RegisterLoadStage& s) const {
     out.push_back(Term(s.to_trf ? "to_trf" : "to_vrf", Kind::kStream, std::nullopt,
                        "no cycle formula in the manual for register-file loads"));
@@ -239,6 +253,7 @@ StreamShape OutputOf(const Stage& stage, const StreamShape& in) {
     StreamShape operator()(const TransposeStage& s) const { return s.out; }
     StreamShape operator()(const CommitStage&) const { return in; }
     StreamShape operator()(const RegisterLoadStage&) const { return in; }
+    StreamShape operator()(const VectorStage& s) const { return s.out; }
   };
   return std::visit(Out{in}, stage);
 }
@@ -334,6 +349,7 @@ OpDescription Describe(const PipelineOp& op) {
   d.resource = op.context == TuContextKind::kMain ? Resource::kMain : Resource::kSub;
   for (const TensorRef& in : op.inputs) AddRange(d.reads, in);
   if (op.weights) AddRange(d.reads, *op.weights);
+  for (const TensorRef& vrf : op.vrf_operands) AddRange(d.reads, vrf);
   AddRange(d.writes, op.output);
   StreamShape shape;
   for (const Stage& stage : op.stages) {

@@ -10,6 +10,7 @@
 //   absl::StatusOr<Stream> Cast(Stream, const CastStage&);
 //   absl::StatusOr<Stream> Contract(Stream, const AlignStage&, const ContractStage&,
 //                                   const AccumulateStage&);           // the Contraction Engine
+//   absl::StatusOr<Stream> Vector(Stream, const VectorStage&);          // vector_init .. vector_final
 //   absl::Status Store(Stream, const Stage& last);                     // commit, to_trf, to_vrf
 //
 // The Contraction Engine's three calls (align, contract, accumulate) are one step: align and
@@ -42,6 +43,8 @@ absl::Status WalkPipelineFrom(const PipelineOp& op, size_t first, typename Visit
       ASSIGN_OR_RETURN(stream, visitor.Rearrange(std::move(stream), transpose->out));
     } else if (const auto* cast = std::get_if<CastStage>(&stage)) {
       ASSIGN_OR_RETURN(stream, visitor.Cast(std::move(stream), *cast));
+    } else if (const auto* vector = std::get_if<VectorStage>(&stage)) {
+      ASSIGN_OR_RETURN(stream, visitor.Vector(std::move(stream), *vector));
     } else if (const auto* align = std::get_if<AlignStage>(&stage)) {
       VISA_CHECK(i + 2 < stages.size() && std::holds_alternative<ContractStage>(stages[i + 1]) &&
                      std::holds_alternative<AccumulateStage>(stages[i + 2]),

@@ -26,6 +26,7 @@ std::string DescribeStage(const Stage& stage) {
     std::string operator()(const AlignStage& s) const { return s.Describe(); }
     std::string operator()(const ContractStage& s) const { return s.Describe(); }
     std::string operator()(const AccumulateStage& s) const { return s.Describe(); }
+    std::string operator()(const VectorStage& s) const { return s.Describe(); }
   };
   return std::visit(Describer{}, stage);
 }
@@ -38,6 +39,7 @@ std::string OpText(const Op& op, size_t index) {
   std::string text = absl::StrCat("op ", index, ": pipeline ", TuContextName(pipe.context), "\n");
   for (const TensorRef& in : pipe.inputs) absl::StrAppend(&text, "  input ", in.text, "\n");
   if (pipe.weights) absl::StrAppend(&text, "  weights ", pipe.weights->text, "\n");
+  for (const TensorRef& vrf : pipe.vrf_operands) absl::StrAppend(&text, "  vrf operand ", vrf.text, "\n");
   for (const Stage& stage : pipe.stages) absl::StrAppend(&text, "  ", DescribeStage(stage), "\n");
   absl::StrAppend(&text, "  output ", pipe.output.text, "\n");
   return text;

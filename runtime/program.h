@@ -17,6 +17,7 @@
 #include "dsl/stream.h"
 #include "dsl/switch_engine.h"
 #include "dsl/transpose_engine.h"
+#include "dsl/vector_engine.h"
 #include "runtime/tensor.h"
 
 namespace visa {
@@ -41,12 +42,14 @@ struct BeginStage {
 };
 
 using Stage = std::variant<BeginStage, FetchStage, SwitchStage, CollectStage, CastStage, TransposeStage,
-                           CommitStage, RegisterLoadStage, AlignStage, ContractStage, AccumulateStage>;
+                           CommitStage, RegisterLoadStage, AlignStage, ContractStage, AccumulateStage,
+                           VectorStage>;
 
 struct PipelineOp {
   TuContextKind context = TuContextKind::kMain;
   std::vector<TensorRef> inputs;
   std::optional<TensorRef> weights;  // the TRF tensor an `align` pairs the stream with
+  std::vector<TensorRef> vrf_operands;  // the VRF tensors a vector stage's operands read (VeOperand::vrf)
   std::vector<Stage> stages;
   TensorRef output;
 };

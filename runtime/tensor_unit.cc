@@ -81,6 +81,12 @@ Stream TensorUnit::begin_interleaved(const Mapping& axis, const DmTensor& lhs, c
 
 bool Stream::Allow(StreamCall call) {
   if (!status_.ok()) return false;
+  if (vector_) {
+    status_ = absl::FailedPreconditionError(absl::StrCat(
+        "Vector Engine stage order: `", StreamCallName(call), "` cannot run inside the Vector Engine: close the chain "
+        "with vector_final() first"));
+    return false;
+  }
   status_ = CheckStreamOrder(position_, call, kind_);
   return status_.ok();
 }
@@ -192,7 +198,7 @@ Stream Stream::cast(DType out, const Mapping& packet) && {
 absl::Status Stream::Finish(Stage stage, const DeviceTensor& output, bool reserved) {
   op_.stages.push_back(std::move(stage));
   op_.output = RefOf(output);
-  PipelineTensors tensors{inputs_, weights_, output};
+  PipelineTensors tensors{inputs_, weights_, output, vrf_operands_};
   absl::Status done = ctx_->Submit(Op{std::move(op_)}, tensors);
   if (!reserved) return done;
   // The inputs are read; now the new tensor owns its ranges (clobbering what was there).

@@ -12,6 +12,7 @@
 // final call returns it, so the error names the call that broke the rule.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -44,6 +45,60 @@ inline constexpr bool kConsumedStream = false;
                   "visa::Stream: each call consumes the stream; call it on std::move(stream) "  \
                   "(a stream is one pipeline value, it cannot be continued twice)");            \
   }
+
+// ---- Vector Engine operands as kernels write them (manual, "Operands") ----------------------------
+
+// The stash marker: `.vector_clip(ClipBinaryOpF32::kMax, Stash)` reads what vector_stash() saved.
+struct StashOperand {};
+inline constexpr StashOperand Stash{};
+
+// One operand: a constant (broadcast to every element), a VRF tensor loaded with `to_vrf`, or the
+// stash (the manual's VeRhs / IntoOperands).
+class VeRhs {
+ public:
+  VeRhs(int32_t value) : operand_{VeOperand::Kind::kConstant, DType::kI32, static_cast<uint32_t>(value)} {}
+  VeRhs(float value);
+  VeRhs(StashOperand) : operand_{VeOperand::Kind::kStash} {}
+  static VeRhs vrf(const VrfTensor& tensor);
+
+  const VeOperand& operand() const { return operand_; }
+  const std::optional<VrfTensor>& tensor() const { return tensor_; }
+
+ private:
+  VeOperand operand_;
+  std::optional<VrfTensor> tensor_;
+};
+
+// An op's operand slots: one unconditional operand (what a bare VeRhs converts to), an operand
+// per execution-id group (VeBranchOperand::group), or several guarded slots: reg0..reg2 filled by
+// `imm` in call order, then one `rf` (a VRF tensor or the stash), last. A ternary op's slots
+// carry their operand1 (always an f32 constant).
+class VeBranchOperand {
+ public:
+  VeBranchOperand() = default;
+  VeBranchOperand(VeRhs operand) { add(TagGuard::All(), std::move(operand), std::nullopt); }
+  VeBranchOperand(int32_t value) : VeBranchOperand(VeRhs(value)) {}
+  VeBranchOperand(float value) : VeBranchOperand(VeRhs(value)) {}
+  VeBranchOperand(StashOperand s) : VeBranchOperand(VeRhs(s)) {}
+  VeBranchOperand(const VrfTensor& vrf) : VeBranchOperand(VeRhs::vrf(vrf)) {}
+  VeBranchOperand(VeRhs operand0, float operand1) { add(TagGuard::All(), std::move(operand0), operand1); }
+  static VeBranchOperand always(VeRhs operand) { return VeBranchOperand(std::move(operand)); }
+  static VeBranchOperand group(VeRhs operand, GroupId group);
+  VeBranchOperand& imm(TagGuard guard, VeRhs operand, std::optional<float> operand1 = std::nullopt);
+  VeBranchOperand& rf(TagGuard guard, VeRhs operand, std::optional<float> operand1 = std::nullopt);
+
+  struct Slot {
+    TagGuard guard;
+    VeRhs operand;
+    std::optional<float> operand1;
+    bool rf;
+  };
+  const std::vector<Slot>& slots() const { return slots_; }
+
+ private:
+  void add(TagGuard guard, VeRhs operand, std::optional<float> operand1);
+  std::vector<Slot> slots_;
+};
 
 // A stream between two engines, as a value: its shape, position and the op being recorded.
 class Stream {
@@ -84,6 +139,58 @@ class Stream {
                                    TrfAddress address = TrfAddress::kFull) &&;
   absl::StatusOr<VrfTensor> to_vrf(const Mapping& element, int64_t address) &&;
 
+  // Vector Engine (manual, "Vector Engine"): vector_init() after collect or accumulate (i32 / f32),
+  // vector_intra_slice_branch(mode), the stages in order, vector_final(); then cast / transpose /
+  // commit. Each call checks its rules (dsl/vector_engine.h); the chain is one recorded stage.
+  Stream vector_init() &&;
+  Stream vector_intra_slice_branch(const BranchMode& mode) &&;
+  Stream vector_logic(LogicBinaryOpI32 op, const VeBranchOperand& operand) &&;
+  Stream vector_logic(LogicBinaryOpF32 op, const VeBranchOperand& operand) &&;
+  Stream vector_logic_with_mode(LogicBinaryOpI32 op, BinaryArgMode mode, const VeBranchOperand& operand) &&;
+  Stream vector_logic_with_mode(LogicBinaryOpF32 op, BinaryArgMode mode, const VeBranchOperand& operand) &&;
+  Stream vector_fxp(FxpBinaryOp op, const VeBranchOperand& operand) &&;
+  Stream vector_fxp_with_mode(FxpBinaryOp op, BinaryArgMode mode, const VeBranchOperand& operand) &&;
+  Stream vector_fxp_to_fp(int int_width) &&;
+  Stream vector_split(const Mapping& time, const Mapping& packet) &&;   // Narrow, both halves live
+  Stream vector_trim_way4(const Mapping& packet) &&;                    // Narrow, back 4 lanes padding
+  Stream vector_fp_unary(FpUnaryOp op) &&;
+  Stream vector_fp_unary(TagGuard guard, FpUnaryOp op) &&;  // only where the guard admits the id
+  Stream vector_fp_unary_with_mode(FpUnaryOp op, UnaryArgMode mode, const VeBranchOperand& operand) &&;
+  Stream vector_fp_binary(FpBinaryOp op, const VeBranchOperand& operand) &&;
+  Stream vector_fp_binary_with_mode(FpBinaryOp op, BinaryArgMode mode, const VeBranchOperand& operand) &&;
+  Stream vector_fp_ternary(FpTernaryOp op, const VeBranchOperand& operands) &&;
+  Stream vector_fp_ternary_with_mode(FpTernaryOp op, TernaryArgMode mode, const VeBranchOperand& operands) &&;
+  Stream vector_fp_div(FpDivBinaryOp op, const VeBranchOperand& operand) &&;
+  Stream vector_fp_div_with_mode(FpDivBinaryOp op, BinaryArgMode mode, const VeBranchOperand& operand) &&;
+  Stream vector_concat(const Mapping& time, const Mapping& packet) &&;  // Widen, reverses vector_split
+  Stream vector_pad_way8(const Mapping& packet) &&;                     // Widen, reverses vector_trim_way4
+  Stream vector_fp_to_fxp(int int_width) &&;
+  Stream vector_clip(ClipBinaryOpI32 op, const VeBranchOperand& operand) &&;
+  Stream vector_clip(ClipBinaryOpF32 op, const VeBranchOperand& operand) &&;
+  Stream vector_clip_with_mode(ClipBinaryOpI32 op, BinaryArgMode mode, const VeBranchOperand& operand) &&;
+  Stream vector_clip_with_mode(ClipBinaryOpF32 op, BinaryArgMode mode, const VeBranchOperand& operand) &&;
+  Stream vector_stash() &&;
+  Stream vector_reinterpret(DType to) &&;
+  Stream vector_final() &&;
+
+  // Two-group mode (manual, "Two-Group Mode"): after vector_init(), the Time axis `axis` (I = 2, e.g.
+  // from begin_interleaved) splits the stream into group 0 and group 1, each with Time
+  // `split_time` (`tile_time` is the manual's TileTime, [1 # 2]). Common stages (fxp_to_fp, split,
+  // concat, fp_to_fxp, reinterpret) apply to both; per-group ops take an operand per group
+  // (std::nullopt skips that group); a _zip op merges the pair (mode digits: 0 group 0, 1 group 1).
+  Stream vector_intra_slice_unzip(const std::string& axis, const Mapping& tile_time, const Mapping& split_time) &&;
+  Stream vector_logic(LogicBinaryOpI32 op, std::optional<VeRhs> group0, std::optional<VeRhs> group1) &&;
+  Stream vector_fxp(FxpBinaryOp op, std::optional<VeRhs> group0, std::optional<VeRhs> group1) &&;
+  Stream vector_fp_unary(FpUnaryOp op, bool group0, bool group1) &&;
+  Stream vector_fp_binary(FpBinaryOp op, std::optional<VeRhs> group0, std::optional<VeRhs> group1) &&;
+  Stream vector_clip(ClipBinaryOpI32 op, std::optional<VeRhs> group0, std::optional<VeRhs> group1) &&;
+  Stream vector_clip(ClipBinaryOpF32 op, std::optional<VeRhs> group0, std::optional<VeRhs> group1) &&;
+  Stream vector_logic_zip(LogicBinaryOpI32 op, BinaryArgMode mode = BinaryArgMode::kMode01) &&;
+  Stream vector_fxp_zip(FxpBinaryOp op, BinaryArgMode mode = BinaryArgMode::kMode01) &&;
+  Stream vector_fp_zip(FpBinaryOp op, BinaryArgMode mode = BinaryArgMode::kMode01) &&;
+  Stream vector_clip_zip(ClipBinaryOpI32 op, BinaryArgMode mode = BinaryArgMode::kMode01) &&;
+  Stream vector_clip_zip(ClipBinaryOpF32 op, BinaryArgMode mode = BinaryArgMode::kMode01) &&;
+
   // Every call above consumes the stream (a chain is one value moving from engine to engine), so
   // a stream kept in a variable is passed on with std::move: `std::move(fetched).collect(...)`.
   // Calling on a named stream without it fails to compile with that sentence .
@@ -103,6 +210,36 @@ class Stream {
   VISA_CONSUMED_STREAM_CALL(commit_view)
   VISA_CONSUMED_STREAM_CALL(to_trf)
   VISA_CONSUMED_STREAM_CALL(to_vrf)
+  VISA_CONSUMED_STREAM_CALL(vector_clip)
+  VISA_CONSUMED_STREAM_CALL(vector_clip_with_mode)
+  VISA_CONSUMED_STREAM_CALL(vector_clip_zip)
+  VISA_CONSUMED_STREAM_CALL(vector_concat)
+  VISA_CONSUMED_STREAM_CALL(vector_final)
+  VISA_CONSUMED_STREAM_CALL(vector_fp_binary)
+  VISA_CONSUMED_STREAM_CALL(vector_fp_binary_with_mode)
+  VISA_CONSUMED_STREAM_CALL(vector_fp_div)
+  VISA_CONSUMED_STREAM_CALL(vector_fp_div_with_mode)
+  VISA_CONSUMED_STREAM_CALL(vector_fp_ternary)
+  VISA_CONSUMED_STREAM_CALL(vector_fp_ternary_with_mode)
+  VISA_CONSUMED_STREAM_CALL(vector_fp_to_fxp)
+  VISA_CONSUMED_STREAM_CALL(vector_fp_unary)
+  VISA_CONSUMED_STREAM_CALL(vector_fp_unary_with_mode)
+  VISA_CONSUMED_STREAM_CALL(vector_fp_zip)
+  VISA_CONSUMED_STREAM_CALL(vector_fxp)
+  VISA_CONSUMED_STREAM_CALL(vector_fxp_to_fp)
+  VISA_CONSUMED_STREAM_CALL(vector_fxp_with_mode)
+  VISA_CONSUMED_STREAM_CALL(vector_fxp_zip)
+  VISA_CONSUMED_STREAM_CALL(vector_init)
+  VISA_CONSUMED_STREAM_CALL(vector_intra_slice_branch)
+  VISA_CONSUMED_STREAM_CALL(vector_intra_slice_unzip)
+  VISA_CONSUMED_STREAM_CALL(vector_logic)
+  VISA_CONSUMED_STREAM_CALL(vector_logic_with_mode)
+  VISA_CONSUMED_STREAM_CALL(vector_logic_zip)
+  VISA_CONSUMED_STREAM_CALL(vector_pad_way8)
+  VISA_CONSUMED_STREAM_CALL(vector_reinterpret)
+  VISA_CONSUMED_STREAM_CALL(vector_split)
+  VISA_CONSUMED_STREAM_CALL(vector_stash)
+  VISA_CONSUMED_STREAM_CALL(vector_trim_way4)
 
   const absl::Status& status() const { return status_; }
   StreamPosition position() const { return position_; }
@@ -122,6 +259,12 @@ class Stream {
   // Records the finished pipeline writing `output` and runs it. A new tensor `reserved` for it
   // claims its ranges once the run succeeded (the inputs are read first) and is released otherwise.
   absl::Status Finish(Stage stage, const DeviceTensor& output, bool reserved);
+  // Runs one planning call on the open vector chain (failing the stream when there is none).
+  Stream Vector(const char* call, const std::function<absl::Status(VectorChain&)>& plan) &&;
+  // An operand's slots as the chain plans them, registering the VRF tensors they read.
+  absl::StatusOr<VeBranched> Slots(const VeBranchOperand& operand);
+  // One operand per group (two-group mode), as slots guarded by GroupId.
+  absl::StatusOr<VeBranched> GroupSlots(const std::optional<VeRhs>& group0, const std::optional<VeRhs>& group1);
   // The commit_view rules on the target that the Commit Engine's own plan does not cover.
   absl::Status CheckCommitTarget(const DmTensor& view) const;
 
@@ -132,6 +275,8 @@ class Stream {
   absl::Status status_;
   std::vector<DmTensor> inputs_;
   std::optional<TrfTensor> weights_;  // paired by align
+  std::optional<VectorChain> vector_;  // between vector_init() and vector_final()
+  std::vector<DeviceTensor> vrf_operands_;
   PipelineOp op_;
 };
 

@@ -92,7 +92,7 @@ namespace {
 std::vector<Sample>& Registry() {
   static std::vector<Sample> samples = [] {
     std::vector<Sample> all;
-    for (auto group : {FetchCommitSamples(), SwitchSamples(), EngineSamples(), ContractionSamples()}) {
+    for (auto group : {FetchCommitSamples(), SwitchSamples(), EngineSamples(), ContractionSamples(), VectorSamples()}) {
       all.insert(all.end(), group.begin(), group.end());
     }
     return all;

@@ -70,5 +70,6 @@ std::vector<Sample> FetchCommitSamples();
 std::vector<Sample> SwitchSamples();
 std::vector<Sample> EngineSamples();
 std::vector<Sample> ContractionSamples();
+std::vector<Sample> VectorSamples();
 
 }  // namespace visa::samples

@@ -1,0 +1,175 @@
+// The Vector Engine's two-group mode: unzip over an interleaved fetch, per-group operands, _zip ops
+// (the notes' pair test vectors V64-V67 on both backends) and the mode's rules as negative tests.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <bit>
+
+#include "dsl/mapping_parser.h"
+#include "interp/interpreter.h"
+#include "jit/jit_backend.h"
+#include "runtime/tensor_unit.h"
+#include "runtime/transfer.h"
+
+namespace visa {
+namespace {
+
+using ::testing::HasSubstr;
+
+class VectorPairTest : public ::testing::Test {
+ protected:
+  VectorPairTest() : scope_(*Axes::Parse("A = 8, I = 2")) {}
+  Mapping m(const std::string& text) { return scope_.m(text); }
+
+  DmTensor Dm(Context& ctx, DType dtype, double value, int64_t address) {
+    HostTensor host = *HostTensor::FromValues(dtype, m("A"), std::vector<double>(8, value));
+    Placement placement = *Place(ctx.device(), dtype, Tier::kDm, {m("1"), m("1 # 2"), m("1 # 256"), m("A")}, address);
+    return DmTensor(*WriteAs(host, ctx.device(), placement));
+  }
+
+  // Group 0 holds g0 and group 1 g1 everywhere; `chain` runs between unzip and vector_final.
+  using Chain = std::function<Stream(Stream)>;
+  Stream Paired(Context& ctx, DType dtype, double g0, double g1) {
+    DmTensor lhs = Dm(ctx, dtype, g0, 0), rhs = Dm(ctx, dtype, g1, 1024);
+    return ctx.main.begin_interleaved(m("I"), lhs.view(), rhs.view())
+        .fetch(dtype, m("I"), m("A"))
+        .collect(m("I"), m("A"))
+        .vector_init()
+        .vector_intra_slice_unzip("I", m("1 # 2"), m("1"));
+  }
+
+  // Element 0 of the merged result on the interpreter and the JIT (which must agree), as bits.
+  uint32_t Run(DType dtype, double g0, double g1, const Chain& chain) {
+    uint32_t results[2] = {0, 0};
+    for (int b = 0; b < 2; ++b) {
+      Device device(1);
+      std::unique_ptr<Backend> backend;
+      if (b == 0) backend = std::make_unique<interp::Interpreter>();
+      else backend = *jit::JitBackend::Create({.threads = 1});
+      Context ctx(device, *backend);
+      absl::StatusOr<DmTensor> out = chain(Paired(ctx, dtype, g0, g1)).vector_final().commit(m("A"), 4096);
+      EXPECT_TRUE(out.ok()) << out.status();
+      if (!out.ok()) return 0;
+      std::vector<uint32_t> bits = ReadAs(*out, m("A"))->ToBits();
+      for (uint32_t v : bits) EXPECT_EQ(v, bits[0]);
+      results[b] = bits[0];
+    }
+    EXPECT_EQ(results[0], results[1]) << "the interpreter and the JIT differ";
+    return results[0];
+  }
+
+  absl::Status Plan(DType dtype, const Chain& chain) {
+    Device device(1);
+    interp::Interpreter interp;
+    Context ctx(device, interp);
+    return chain(Paired(ctx, dtype, 1, 2)).vector_final().commit(m("A"), 4096).status();
+  }
+
+  MappingScope scope_;
+};
+
+uint32_t F(float f) { return std::bit_cast<uint32_t>(f); }
+
+TEST_F(VectorPairTest, PerGroupChainThenZip) {  // V64
+  EXPECT_EQ(Run(DType::kI32, 1, 2, [](Stream s) {
+              return std::move(s)
+                  .vector_fxp(FxpBinaryOp::kAddFxp, VeRhs(10), VeRhs(20))
+                  .vector_fxp(FxpBinaryOp::kMulInt, VeRhs(2), VeRhs(3))
+                  .vector_clip_zip(ClipBinaryOpI32::kAddFxp);
+            }),
+            88u);
+}
+
+TEST_F(VectorPairTest, OneSidedPreprocessing) {  // V67
+  EXPECT_EQ(Run(DType::kI32, 3, 4, [](Stream s) {
+              return std::move(s).vector_fxp(FxpBinaryOp::kMulInt, VeRhs(10), std::nullopt).vector_clip_zip(
+                  ClipBinaryOpI32::kAddFxp);
+            }),
+            34u);
+}
+
+TEST_F(VectorPairTest, FloatZipModes) {  // V65, V66
+  auto narrow = [this](Stream s) { return std::move(s).vector_split(m("I, A / 4"), m("A % 4")); };
+  auto widen = [this](Stream s) { return std::move(s).vector_concat(m("1"), m("A")); };
+  EXPECT_EQ(Run(DType::kF32, 1.0, 3.5, [&](Stream s) {
+              return widen(narrow(std::move(s)).vector_fp_zip(FpBinaryOp::SubF(), BinaryArgMode::kMode10));
+            }),
+            F(2.5f));
+  EXPECT_EQ(Run(DType::kF32, 1.5, 2.0, [&](Stream s) {
+              return widen(narrow(std::move(s))
+                               .vector_fp_unary(FpUnaryOp::kExp, false, false)  // no group: nothing runs
+                               .vector_fp_binary(FpBinaryOp::MulF(FpMulAlu::kMul0), VeRhs(2.0f), std::nullopt)
+                               .vector_fp_binary(FpBinaryOp::AddF(), VeRhs(1.0f), std::nullopt)
+                               .vector_fp_zip(FpBinaryOp::DivF()));
+            }),
+            F(2.0f));  // (1.5 * 2 + 1) / 2
+  EXPECT_EQ(Run(DType::kF32, 0.0, 1.0, [&](Stream s) {
+              return widen(narrow(std::move(s)).vector_fp_unary(FpUnaryOp::kExp, true, false).vector_fp_zip(
+                  FpBinaryOp::MulF(FpMulAlu::kMul1)));
+            }),
+            F(1.0f));  // exp(0) * 1
+}
+
+TEST_F(VectorPairTest, ZipClaimsItsAluAfterTheGroupsUnion) {
+  EXPECT_THAT(Plan(DType::kI32, [](Stream s) {
+                return std::move(s).vector_fxp(FxpBinaryOp::kMulInt, VeRhs(2), VeRhs(3)).vector_fxp_zip(
+                    FxpBinaryOp::kMulInt);
+              }).message(),
+              HasSubstr("ALU single-use: FxpMul is already in use"));
+  // An op on group 1 alone still takes the ALU for the pair.
+  EXPECT_THAT(Plan(DType::kI32, [](Stream s) {
+                return std::move(s)
+                    .vector_clip(ClipBinaryOpI32::kAddFxp, std::nullopt, VeRhs(1))
+                    .vector_clip_zip(ClipBinaryOpI32::kAddFxpSat);
+              }).message(),
+              HasSubstr("ClipAdd is already in use"));
+}
+
+TEST_F(VectorPairTest, ModeRules) {
+  EXPECT_THAT(Plan(DType::kI32, [](Stream s) { return s; }).message(),
+              HasSubstr("Two-Group Mode: merge the two groups with a _zip op"));
+  EXPECT_THAT(Plan(DType::kI32, [](Stream s) { return std::move(s).vector_stash(); }).message(),
+              HasSubstr("Two-Group Mode: `vector_stash` is unavailable while the two groups are paired"));
+  EXPECT_THAT(Plan(DType::kI32, [](Stream s) {
+                return std::move(s).vector_clip_zip(ClipBinaryOpI32::kAddFxp).vector_stash();
+              }).message(),
+              HasSubstr("`vector_stash` is unavailable after a _zip op merged the pair"));
+  EXPECT_THAT(Plan(DType::kF32, [this](Stream s) {
+                return std::move(s).vector_trim_way4(m("A % 4"));
+              }).message(),
+              HasSubstr("`vector_trim_way4` is unavailable while the two groups are paired"));
+  EXPECT_THAT(Plan(DType::kI32, [](Stream s) {
+                return std::move(s).vector_clip_zip(ClipBinaryOpI32::kAddFxp).vector_fxp_zip(FxpBinaryOp::kAddFxp);
+              }).message(),
+              HasSubstr("this stream is not paired"));
+  // Unzip comes directly after vector_init, on a Time axis of size 2.
+  Device device(1);
+  interp::Interpreter interp;
+  Context ctx(device, interp);
+  DmTensor lhs = Dm(ctx, DType::kI32, 1, 0), rhs = Dm(ctx, DType::kI32, 2, 1024);
+  auto entered = [&] {
+    return ctx.main.begin_interleaved(m("I"), lhs.view(), rhs.view())
+        .fetch(DType::kI32, m("I"), m("A"))
+        .collect(m("I"), m("A"))
+        .vector_init();
+  };
+  EXPECT_THAT(entered()
+                  .vector_intra_slice_branch(BranchMode::Unconditional())
+                  .vector_intra_slice_unzip("I", m("1 # 2"), m("1"))
+                  .status()
+                  .message(),
+              HasSubstr("only available directly from vector_init()"));
+  EXPECT_THAT(entered().vector_intra_slice_unzip("A", m("1 # 2"), m("1")).status().message(),
+              HasSubstr("the group axis `A` must be a Time axis"));
+  EXPECT_THAT(entered().vector_intra_slice_unzip("I", m("1 # 2"), m("I")).status().message(),
+              HasSubstr("each group's Time is the stream's Time [I] without the group axis"));
+  EXPECT_THAT(entered()
+                  .vector_intra_slice_branch(BranchMode::Unconditional())
+                  .vector_fxp(FxpBinaryOp::kAddFxp, VeRhs(1), VeRhs(2))
+                  .status()
+                  .message(),
+              HasSubstr("per-group operands need the pair"));
+}
+
+}  // namespace
+}  // namespace visa
