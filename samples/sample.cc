@@ -93,7 +93,8 @@ absl::StatusOr<SampleRun> Sample::Run(Backend& backend, const DeviceOptions& dev
 const std::vector<Sample>& AllSamples() {
   static const std::vector<Sample> samples = [] {
     std::vector<Sample> all;
-    for (auto group : {FetchCommitSamples(), SwitchSamples(), EngineSamples(), ContractionSamples()}) {
+    for (auto group : {FetchCommitSamples(), SwitchSamples(), EngineSamples(), ContractionSamples(),
+                       PrimitiveSamples()}) {
       all.insert(all.end(), group.begin(), group.end());
     }
     return all;

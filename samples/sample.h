@@ -61,6 +61,7 @@ const Sample* FindSample(absl::string_view name);
 
 // Registration helpers for the sample files.
 std::vector<Sample> FetchCommitSamples();
+std::vector<Sample> PrimitiveSamples();  // masking, indirect access, sub-context copies, shuffles
 std::vector<Sample> SwitchSamples();
 std::vector<Sample> EngineSamples();
 std::vector<Sample> ContractionSamples();
