@@ -88,20 +88,23 @@ std::string StandInName(const std::string& axis, const std::vector<std::string>&
 }
 
 // The buffer positions between consecutive values of `axis`'s one digit (nullopt: not held).
-absl::StatusOr<std::optional<int64_t>> DigitWeight(const Mapping& buffer, const ShiftedAxis& shift) {
+// (`buffer` is the rewritten one: the stand-in A' has at least two values, so a digit holding it
+// keeps its axis even where A alone has one value.)
+absl::StatusOr<std::optional<int64_t>> DigitWeight(const Mapping& buffer, const Mapping& shown,
+                                                  const ShiftedAxis& shift) {
   std::optional<int64_t> weight;
   int digits = 0;
   int64_t inner = 1;
   for (const Factor& f : buffer.normal_form().factors()) {
     if (f.kind == Factor::Kind::kComposite) {
       const std::vector<std::string> names = f.composite->axis_names();
-      if (std::find(names.begin(), names.end(), shift.axis) != names.end()) {
-        return LeftPaddingError(absl::StrCat("the buffer `", buffer.ToString(), "` holds ", shift.axis,
+      if (std::find(names.begin(), names.end(), shift.stand_in) != names.end()) {
+        return LeftPaddingError(absl::StrCat("the buffer `", shown.ToString(), "` holds ", shift.axis,
                                              " in `", f.composite->ToString(),
                                              "`, which has no digit a base address can shift"));
       }
     }
-    if (f.kind == Factor::Kind::kDigit && f.axis == shift.axis) {
+    if (f.kind == Factor::Kind::kDigit && f.axis == shift.stand_in) {
       ++digits;
       if (f.coef == 1) weight = inner;
     }
@@ -109,12 +112,12 @@ absl::StatusOr<std::optional<int64_t>> DigitWeight(const Mapping& buffer, const 
   }
   if (digits > 1) {
     return LeftPaddingError(absl::StrCat(
-        "the stream left-pads ", shift.axis, " by ", shift.left, ", but the buffer `", buffer.ToString(),
+        "the stream left-pads ", shift.axis, " by ", shift.left, ", but the buffer `", shown.ToString(),
         "` holds ", shift.axis, " in ", digits, " digits; moving the base address shifts one digit only, "
         "and the shift would carry between them (keep ", shift.axis, " in one buffer digit)"));
   }
   if (digits == 1 && !weight) {
-    return LeftPaddingError(absl::StrCat("the buffer `", buffer.ToString(), "` holds ", shift.axis,
+    return LeftPaddingError(absl::StrCat("the buffer `", shown.ToString(), "` holds ", shift.axis,
                                          " in a digit that does not step by one coordinate; the base ",
                                          "address can only move by whole steps of ", shift.axis));
   }
@@ -197,6 +200,7 @@ absl::StatusOr<ShiftedStream> ShiftLeftPadding(const Mapping& buffer, const Mapp
   // A buffer that left-pads the axis as the stream does holds A' as it is: no shift.
   std::vector<Mapping> buffer_pads;
   CollectLeftPads(buffer, buffer_pads);
+  std::vector<ShiftedAxis> unpadded;  // the axes whose shift moves the base address
   for (const ShiftedAxis& shift : out.axes) {
     bool same_pad = false;
     for (const Mapping& pad : buffer_pads) {
@@ -208,13 +212,26 @@ absl::StatusOr<ShiftedStream> ShiftLeftPadding(const Mapping& buffer, const Mapp
       }
       same_pad = true;
     }
-    if (same_pad) continue;
-    ASSIGN_OR_RETURN(std::optional<int64_t> weight, DigitWeight(buffer, shift));
-    if (weight) out.base_offset -= shift.left * *weight;
+    if (!same_pad) unpadded.push_back(shift);
   }
   ASSIGN_OR_RETURN(out.time, Rebuild(time, stream_replace));
   ASSIGN_OR_RETURN(out.packet, Rebuild(packet, stream_replace));
   ASSIGN_OR_RETURN(out.buffer, Rebuild(buffer, buffer_replace));
+  for (const ShiftedAxis& shift : unpadded) {
+    ASSIGN_OR_RETURN(std::optional<int64_t> weight, DigitWeight(out.buffer, buffer, shift));
+    if (weight) out.base_offset -= shift.left * *weight;
+  }
+  // The base address shifts every read of the axis: none may read it unshifted too.
+  for (const Mapping* m : {&out.time, &out.packet}) {
+    for (const Axis& a : m->symbols()) {
+      if (FindShift(out.axes, a.name) != nullptr) {
+        return LeftPaddingError(absl::StrCat(
+            "Time `", time.ToString(), "`, Packet `", packet.ToString(), "` read ", a.name,
+            " both left-padded and as it is; the base address moves every read of ", a.name,
+            " (left-pad each of its terms alike)"));
+      }
+    }
+  }
   return out;
 }
 

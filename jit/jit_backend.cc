@@ -497,7 +497,9 @@ absl::StatusOr<const DirectPipeline*> JitBackend::DirectPlanFor(const PipelineOp
   return std::get_if<DirectPipeline>(&direct_plan_);
 }
 
-absl::Status JitBackend::Run(const DmaOp&, const DmaTensors& tensors) {
+absl::Status JitBackend::Run(const DmaOp& op, const DmaTensors& tensors) {
+  // A gather's offsets come from device memory at run time: the shared data path reads them.
+  if (op.indirect) return Backend::Run(op, tensors);
   const DeviceTensor& src = tensors.src;
   const DeviceTensor& dst = tensors.dst;
   RETURN_IF_ERROR(CheckSameType(src.dtype(), dst.dtype()));
@@ -525,6 +527,7 @@ absl::Status JitBackend::Run(const DmaOp&, const DmaTensors& tensors) {
 absl::Status JitBackend::PrepareOp(const Op& op) {
   if (const auto* dma = std::get_if<DmaOp>(&op.body)) {
     if (!dma->src.handle || !dma->dst.handle) return absl::OkStatus();  // host moves are not compiled
+    if (dma->indirect) return absl::OkStatus();  // a gather runs the shared data path
     const DeviceTensor& src = *dma->src.handle;
     const DeviceTensor& dst = *dma->dst.handle;
     std::optional<Mapping> from = MayOverlap(src, dst) ? std::nullopt : InPlaceLayout(src);

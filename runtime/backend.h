@@ -29,6 +29,7 @@ struct PipelineTensors {
 struct DmaTensors {
   DeviceTensor src;
   DeviceTensor dst;
+  std::optional<DeviceTensor> index;  // a gather's index tensor (DmaOp::indirect)
 };
 
 class Backend {

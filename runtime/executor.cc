@@ -74,7 +74,12 @@ absl::Status Executor::Run(const PipelineOp& op) {
 absl::Status Executor::Run(const DmaOp& op) {
   ASSIGN_OR_RETURN(DeviceTensor src, Resolve(op.src));
   ASSIGN_OR_RETURN(DeviceTensor dst, Output(op.dst));
-  absl::Status done = backend_.Run(op, DmaTensors{src, dst});
+  std::optional<DeviceTensor> index;
+  if (op.index) {
+    ASSIGN_OR_RETURN(DeviceTensor resolved, Resolve(*op.index));
+    index.emplace(resolved);
+  }
+  absl::Status done = backend_.Run(op, DmaTensors{src, dst, index});
   if (!done.ok()) {
     dst.Release();
     return done;

@@ -1,8 +1,12 @@
 // Samples of the manual's remaining primitives: fetch masking with left and right padding
-// ("Masking Configuration"), each against an independent host reference.
+// ("Masking Configuration") and an embedding lookup by an indirect gather ("Indirect Access"),
+// each against an independent host reference.
 #include "samples/sample.h"
 
+#include <vector>
+
 #include "dsl/status_macros.h"
+#include "runtime/indirect_dma.h"
 
 namespace visa::samples {
 namespace {
@@ -29,11 +33,43 @@ Sample MaskedFetchLeftRightPad() {
   return s;
 }
 
+// The token indices of the embedding lookup (repeats and the last row included).
+const std::vector<double>& TokenIndices() {
+  static const std::vector<double> tokens = {3, 0, 7, 7, 15, 1, 9, 2};
+  return tokens;
+}
+
+// An embedding lookup: a table of W = 16 rows of V = 32 i8 in DM, eight token indices uploaded
+// to HBM, and a DMA gather whose IndirectLoop reads the row offsets from them at run time.
+Sample EmbeddingLookup() {
+  Sample s;
+  s.name = "embedding_lookup";
+  s.description = "Indirect Access: rows of a W = 16 table gathered by 8 token indices (IndirectLoop, tdma)";
+  s.axes = "W = 16, V = 32, K = 8";
+  s.dtype = DType::kI8;
+  s.element = "W, V";
+  s.kernel = [](Context& ctx, const DmTensor& table, const MappingScope& m) -> absl::StatusOr<DeviceTensor> {
+    ASSIGN_OR_RETURN(HostTensor tokens, HostTensor::FromValues(DType::kI32, m.m("K"), TokenIndices()));
+    ASSIGN_OR_RETURN(HbmTensor index, tokens.to_hbm(ctx.pdma, 1 << 20, m.m("1"), m.m("K")));
+    return Gather(ctx.tdma, table, index, "W",
+                  Destination{Tier::kDm, Address(1 << 16), {m.m("1"), m.m("1 # 2"), m.m("1 # 256"), m.m("K, V")}});
+  };
+  s.readback = "K, V";
+  s.reference = [](const Index& at, const HostTensor& table) {
+    Index row;
+    row.Add("W", static_cast<int64_t>(TokenIndices()[at["K"]]));
+    row.Add("V", at["V"]);
+    return *table.Get(row);
+  };
+  return s;
+}
+
 }  // namespace
 
 std::vector<Sample> PrimitiveSamples() {
   std::vector<Sample> samples;
   samples.push_back(MaskedFetchLeftRightPad());
+  samples.push_back(EmbeddingLookup());
   return samples;
 }
 
