@@ -7,7 +7,7 @@
 namespace visa {
 
 absl::Status Backend::Run(const DmaOp& op, const DmaTensors& tensors) {
-  if (op.indirect) return GatherInto(*op.indirect, tensors);
+  if (op.indirect) return op.indirect->scatter ? ScatterInto(*op.indirect, tensors) : GatherInto(*op.indirect, tensors);
   return TransferInto(tensors.src, tensors.dst);
 }
 

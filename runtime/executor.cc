@@ -79,7 +79,12 @@ absl::Status Executor::Run(const DmaOp& op) {
     ASSIGN_OR_RETURN(DeviceTensor resolved, Resolve(*op.index));
     index.emplace(resolved);
   }
-  absl::Status done = backend_.Run(op, DmaTensors{src, dst, index});
+  std::optional<DeviceTensor> base;
+  if (op.base) {
+    ASSIGN_OR_RETURN(DeviceTensor resolved, Resolve(*op.base));
+    base.emplace(resolved);
+  }
+  absl::Status done = backend_.Run(op, DmaTensors{src, dst, index, base});
   if (!done.ok()) {
     dst.Release();
     return done;

@@ -18,6 +18,15 @@ namespace visa {
 absl::StatusOr<DeviceTensor> Gather(Dma& dma, const DeviceTensor& table, const DeviceTensor& index,
                                     const std::string& table_axis, const Destination& dst);
 
+// A scatter: out = `into` with out[.., W = index[k], ..] = rows[.., K = k, ..] (e.g. new keys and
+// values appended to a KV cache). `rows` names K where `into` names W (`table_axis`); the
+// destination holds `into`'s axes. An index outside 0..|W| - 1, or two naming one row, fail the op
+// when it runs (rule "Indirect Access").
+absl::StatusOr<DeviceTensor> Scatter(Dma& dma, const DeviceTensor& rows, const DeviceTensor& index,
+                                     const DeviceTensor& into, const std::string& table_axis,
+                                     const Destination& dst);
+absl::Status ScatterInto(const IndirectLoop& loop, const DmaTensors& tensors);
+
 // The data path of a recorded gather (Backend::Run's default for a DmaOp with `indirect`): reads
 // the index tensor, then moves every destination element from the table row it selects.
 absl::Status GatherInto(const IndirectLoop& loop, const DmaTensors& tensors);

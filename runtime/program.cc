@@ -35,6 +35,7 @@ std::string OpText(const Op& op, size_t index) {
     std::string text = absl::StrCat("op ", index, ": dma ", dma->context, " ", dma->src.text, " -> ", dma->dst.text, "\n");
     if (dma->indirect && dma->index) {
       absl::StrAppend(&text, "  indirect ", dma->indirect->Describe(), "\n  index ", dma->index->text, "\n");
+      if (dma->base) absl::StrAppend(&text, "  into ", dma->base->text, "\n");
     }
     return text;
   }

@@ -37,6 +37,7 @@ struct DmaOp {
   // A gather (dsl/indirect_access.h): the IndirectLoop and the index tensor its offsets come from.
   std::optional<IndirectLoop> indirect;
   std::optional<TensorRef> index;
+  std::optional<TensorRef> base;  // a scatter's: the tensor whose other rows the destination keeps
 };
 
 struct BeginStage {

@@ -1,6 +1,6 @@
 // Samples of the manual's remaining primitives: fetch masking with left and right padding
-// ("Masking Configuration") and an embedding lookup by an indirect gather ("Indirect Access"),
-// each against an independent host reference.
+// ("Masking Configuration"), an embedding lookup by an indirect gather and a KV-cache append by an
+// indirect scatter ("Indirect Access"), each against an independent host reference.
 #include "samples/sample.h"
 
 #include <vector>
@@ -64,12 +64,52 @@ Sample EmbeddingLookup() {
   return s;
 }
 
+// The new keys of the KV-cache append: two rows of V = 32 i8, and the cache rows they go to.
+double NewKey(int64_t k, int64_t v) { return static_cast<double>((k * 37 + v * 5) % 120 - 60); }
+const std::vector<double>& AppendRows() {
+  static const std::vector<double> rows = {5, 9};
+  return rows;
+}
+
+// A KV-cache append: a cache of W = 16 rows in DM, two new rows (K = 2) and their row numbers
+// uploaded, and a DMA scatter writing them into a copy of the cache (the other rows kept).
+Sample KvCacheAppend() {
+  Sample s;
+  s.name = "kv_cache_append";
+  s.description = "Indirect Access: two new rows scattered into rows 5 and 9 of a W = 16 cache (IndirectLoop, tdma)";
+  s.axes = "W = 16, V = 32, K = 2";
+  s.dtype = DType::kI8;
+  s.element = "W, V";
+  s.kernel = [](Context& ctx, const DmTensor& cache, const MappingScope& m) -> absl::StatusOr<DeviceTensor> {
+    std::vector<double> values;
+    for (int64_t k = 0; k < 2; ++k) {
+      for (int64_t v = 0; v < 32; ++v) values.push_back(NewKey(k, v));
+    }
+    ASSIGN_OR_RETURN(HostTensor host_rows, HostTensor::FromValues(DType::kI8, m.m("K, V"), values));
+    ASSIGN_OR_RETURN(HbmTensor rows_hbm, host_rows.to_hbm(ctx.pdma, 1 << 21, m.m("1"), m.m("K, V")));
+    ASSIGN_OR_RETURN(DmTensor rows, rows_hbm.to_dm(ctx.tdma, 1 << 15, m.m("1 # 2"), m.m("1 # 256"), m.m("K, V")));
+    ASSIGN_OR_RETURN(HostTensor positions, HostTensor::FromValues(DType::kI32, m.m("K"), AppendRows()));
+    ASSIGN_OR_RETURN(HbmTensor index, positions.to_hbm(ctx.pdma, 1 << 20, m.m("1"), m.m("K")));
+    return Scatter(ctx.tdma, rows, index, cache, "W",
+                   Destination{Tier::kDm, Address(1 << 16), {m.m("1"), m.m("1 # 2"), m.m("1 # 256"), m.m("W, V")}});
+  };
+  s.readback = "W, V";
+  s.reference = [](const Index& at, const HostTensor& cache) {
+    for (int64_t k = 0; k < 2; ++k) {
+      if (at["W"] == static_cast<int64_t>(AppendRows()[k])) return NewKey(k, at["V"]);
+    }
+    return *cache.Get(at);
+  };
+  return s;
+}
+
 }  // namespace
 
 std::vector<Sample> PrimitiveSamples() {
   std::vector<Sample> samples;
   samples.push_back(MaskedFetchLeftRightPad());
   samples.push_back(EmbeddingLookup());
+  samples.push_back(KvCacheAppend());
   return samples;
 }
 

@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "dsl/mapping_parser.h"
@@ -95,10 +96,50 @@ TEST_P(IndirectAccessTest, RulesThatReject) {
   absl::StatusOr<DeviceTensor> keeps_w =
       Gather(ctx_->tdma, dm, Index(DType::kI32, {0, 1, 2, 3, 4}), "W", Out("W, V"));
   ASSERT_FALSE(keeps_w.ok());
-  EXPECT_THAT(keeps_w.status().message(), HasSubstr("`K` in `W`'s place"));
+  EXPECT_THAT(keeps_w.status().message(), HasSubstr("must name the axes K, V"));
   absl::StatusOr<DeviceTensor> pcie = Gather(ctx_->pdma, dm, Index(DType::kI32, {0, 1, 2, 3, 4}), "W", Out());
   ASSERT_FALSE(pcie.ok());
   EXPECT_THAT(pcie.status().message(), HasSubstr("DMA Context"));
+}
+
+TEST_P(IndirectAccessTest, ScatterWritesTheRowsTheIndexNamesAndKeepsTheOthers) {
+  HostTensor cache = *HostTensor::Random(DType::kI8, m("W, V"), 5);
+  DmTensor dm = Table(cache);
+  HostTensor fresh = *HostTensor::Random(DType::kI8, m("K, V"), 9);
+  HbmTensor fresh_hbm = *fresh.to_hbm(ctx_->pdma, 1 << 21, m("1"), m("K, V"));
+  const std::vector<double> rows = {5, 1, 3, 0, 2};
+  absl::StatusOr<DeviceTensor> out =
+      Scatter(ctx_->tdma, fresh_hbm, Index(DType::kI32, rows), dm, "W", Out("W, V"));
+  ASSERT_TRUE(out.ok()) << out.status();
+  // Host computation: row rows[k] holds fresh row k; row 4 (named by no index) keeps the cache's.
+  const std::vector<double> before = cache.ToValues(), written = fresh.ToValues();
+  const std::vector<double> result = ReadAs(*out, m("W, V"))->ToValues();
+  for (int64_t w = 0; w < 6; ++w) {
+    const auto k = std::find(rows.begin(), rows.end(), static_cast<double>(w)) - rows.begin();
+    for (int64_t v = 0; v < 16; ++v) {
+      const double want = k < 5 ? written[k * 16 + v] : before[w * 16 + v];
+      EXPECT_EQ(result[w * 16 + v], want) << w << "," << v;
+    }
+  }
+  EXPECT_THAT(ctx_->program().ToText(), HasSubstr("scatters rows of K into W = 6"));
+}
+
+TEST_P(IndirectAccessTest, AScatterNamingOneRowTwiceFails) {
+  DmTensor dm = Table(*HostTensor::Random(DType::kI8, m("W, V"), 5));
+  HbmTensor fresh = *HostTensor::Random(DType::kI8, m("K, V"), 9)->to_hbm(ctx_->pdma, 1 << 21, m("1"), m("K, V"));
+  absl::StatusOr<DeviceTensor> twice =
+      Scatter(ctx_->tdma, fresh, Index(DType::kI32, {5, 1, 3, 1, 2}), dm, "W", Out("W, V"));
+  ASSERT_FALSE(twice.ok());
+  EXPECT_THAT(twice.status().message(),
+              HasSubstr("Indirect Access: index[K = 1] and index[K = 3] both name row 1 of W"));
+  absl::StatusOr<DeviceTensor> past =
+      Scatter(ctx_->tdma, fresh, Index(DType::kI32, {5, 1, 6, 0, 2}), dm, "W", Out("W, V"));
+  ASSERT_FALSE(past.ok());
+  EXPECT_THAT(past.status().message(), HasSubstr("index[K = 2] = 6 is outside the rows 0..5 of W; the scatter"));
+  absl::StatusOr<DeviceTensor> wrong_rows =
+      Scatter(ctx_->tdma, dm, Index(DType::kI32, {5, 1, 3, 0, 2}), dm, "W", Out("W, V"));
+  ASSERT_FALSE(wrong_rows.ok());
+  EXPECT_THAT(wrong_rows.status().message(), HasSubstr("with `K` in `W`'s place"));
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, IndirectAccessTest, ::testing::Values(false, true),
