@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "dsl/index.h"
 
 namespace visa {
 
@@ -21,10 +22,23 @@ struct Skew {
   bool operator==(const Skew&) const = default;
 };
 
+// The hidden axis of a left padding `# n + B` (dsl/mapping.h): its coordinate b' stands for
+// b = b' - n, and a b' outside [n, n + |B|) is padding of `pad`. Digits of a left-padded mapping
+// (`[# 2 + B + # 4] / 32` and `% 32`) add their b' coordinates before the shift applies, as the
+// manual's `let B' = # 2 + B + # 4 in ...` reads.
+struct Shift {
+  std::string base;  // B
+  int64_t left = 0;  // n
+  int64_t base_size = 0;
+  PadKind pad = PadKind::kTop;
+  bool operator==(const Shift&) const = default;
+};
+
 struct Axis {
   std::string name;
   int64_t size = 0;
   std::optional<Skew> skew;
+  std::optional<Shift> shift;
   bool operator==(const Axis&) const = default;
 };
 

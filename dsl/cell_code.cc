@@ -33,6 +33,18 @@ void ResolveSkews(const std::vector<Axis>& axes, Cell& cell) {
     index.Set(skew.name, 0);
     index.Set(skew.skew->base, base % skew.size);
   }
+  // Left paddings: the summed b' of a hidden axis shifts back to its base, or is padding.
+  for (const Axis& hidden : axes) {
+    if (!hidden.shift || cell.kind != Cell::Kind::kLive) continue;
+    Index& index = cell.index;
+    const int64_t base = index[hidden.name] - hidden.shift->left;
+    index.Set(hidden.name, 0);
+    if (base < 0 || base >= hidden.shift->base_size) {
+      cell = Cell::Pad(hidden.shift->pad);
+      return;
+    }
+    index.Add(hidden.shift->base, base);
+  }
 }
 
 // Turns raw coordinates into the tensor index. Pairs add coordinates, so digits of one axis can

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "dsl/engine_errors.h"
+#include "dsl/left_padding.h"
 #include "dsl/normal_form.h"
 #include "dsl/status_macros.h"
 #include "dsl/scalar_convert.h"
@@ -90,6 +91,38 @@ int EntryOf(const SequencerConfig& config, const std::string& label) {
   return -1;
 }
 
+// The masking of a left-padded stream: the stream over its stand-in axis, whose left pad must be
+// the packet's innermost axis and shorter than the packet's run of it (lpad masks index 0 only).
+absl::StatusOr<MaskConfig> PlanMask(const Mapping& time, const Mapping& packet,
+                                    const SequencerConfig& config);
+
+absl::StatusOr<MaskConfig> PlanLeftPaddedMask(const Mapping& element, const Mapping& time,
+                                              const Mapping& packet, const SequencerConfig& config) {
+  ASSIGN_OR_RETURN(ShiftedStream shifted, ShiftLeftPadding(element, time, packet));
+  const std::vector<Factor>& packet_digits = shifted.packet.normal_form().factors();
+  const ShiftedAxis& shift = shifted.axes.front();
+  const bool innermost = shifted.axes.size() == 1 && !packet_digits.empty() &&
+                         packet_digits[0].kind == Factor::Kind::kDigit && packet_digits[0].axis == shift.stand_in &&
+                         packet_digits[0].coef == 1;
+  if (!innermost) {
+    return EngineError("Fetch", "Masking Configuration: only the innermost axis of the Packet can be ",
+                       "left-padded (Time `", time.ToString(), "`, Packet `", packet.ToString(), "`)");
+  }
+  if (shift.left >= packet_digits[0].count) {
+    return EngineError("Fetch", "Masking Configuration: a left pad of ", shift.left, " covers the whole first ",
+                       "packet of `", packet.ToString(), "` (", packet_digits[0].count,
+                       " elements of ", shift.axis, "); left_pad masks within the first packet only");
+  }
+  ASSIGN_OR_RETURN(MaskConfig mask, PlanMask(shifted.time, shifted.packet, config));
+  if (mask.case_number == 0) {  // only the left side is masked: the last index is whole
+    mask.case_number = 1;
+    mask.last_dim = static_cast<int>(config.entries.size()) - config.packet_entries - 1;
+    mask.rightmost_valid = {packet_digits[0].count};
+  }
+  mask.lpad = shift.left;
+  return mask;
+}
+
 absl::StatusOr<MaskConfig> PlanMask(const Mapping& time, const Mapping& packet,
                                     const SequencerConfig& config) {
   MaskConfig mask;
@@ -133,7 +166,7 @@ absl::StatusOr<MaskConfig> PlanMask(const Mapping& time, const Mapping& packet,
 }  // namespace
 
 std::string MaskConfig::Describe() const {
-  return absl::StrCat("masking case ", case_number, ", last_dim ", last_dim,
+  return absl::StrCat("masking case ", case_number, ", last_dim ", last_dim, lpad != 0 ? absl::StrCat(", lpad ", lpad) : "",
                       ", last_dim_rightmost_valid_count [", absl::StrJoin(rightmost_valid, ", "), "]");
 }
 
@@ -200,7 +233,11 @@ absl::StatusOr<FetchStage> PlanFetchStage(const StreamShape& begin, const Mappin
   stage.adapter = std::move(adapter);
   stage.sequencer = *std::move(sequencer);
   ASSIGN_OR_RETURN(stage.access, PlanAccess(stage.sequencer, begin.dtype, out_dtype, context));
-  ASSIGN_OR_RETURN(stage.mask, PlanMask(time, packet, stage.sequencer));
+  if (HasLeftPadding(seq_time) || HasLeftPadding(packet)) {
+    ASSIGN_OR_RETURN(stage.mask, PlanLeftPaddedMask(begin.packet, seq_time, packet, stage.sequencer));
+  } else {
+    ASSIGN_OR_RETURN(stage.mask, PlanMask(time, packet, stage.sequencer));
+  }
   return stage;
 }
 

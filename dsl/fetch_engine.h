@@ -25,9 +25,12 @@ struct FetchAdapter {
 // reads past the end of its innermost axis, the padded elements are forced to the pad value.
 // Case 1: the axis's outer part is the innermost time entry; case 2: it sits further out; case 3:
 // the padding spans more than the last packet, so every index gets its own valid count (<= 8).
+// A left pad (`# n + A + # m`) masks the first n elements of index 0 (`lpad`); the valid counts
+// count from the start of the left-padded axis, pad included.
 struct MaskConfig {
   int case_number = 0;         // 0: no masking needed
   int last_dim = 0;            // sequencer entry of the padded axis's outer part (or the packet)
+  int64_t lpad = 0;            // left_pad: elements masked at the front when last_dim's index is 0
   std::vector<int64_t> rightmost_valid;  // valid elements per index of last_dim (case 3: all)
   std::string Describe() const;
 };

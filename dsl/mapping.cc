@@ -58,6 +58,17 @@ absl::Status CheckShape(const Mapping::Node& node) {
   return absl::OkStatus();
 }
 
+bool HasShift(const std::vector<Axis>& axes) {
+  return std::any_of(axes.begin(), axes.end(), [](const Axis& a) { return a.shift.has_value(); });
+}
+
+// A one-to-many position holds several coordinate sums; a left padding's shift applies to one.
+absl::Status LeftPadWithCombination(const Mapping& a, const Mapping& b) {
+  return RuleError("left padding", absl::StrCat("`", a.ToString(), "` and `", b.ToString(),
+                                                "` combine a left padding with a linear combination (one position, ",
+                                                "several indices), which this implementation does not shift"));
+}
+
 void AddAxes(std::vector<Axis>& into, const std::vector<Axis>& from) {
   for (const Axis& axis : from) {
     if (std::find(into.begin(), into.end(), axis) == into.end()) into.push_back(axis);
@@ -122,6 +133,7 @@ absl::StatusOr<Mapping> Mapping::MakePair(const Mapping& major, const Mapping& m
   node->one_to_one = major.is_one_to_one() && minor.is_one_to_one();
   AddAxes(node->axes, major.node_->axes);
   AddAxes(node->axes, minor.node_->axes);
+  if (!node->one_to_one && HasShift(node->axes)) return LeftPadWithCombination(major, minor);
   return Mapping(std::move(node));
 }
 
@@ -242,6 +254,7 @@ absl::StatusOr<Mapping> Mapping::MakeLinear(std::vector<LinearTerm> terms) {
     node->depth = std::max(node->depth, 1 + term.mapping.node_->depth);
     node->expanded += term.mapping.node_->expanded;
     AddAxes(node->axes, term.mapping.node_->axes);
+    if (HasShift(term.mapping.node_->axes)) return LeftPadWithCombination(term.mapping, Mapping());
   }
   RETURN_IF_ERROR(CheckShape(*node));
   node->kind = Kind::kLinear;
@@ -249,6 +262,37 @@ absl::StatusOr<Mapping> Mapping::MakeLinear(std::vector<LinearTerm> terms) {
   node->terms = std::move(terms);
   node->one_to_one = node->terms.size() == 1 && node->terms[0].coefficient == 1 &&
                      node->terms[0].mapping.is_one_to_one();
+  return Mapping(std::move(node));
+}
+
+absl::StatusOr<Mapping> Mapping::MakeLeftPad(const Mapping& inner, int64_t left, PadKind kind) {
+  RETURN_IF_ERROR(inner.status());
+  if (left < 0 || left > kMaxMappingSize - inner.size()) {
+    return RuleError("left padding", absl::StrCat("`", PadKindOperator(kind), " ", left, " + ", Operand(inner),
+                                                  "` needs a left pad between 0 and ",
+                                                  kMaxMappingSize - inner.size()));
+  }
+  if (inner.kind() != Kind::kSymbol || inner.axis().skew || inner.axis().shift) {
+    return RuleError("left padding", absl::StrCat("`", PadKindOperator(kind), " ", left, " + ", Operand(inner),
+                                                  "` left-pads `", inner.ToString(),
+                                                  "`; a left padding pads an axis (`# n + A + # m`)"));
+  }
+  if (left == 0) return inner;
+  auto node = std::make_shared<Node>();
+  node->kind = Kind::kLeftPad;
+  node->depth = 1 + inner.node_->depth;
+  node->expanded = 1 + inner.node_->expanded;
+  RETURN_IF_ERROR(CheckShape(*node));
+  node->size = left + inner.size();
+  node->first = inner;
+  node->argument = left;
+  node->pad = kind;
+  node->one_to_one = true;
+  // The hidden axis b' (see Shift in axes.h), then the base it resolves to.
+  Shift shift{inner.axis().name, left, inner.size(), kind};
+  node->axes.push_back(Axis{absl::StrCat(PadKindOperator(kind), left, "+", inner.axis().name), node->size,
+                            std::nullopt, shift});
+  node->axes.push_back(inner.axis());
   return Mapping(std::move(node));
 }
 
@@ -265,6 +309,9 @@ Mapping Mapping::operator%(int64_t modulo) const { return OrInvalid(MakeModulo(*
 Mapping Mapping::resize(int64_t size) const { return OrInvalid(MakeResize(*this, size)); }
 Mapping Mapping::pad(int64_t size, PadKind kind) const {
   return OrInvalid(MakePadding(*this, size, kind));
+}
+Mapping Mapping::left_pad(int64_t left, PadKind kind) const {
+  return OrInvalid(MakeLeftPad(*this, left, kind));
 }
 
 Mapping Pair(const std::vector<Mapping>& parts) {
@@ -306,7 +353,8 @@ int64_t Mapping::argument() const {
   return node_->argument;
 }
 PadKind Mapping::pad_kind() const {
-  VISA_CHECK(node_ && node_->kind == Kind::kPadding, "pad_kind() of a non-padding");
+  VISA_CHECK(node_ && (node_->kind == Kind::kPadding || node_->kind == Kind::kLeftPad),
+             "pad_kind() of a non-padding");
   return node_->pad;
 }
 const std::vector<Mapping::LinearTerm>& Mapping::linear_terms() const {
@@ -337,6 +385,12 @@ Cell EvaluateOne(const Mapping& m, int64_t i) {
     case Mapping::Kind::kPadding:
       if (i >= m.inner().size()) return Cell::Pad(m.pad_kind());
       return EvaluateOne(m.inner(), i);
+    case Mapping::Kind::kLeftPad: {
+      // The hidden axis's raw b'; FinalizeCell shifts it (ResolveSkews in cell_code.h).
+      Index index;
+      index.Add(absl::StrCat(PadKindOperator(m.pad_kind()), m.argument(), "+", m.inner().axis().name), i);
+      return Cell::Live(std::move(index));
+    }
     case Mapping::Kind::kResize:
     case Mapping::Kind::kModulo:
       return EvaluateOne(m.inner(), i);
@@ -415,6 +469,7 @@ std::vector<Axis> Mapping::symbols() const { return node_ != nullptr ? node_->ax
 std::vector<std::string> Mapping::axis_names() const {
   std::vector<std::string> names;
   for (const Axis& axis : symbols()) {
+    if (axis.shift) continue;  // its base is listed too
     if (axis.skew) {
       names.push_back(axis.skew->base);
       names.push_back(axis.skew->offset);
@@ -468,7 +523,7 @@ void FlattenPairs(const Mapping& m, std::vector<Mapping>& leaves) {
 std::optional<std::optional<int64_t>> InverseByParts(const Mapping& m, const Index& index) {
   if (m.kind() != Mapping::Kind::kPair) return std::nullopt;
   for (const Axis& axis : m.symbols()) {
-    if (axis.skew) return std::nullopt;
+    if (axis.skew || axis.shift) return std::nullopt;
   }
   std::vector<Mapping> leaves;
   FlattenPairs(m, leaves);
@@ -562,9 +617,16 @@ namespace {
 
 std::string Print(const Mapping& m, bool top_level);
 
-// An operand of a postfix operator or of a pair's major side must not contain a bare comma.
+// A left padding, alone or closed by a right one: `# n + E` or `# n + E + # m`.
+bool IsPaddedSum(const Mapping& m) {
+  return m.kind() == Mapping::Kind::kLeftPad ||
+         (m.kind() == Mapping::Kind::kPadding && m.inner().kind() == Mapping::Kind::kLeftPad);
+}
+
+// An operand of a postfix operator or of a pair's major side must not contain a bare comma, nor
+// a sum (the postfix operator would bind to its last term).
 std::string PrintAtom(const Mapping& m) {
-  if (m.kind() == Mapping::Kind::kPair) return absl::StrCat("[", Print(m, true), "]");
+  if (m.kind() == Mapping::Kind::kPair || IsPaddedSum(m)) return absl::StrCat("[", Print(m, true), "]");
   return Print(m, false);
 }
 
@@ -579,7 +641,13 @@ std::string Print(const Mapping& m, bool top_level) {
       return top_level ? text : absl::StrCat("[", text, "]");
     }
     case Mapping::Kind::kPadding:
+      if (m.inner().kind() == Mapping::Kind::kLeftPad) {
+        return absl::StrCat(Print(m.inner(), false), " + ", PadKindOperator(m.pad_kind()), " ",
+                            m.size() - m.inner().size());
+      }
       return absl::StrCat(PrintAtom(m.inner()), " ", PadKindOperator(m.pad_kind()), " ", m.argument());
+    case Mapping::Kind::kLeftPad:
+      return absl::StrCat(PadKindOperator(m.pad_kind()), " ", m.argument(), " + ", PrintAtom(m.inner()));
     case Mapping::Kind::kResize:
       return absl::StrCat(PrintAtom(m.inner()), " = ", m.argument());
     case Mapping::Kind::kStride:

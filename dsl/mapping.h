@@ -26,7 +26,7 @@ class WorkBudget;
 
 class Mapping {
  public:
-  enum class Kind { kSymbol, kBroadcast, kPair, kPadding, kResize, kStride, kModulo, kLinear };
+  enum class Kind { kSymbol, kBroadcast, kPair, kPadding, kResize, kStride, kModulo, kLinear, kLeftPad };
 
   // One term `e : n` of a linear combination `$(e1:n1, ..., ed:nd)`.
   struct LinearTerm;
@@ -43,12 +43,16 @@ class Mapping {
   static absl::StatusOr<Mapping> MakeStride(const Mapping& inner, int64_t stride);
   static absl::StatusOr<Mapping> MakeModulo(const Mapping& inner, int64_t modulo);
   static absl::StatusOr<Mapping> MakeLinear(std::vector<LinearTerm> terms);
+  // Left padding `# n + E` (manual, "Masking Configuration": `# n + A + # m`): n padding positions
+  // before E's, so position i holds E's position i - n. `# 0 + E` is E itself.
+  static absl::StatusOr<Mapping> MakeLeftPad(const Mapping& inner, int64_t left, PadKind kind);
 
   // Unchecked-at-call-site forms: an error yields an invalid mapping (see `status()`).
   Mapping operator/(int64_t stride) const;
   Mapping operator%(int64_t modulo) const;
   Mapping resize(int64_t size) const;                             // `= n`
   Mapping pad(int64_t size, PadKind kind = PadKind::kTop) const;  // `# n`, `#{0} n`, `#{!} n`
+  Mapping left_pad(int64_t left, PadKind kind = PadKind::kTop) const;  // `# n + E`
   static Mapping Invalid(absl::Status status);
 
   bool ok() const { return status_.ok(); }
@@ -60,11 +64,11 @@ class Mapping {
 
   // Tree access (for printers, normalization and lowering).
   const Axis& axis() const;                          // kSymbol
-  const Mapping& inner() const;                      // kPadding, kResize, kStride, kModulo
+  const Mapping& inner() const;                      // kPadding, kResize, kStride, kModulo, kLeftPad
   const Mapping& major() const;                      // kPair (left)
   const Mapping& minor() const;                      // kPair (right)
-  int64_t argument() const;                          // the n of `/ n`, `% n`, `= n`, `# n`
-  PadKind pad_kind() const;                          // kPadding
+  int64_t argument() const;                          // the n of `/ n`, `% n`, `= n`, `# n`, `# n +`
+  PadKind pad_kind() const;                          // kPadding, kLeftPad
   const std::vector<LinearTerm>& linear_terms() const;  // kLinear
 
   // What position `i` holds. For a one-to-many mapping (linear combination) this is the first of

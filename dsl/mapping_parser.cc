@@ -1,7 +1,9 @@
 // Recursive-descent parser for the manual's mapping grammar (the text inside `m![...]`).
 //
-//   mapping  := postfix (',' mapping)? ','?          pairs are right-associative, left is major
+//   mapping  := sum (',' mapping)? ','?              pairs are right-associative, left is major
+//   sum      := (pad number '+')? postfix ('+' pad number)*   left / right padding `# n + A + # m`
 //   postfix  := primary (op number)*                 `/ % = # #{*} #{0} #{!}`, left to right
+//   pad      := '#' | '#{*}' | '#{0}' | '#{!}'
 //   primary  := AXIS | NUMBER | '{' DEF '}' | '(' mapping ')' | '[' mapping ']'
 //             | '$(' postfix ':' number (',' postfix ':' number)* ')'
 //   number   := NUMBER | '{' NAME '}' | '{' NAME '::SIZE' '}'   (an axis's or a def's size)
@@ -40,7 +42,7 @@ class Parser {
     std::vector<size_t> columns;
     while (true) {
       columns.push_back(pos_);
-      ASSIGN_OR_RETURN(Mapping part, ParsePostfix());
+      ASSIGN_OR_RETURN(Mapping part, ParseSum());
       parts.push_back(std::move(part));
       SkipSpace();
       if (!Consume(',')) break;
@@ -54,6 +56,45 @@ class Parser {
       result = *std::move(pair);
     }
     return result;
+  }
+
+  // `# n + E + # m` (manual, "Masking Configuration"): a left pad of n before E, then a right pad
+  // of m after it (`E + # m` is `E # (|E| + m)`).
+  absl::StatusOr<Mapping> ParseSum() {
+    SkipSpace();
+    std::optional<std::pair<int64_t, PadKind>> left;
+    size_t left_column = pos_;
+    if (!AtEnd() && Peek() == '#') {
+      ++pos_;
+      PadKind kind = ParsePadKind();
+      SkipSpace();
+      ASSIGN_OR_RETURN(int64_t n, ParseNumber());
+      SkipSpace();
+      if (!Consume('+')) return Error("expected `+` after a left padding `# n` (as in `# 2 + A + # 4`)");
+      left.emplace(n, kind);
+    }
+    ASSIGN_OR_RETURN(Mapping m, ParsePostfix());
+    if (left) {
+      absl::StatusOr<Mapping> padded = Mapping::MakeLeftPad(m, left->first, left->second);
+      if (!padded.ok()) return ErrorAt(left_column, padded.status().message());
+      m = *std::move(padded);
+    }
+    while (true) {
+      SkipSpace();
+      if (AtEnd() || Peek() != '+') return m;
+      size_t op_column = pos_;
+      ++pos_;
+      SkipSpace();
+      if (!Consume('#')) return Error("expected a right padding `# m` after `+` (as in `A + # 4`)");
+      PadKind kind = ParsePadKind();
+      SkipSpace();
+      ASSIGN_OR_RETURN(int64_t n, ParseNumber());
+      absl::StatusOr<Mapping> next = n > kMaxMappingSize - m.size()
+                                         ? absl::InvalidArgumentError("padding: the right pad is too large")
+                                         : Mapping::MakePadding(m, m.size() + n, kind);
+      if (!next.ok()) return ErrorAt(op_column, next.status().message());
+      m = *std::move(next);
+    }
   }
 
   absl::StatusOr<Mapping> ParsePostfix() {

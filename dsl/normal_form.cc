@@ -236,7 +236,7 @@ std::optional<Factors> StrideBy(Factors factors, int64_t s) {
 
 bool HasSkew(const Mapping& m) {
   for (const Axis& axis : m.symbols()) {
-    if (axis.skew) return true;
+    if (axis.skew || axis.shift) return true;  // a left padding's shift couples its digits too
   }
   return false;
 }
@@ -275,6 +275,7 @@ Factors Normalize(const Mapping& m) {
       return out ? *std::move(out) : Factors{Composite(m)};
     }
     case Mapping::Kind::kLinear:
+    case Mapping::Kind::kLeftPad:  // a shift: no digit's values start past zero
       return {Composite(m)};
   }
   return {Composite(m)};
@@ -311,7 +312,8 @@ bool InRange(const Index& index, const std::vector<std::pair<std::string, int64_
 
 NormalForm NormalForm::Of(const Mapping& m) {
   VISA_CHECK(m.ok(), "NormalForm::Of needs a valid mapping");
-  // A skew couples axes across the whole expression, so such a mapping stays one composite.
+  // A skew (or a left padding's shift) couples axes across the whole expression, so such a mapping
+// stays one composite.
   if (HasSkew(m) || !m.is_one_to_one()) return NormalForm({Composite(m)});
   NormalForm form(Normalize(m));
   VISA_CHECK(form.size() == m.size(), "normalization changed the size of a mapping");

@@ -148,6 +148,12 @@ bool Evaluator::Eval(const Mapping& m, int64_t i, std::vector<CellCode>& out) {
         return true;
       }
       return Eval(m.inner(), i, out);
+    case Mapping::Kind::kLeftPad:
+      if (i < m.argument()) {
+        out.push_back(CellCodec::Pad(m.pad_kind()));
+        return true;
+      }
+      return Eval(m.inner(), i - m.argument(), out);
     case Mapping::Kind::kResize:
     case Mapping::Kind::kModulo:
       return Eval(m.inner(), i, out);

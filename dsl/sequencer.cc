@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "dsl/dma_packet.h"
 #include "dsl/layout.h"
+#include "dsl/left_padding.h"
 #include "dsl/normal_form.h"
 #include "dsl/status_macros.h"
 
@@ -334,6 +335,10 @@ void MergeEntries(SequencerConfig& config) {
   }
 }
 
+std::string BaseSuffix(int64_t base_offset) {
+  return base_offset == 0 ? "" : absl::StrCat(" @ base_addr = ", base_offset);
+}
+
 }  // namespace
 
 int64_t SequencerConfig::time_size() const {
@@ -368,7 +373,7 @@ std::vector<int64_t> SequencerConfig::Offsets() const {
       offset += (rest % entries[i].size) * entries[i].stride;
       rest /= entries[i].size;
     }
-    offsets[p] = offset;
+    offsets[p] = base_offset + offset;
   }
   return offsets;
 }
@@ -376,7 +381,7 @@ std::vector<int64_t> SequencerConfig::Offsets() const {
 std::string SequencerConfig::ToString() const {
   std::vector<std::string> parts;
   for (const SequencerEntry& e : entries) parts.push_back(absl::StrCat(e.size, " : ", e.stride));
-  return absl::StrCat("[", absl::StrJoin(parts, ", "), "] : ", packet_size);
+  return absl::StrCat("[", absl::StrJoin(parts, ", "), "] : ", packet_size, BaseSuffix(base_offset));
 }
 
 std::string SequencerConfig::ToLabeledString() const {
@@ -384,7 +389,7 @@ std::string SequencerConfig::ToLabeledString() const {
   for (const SequencerEntry& e : entries) {
     parts.push_back(absl::StrCat(e.label, " -> ", e.size, " : ", e.stride));
   }
-  return absl::StrCat("[", absl::StrJoin(parts, ", "), "] : ", packet_size);
+  return absl::StrCat("[", absl::StrJoin(parts, ", "), "] : ", packet_size, BaseSuffix(base_offset));
 }
 
 absl::StatusOr<SequencerConfig> DeriveSequencer(const Mapping& buffer, const Mapping& time,
@@ -393,6 +398,19 @@ absl::StatusOr<SequencerConfig> DeriveSequencer(const Mapping& buffer, const Map
   RETURN_IF_ERROR(buffer.status());
   RETURN_IF_ERROR(time.status());
   RETURN_IF_ERROR(packet.status());
+  if (HasLeftPadding(time) || HasLeftPadding(packet)) {
+    ASSIGN_OR_RETURN(ShiftedStream shifted, ShiftLeftPadding(buffer, time, packet));
+    if (mode != SequencerMode::kRead && shifted.base_offset != 0) {
+      return SequencerError("Left padding", absl::StrCat(
+          "Time `", time.ToString(), "`, Packet `", packet.ToString(), "` left-pads a stream written to `",
+          buffer.ToString(), "`; only a read (fetch, a DMA's source) is masked, a write would land before "
+          "the buffer (write into a buffer left-padded the same way)"));
+    }
+    ASSIGN_OR_RETURN(SequencerConfig config,
+                     DeriveSequencer(shifted.buffer, shifted.time, shifted.packet, mode, commit_granule));
+    config.base_offset = shifted.base_offset;
+    return config;
+  }
   ASSIGN_OR_RETURN(Element buf, ElementOf(buffer));
 
   SequencerConfig config;

@@ -42,6 +42,9 @@ struct SequencerConfig {
   std::vector<SequencerEntry> entries;  // outermost first
   int packet_entries = 0;               // how many of the innermost entries form the packet
   int64_t packet_size = 1;              // elements per packet
+  // Buffer positions the base address moves (<= 0): a left-padded stream (`# n + A`) starts n
+  // steps of A before the buffer (manual: `@ base_addr = -2`); see dsl/left_padding.h.
+  int64_t base_offset = 0;
 
   int64_t time_size() const;   // iterations of the time entries
   int64_t stream_size() const; // product of all entry sizes
@@ -51,7 +54,7 @@ struct SequencerConfig {
   int64_t contiguous_elements() const;
   // Buffer offset of every stream position, in stream order (for tests and the interpreter).
   std::vector<int64_t> Offsets() const;
-  // "[8 : 32, 8 : 256, 16 : 1] : 16"
+  // "[8 : 32, 8 : 256, 16 : 1] : 16", then " @ base_addr = -2" when the base moves
   std::string ToString() const;
   // "[B -> 8 : 32, A -> 8 : 256, C # 16 -> 16 : 1] : 16"
   std::string ToLabeledString() const;

@@ -183,7 +183,7 @@ struct KernelRunner {
     const Mapping out = stage.out.Full();
     const int64_t units = input.placement().prefix_size;
     const int64_t stream_unit = stage.out.time.size() * stage.out.packet.size();
-    const std::optional<InPlace> in_place = InPlaceOf(input);
+    const std::optional<InPlace> in_place = stage.sequencer.base_offset != 0 ? std::nullopt : InPlaceOf(input);
     // In place, a unit's Element starts a memory stride after the previous one's.
     const int64_t buffer_unit = in_place ? SequencerUnit(input) : input.element().size();
     std::optional<MoveNest> nest = ReadNestOf(stage.sequencer, units, stream_unit, buffer_unit);
@@ -193,7 +193,20 @@ struct KernelRunner {
       ASSIGN_OR_RETURN(pad_bits, DoubleToBits(stage.out.dtype, *stage.adapter.pad_value));
     }
     ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, StreamBuffer(stage.out.dtype, out.size(), pad_bits));
-    if (in_place && nest->max_src() < in_place->positions) {
+    // A left-padded stream starts before the buffer (the base address moved back): its walk reads
+    // a zeroed head staged in front of the data, and the adapter's mask overwrites those reads.
+    const int64_t head = -stage.sequencer.base_offset;
+    const int bits = StorageBits(input.dtype());
+    if (head > 0 && (head * bits) % 8 != 0) return std::nullopt;  // a half-byte head: the derived move
+    if (head > 0) {
+      const int64_t tail = std::max<int64_t>(0, nest->max_src() + 1 - head - units * input.element().size());
+      ASSIGN_OR_RETURN(Staged source, Staged::Read(input, tail));
+      const int64_t positions = head + source.positions() + tail;
+      std::vector<uint8_t> shifted(static_cast<size_t>((positions * bits + 7) / 8), 0);
+      std::copy_n(source.data(), (source.positions() + tail) * bits / 8, shifted.data() + head * bits / 8);
+      ASSIGN_OR_RETURN(ElementOp op, FetchAdapterOp(stage, false, source.positions_per_tensor()));
+      RETURN_IF_ERROR(kernels.RunNest(*nest, op, bytes.data(), out.size(), shifted.data(), positions).status());
+    } else if (in_place && nest->max_src() < in_place->positions) {
       ASSIGN_OR_RETURN(ElementOp op, FetchAdapterOp(stage, false, in_place->positions));
       RETURN_IF_ERROR(kernels.RunNest(*nest, op, bytes.data(), out.size(), in_place->data, in_place->positions).status());
     } else {
@@ -352,7 +365,8 @@ struct KernelCompiler {
     const Mapping source = begin.interleave ? Pair({*begin.interleave, full}) : full;
     ASSIGN_OR_RETURN(ElementOp element_op, FetchAdapterOp(stage, begin.interleave.has_value(), full.size()));
     Stream out{stage.out.Full(), stage.out.dtype};
-    const std::optional<Mapping> in_place = begin.interleave ? std::nullopt : InPlaceLayout(input);
+    const std::optional<Mapping> in_place =
+        begin.interleave || stage.sequencer.base_offset != 0 ? std::nullopt : InPlaceLayout(input);
     const int64_t units = input.placement().prefix_size;
     const int64_t stream_unit = stage.out.time.size() * stage.out.packet.size();
     std::optional<MoveNest> nest =
@@ -523,6 +537,8 @@ absl::StatusOr<const DirectPipeline*> JitBackend::DirectPlanFor(const PipelineOp
 }
 
 absl::Status JitBackend::Run(const DmaOp& op, const DmaTensors& tensors) {
+  // A gather's offsets come from device memory at run time: the shared data path reads them.
+  if (op.indirect) return Backend::Run(op, tensors);
   const DeviceTensor& src = tensors.src;
   const DeviceTensor& dst = tensors.dst;
   RETURN_IF_ERROR(CheckSameType(src.dtype(), dst.dtype()));
@@ -553,6 +569,7 @@ absl::Status JitBackend::Run(const DmaOp& op, const DmaTensors& tensors) {
 absl::Status JitBackend::PrepareOp(const Op& op) {
   if (const auto* dma = std::get_if<DmaOp>(&op.body)) {
     if (!dma->src.handle || !dma->dst.handle) return absl::OkStatus();  // host moves are not compiled
+    if (dma->indirect) return absl::OkStatus();  // a gather runs the shared data path
     const DeviceTensor& src = *dma->src.handle;
     const DeviceTensor& dst = *dma->dst.handle;
     std::optional<Mapping> from = MayOverlap(src, dst) ? std::nullopt : InPlaceLayout(src);

@@ -80,7 +80,17 @@ absl::Status Executor::Run(const PipelineOp& op) {
 absl::Status Executor::Run(const DmaOp& op) {
   ASSIGN_OR_RETURN(DeviceTensor src, Resolve(op.src));
   ASSIGN_OR_RETURN(DeviceTensor dst, Output(op.dst));
-  absl::Status done = backend_.Run(op, DmaTensors{src, dst});
+  std::optional<DeviceTensor> index;
+  if (op.index) {
+    ASSIGN_OR_RETURN(DeviceTensor resolved, Resolve(*op.index));
+    index.emplace(resolved);
+  }
+  std::optional<DeviceTensor> base;
+  if (op.base) {
+    ASSIGN_OR_RETURN(DeviceTensor resolved, Resolve(*op.base));
+    base.emplace(resolved);
+  }
+  absl::Status done = backend_.Run(op, DmaTensors{src, dst, index, base});
   if (!done.ok()) {
     if (!dst.is_view()) dst.Release();  // a view's tensor was there before the move
     return done;

@@ -33,7 +33,12 @@ std::string DescribeStage(const Stage& stage) {
 
 std::string OpText(const Op& op, size_t index) {
   if (const auto* dma = std::get_if<DmaOp>(&op.body)) {
-    return absl::StrCat("op ", index, ": dma ", dma->context, " ", dma->src.text, " -> ", dma->dst.text, "\n");
+    std::string text = absl::StrCat("op ", index, ": dma ", dma->context, " ", dma->src.text, " -> ", dma->dst.text, "\n");
+    if (dma->indirect && dma->index) {
+      absl::StrAppend(&text, "  indirect ", dma->indirect->Describe(), "\n  index ", dma->index->text, "\n");
+      if (dma->base) absl::StrAppend(&text, "  into ", dma->base->text, "\n");
+    }
+    return text;
   }
   const auto& pipe = std::get<PipelineOp>(op.body);
   std::string text = absl::StrCat("op ", index, ": pipeline ", TuContextName(pipe.context), "\n");

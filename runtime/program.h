@@ -13,6 +13,7 @@
 #include "dsl/commit_engine.h"
 #include "dsl/contraction_engine.h"
 #include "dsl/fetch_engine.h"
+#include "dsl/indirect_access.h"
 #include "dsl/register_file_load.h"
 #include "dsl/stream.h"
 #include "dsl/switch_engine.h"
@@ -34,6 +35,10 @@ struct TensorRef {
 struct DmaOp {
   std::string context;  // "tdma" or "pdma"
   TensorRef src, dst;
+  // A gather (dsl/indirect_access.h): the IndirectLoop and the index tensor its offsets come from.
+  std::optional<IndirectLoop> indirect;
+  std::optional<TensorRef> index;
+  std::optional<TensorRef> base;  // a scatter's: the tensor whose other rows the destination keeps
 };
 
 struct BeginStage {

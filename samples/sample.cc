@@ -92,7 +92,8 @@ namespace {
 std::vector<Sample>& Registry() {
   static std::vector<Sample> samples = [] {
     std::vector<Sample> all;
-    for (auto group : {FetchCommitSamples(), SwitchSamples(), EngineSamples(), ContractionSamples(), VectorSamples()}) {
+    for (auto group : {FetchCommitSamples(), SwitchSamples(), EngineSamples(), ContractionSamples(), VectorSamples(),
+                       PrimitiveSamples()}) {
       all.insert(all.end(), group.begin(), group.end());
     }
     return all;

@@ -67,6 +67,7 @@ absl::Status RegisterSamples(std::vector<Sample> samples, bool keep_builtin = tr
 
 // Registration helpers for the sample files.
 std::vector<Sample> FetchCommitSamples();
+std::vector<Sample> PrimitiveSamples();  // masking, indirect access, sub-context copies, shuffles
 std::vector<Sample> SwitchSamples();
 std::vector<Sample> EngineSamples();
 std::vector<Sample> ContractionSamples();

@@ -1,0 +1,32 @@
+// Indirect access (manual, "Sequencer" > "Indirect Access"; "Mapping Expressions" > "Indirect
+// Sequencing"): the IndirectLoop entry `(limit, [offset0, offset1, ...])`, whose offsets are not a
+// stride but come from an index tensor in device memory, read when the op runs.
+//
+// visa records it on a DMA gather: for each value k of the index tensor's axis K (the loop's
+// `limit` iterations), the source row `table_axis = index[k]` (offset index[k] x `row_stride`
+// source elements) is moved to the destination's row K = k; and on a DMA scatter, the other way:
+// source row K = k is written to the destination's row W = index[k] (the rows no index names come
+// from the tensor scattered into). What the manual leaves open is decided here, and the bad cases
+// are errors, never a silent wrong read or write: an index outside 0..|W| - 1 fails the op
+// (Indirect Access: ...) naming k and the value; two indices naming one row fail a scatter (which
+// write would win is not the manual's to say); an index tensor must be i32 row numbers.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace visa {
+
+struct IndirectLoop {
+  std::string table_axis;  // W: the source axis the rows are numbered along
+  int64_t table_size = 0;  // |W|
+  std::string key_axis;    // K: the index tensor's axis, the destination's in W's place
+  int64_t limit = 0;       // |K|: the loop's iterations
+  int64_t row_stride = 0;  // table elements between consecutive W (an offset's unit)
+  bool scatter = false;    // rows K of the source go to rows W = index[K] of the destination
+  // "IndirectLoop (limit 8, [offset0, ...] = index[K] x 32 elements) gathers W = 16 rows into K"
+  std::string Describe() const;
+  bool operator==(const IndirectLoop&) const = default;
+};
+
+}  // namespace visa

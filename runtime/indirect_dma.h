@@ -1,0 +1,34 @@
+// DMA gathers: rows of a table selected at run time by an index tensor in device memory (the
+// manual's IndirectLoop, dsl/indirect_access.h), e.g. an embedding lookup by token indices.
+#pragma once
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "runtime/backend.h"
+#include "runtime/dma.h"
+#include "runtime/tensor.h"
+
+namespace visa {
+
+// out[.., K = k, ..] = table[.., W = index[k], ..]: `index` is an i32 tensor over one axis K, the
+// destination's mappings name K where the table's name W (`table_axis`) and the table's other
+// axes as they are. Checked at the call (rule "Indirect Access"); an index value outside
+// 0..|W| - 1 fails the op when it runs, naming k and the value.
+absl::StatusOr<DeviceTensor> Gather(Dma& dma, const DeviceTensor& table, const DeviceTensor& index,
+                                    const std::string& table_axis, const Destination& dst);
+
+// A scatter: out = `into` with out[.., W = index[k], ..] = rows[.., K = k, ..] (e.g. new keys and
+// values appended to a KV cache). `rows` names K where `into` names W (`table_axis`); the
+// destination holds `into`'s axes. An index outside 0..|W| - 1, or two naming one row, fail the op
+// when it runs (rule "Indirect Access").
+absl::StatusOr<DeviceTensor> Scatter(Dma& dma, const DeviceTensor& rows, const DeviceTensor& index,
+                                     const DeviceTensor& into, const std::string& table_axis,
+                                     const Destination& dst);
+absl::Status ScatterInto(const IndirectLoop& loop, const DmaTensors& tensors);
+
+// The data path of a recorded gather (Backend::Run's default for a DmaOp with `indirect`): reads
+// the index tensor, then moves every destination element from the table row it selects.
+absl::Status GatherInto(const IndirectLoop& loop, const DmaTensors& tensors);
+
+}  // namespace visa
