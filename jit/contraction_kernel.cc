@@ -3,10 +3,10 @@
 
 #include <functional>
 
-#include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "dsl/status_macros.h"
+#include "jit/stable_hash.h"
 #include "jit/accumulator_math.h"
 #include "jit/element_op.h"
 #include "llvm/IR/Constants.h"
@@ -40,9 +40,9 @@ std::string ContractionSpec::Key() const {
                          "w%d,%d %016x %016x",
                          std::string(Name(x_type)), std::string(Name(w_type)), std::string(Name(acc_type)),
                          ReduceOpName(op), outer, rows, times, packet, group, out_times, out_packet,
-                         absl::HashOf(retained), absl::HashOf(target), absl::HashOf(live_outer),
-                         absl::HashOf(live_row), absl::HashOf(live_packet), w_outer, w_row, absl::HashOf(w_time),
-                         absl::HashOf(w_packet));
+                         StableHash(retained), StableHash(target), StableHash(live_outer),
+                         StableHash(live_row), StableHash(live_packet), w_outer, w_row, StableHash(w_time),
+                         StableHash(w_packet));
 }
 
 void BuildContractionFunction(llvm::Module& module, const std::string& name, const ContractionSpec& spec) {

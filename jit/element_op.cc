@@ -1,10 +1,10 @@
 // ElementOp IR: integer resizing, zero points, tables, and the f32 narrowings as integer code.
 #include "jit/element_op.h"
 
-#include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "dsl/status_macros.h"
+#include "jit/stable_hash.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/IRBuilder.h"
@@ -158,7 +158,7 @@ Value* EmitTable(llvm::IRBuilderBase& b, llvm::Module& module, const ElementOp& 
 
 std::string ElementOp::Key() const {
   std::string key = absl::StrCat(KindName(kind), ":", std::string(Name(from)), ">", std::string(Name(to)));
-  if (kind == Kind::kTable) absl::StrAppend(&key, absl::StrFormat(":%016x", absl::HashOf(table)));
+  if (kind == Kind::kTable) absl::StrAppend(&key, absl::StrFormat(":%016x", StableHash(table)));
   if (kind == Kind::kZeroPoint) {
     absl::StrAppend(&key, ":", zero_points[0], ",", zero_points[1], "@", second_from);
   }

@@ -92,14 +92,20 @@ class KernelCache {
  private:
   struct Plan {
     std::optional<MoveNest> nest;  // before Simplify
-    std::vector<int64_t> runs;     // four per run when there is no nest
+    // Four per run when there is no nest. Computed on the first run, not when compiling: the
+    // run-list kernel does not depend on it, and a convolution's lists cost more than its code.
+    mutable std::optional<std::vector<int64_t>> runs;
   };
   explicit KernelCache(std::unique_ptr<Compiler> compiler, int threads)
       : compiler_(std::move(compiler)), threads_(std::max(threads, 1)) {}
   absl::StatusOr<const Plan*> PlanFor(const Mapping& dst, const Mapping& src, bool allow_drop);
+  // The plan's run list (`dst` <- `src`: the plan's pair), computed on first use.
+  absl::StatusOr<const std::vector<int64_t>*> RunsFor(const Plan& plan, const Mapping& dst, const Mapping& src,
+                                                      bool allow_drop);
   absl::StatusOr<MoveFn> KernelFor(const MoveSpec& spec);
   // Builds, compiles and caches the function `key` with `build(module, name)` on a miss.
-  absl::StatusOr<void*> Cached(const std::string& key, const std::function<void(llvm::Module&, const std::string&)>& build);
+  absl::StatusOr<void*> Cached(const std::string& key, Optimization optimization,
+                               const std::function<void(llvm::Module&, const std::string&)>& build);
 
   std::unique_ptr<Compiler> compiler_;
   absl::flat_hash_map<std::string, bool> same_layouts_;

@@ -29,7 +29,7 @@ struct CodegenConfig {
   std::string llvm_version;  // LLVM_VERSION_STRING
   std::string cpu;           // the host CPU the code is tuned for, e.g. "znver4"
   std::string features;      // its feature string, e.g. "+avx2,+avx512f,..."
-  std::string optimization;  // the IR pipeline and code generator levels, e.g. "O2 codegen 3"
+  std::string optimization;  // what the levels depend on besides each module's own flag (compiler.cc)
 };
 
 // The cache key of `ir` (a module's bitcode before optimization) compiled under `config`: 64 hex
