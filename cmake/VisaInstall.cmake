@@ -27,7 +27,7 @@ foreach(dir dsl runtime interp jit samples tools)
 endforeach()
 install(FILES ${PROJECT_SOURCE_DIR}/visa.h DESTINATION ${VISA_INSTALL_INCLUDEDIR})
 
-# visa_jit links the shared libLLVM; the package names that one file instead of loading LLVM's own
+# An installed visa_jit links the shared libLLVM (jit/CMakeLists.txt); the package names that one file instead of loading LLVM's own
 # package, whose configuration needs a C compiler and a dozen optional libraries a consumer lacks.
 get_target_property(llvm_configurations LLVM IMPORTED_CONFIGURATIONS)
 list(GET llvm_configurations 0 llvm_configuration)

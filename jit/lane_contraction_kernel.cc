@@ -1,11 +1,11 @@
 // Lane contraction kernels in IR: packing in place, 16-lane products and trees, scattering.
 #include "jit/lane_contraction_kernel.h"
 
-#include "absl/hash/hash.h"
 #include "absl/strings/str_format.h"
 #include "dsl/status_macros.h"
 #include "jit/accumulator_math.h"
 #include "jit/ir_loops.h"
+#include "jit/stable_hash.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/InlineAsm.h"
 #include "llvm/IR/IntrinsicsX86.h"
@@ -442,9 +442,9 @@ std::string LaneContractionSpec::Key() const {
       "%016x %016x %016x",
       std::string(Name(dm_type)), fetch.Key(), std::string(Name(x_type)), std::string(Name(w_type)),
       std::string(Name(acc_type)), ReduceOpName(op), fma_first_level ? " fma" : "", rows, packet, group, out_times, out_packet,
-      absl::HashOf(live_outer), absl::HashOf(live_row), absl::HashOf(live_packet), absl::HashOf(target),
-      absl::HashOf(w_offset), absl::HashOf(w_packet), absl::HashOf(x_lane), absl::HashOf(x_packet),
-      absl::HashOf(acc_lane), absl::HashOf(step_x), absl::HashOf(step_w), absl::HashOf(step_acc));
+      StableHash(live_outer), StableHash(live_row), StableHash(live_packet), StableHash(target),
+      StableHash(w_offset), StableHash(w_packet), StableHash(x_lane), StableHash(x_packet),
+      StableHash(acc_lane), StableHash(step_x), StableHash(step_w), StableHash(step_acc));
 }
 
 void BuildLaneContractionFunction(llvm::Module& module, const std::string& name, const LaneContractionSpec& spec) {

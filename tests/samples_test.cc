@@ -72,13 +72,14 @@ TEST(ExplainCommand, ShowsTheManualsCommitSequencerForThePermutation) {
 }
 
 TEST(ExplainCommand, DescribesEveryOpsResourceCyclesAndRanges) {
-  // Example 1 reads the 30-byte Element at DM 0x0 and commits 15 x 8 bytes at DM 0x400; its fetch
+  // Example 1 reads the Element at DM 0x0 (30 bytes of data, padded to 32 for the DMA that stages
+  // it: the range is the tensor's) and commits 15 x 8 bytes at DM 0x400; its fetch
   // and commit each take Time::SIZE = 15 cycles of one access per packet.
   std::ostringstream out, err;
   ASSERT_EQ(cli::ExplainSampleCommand("fetch_commit_permutation", out, err), 0) << err.str();
   const std::string text = out.str();
   EXPECT_NE(text.find("  = main pipeline: 15 cycles"), std::string::npos) << text;
-  EXPECT_NE(text.find("reads  DM slices 0 bytes [0x0, 0x1e) `dm#2`"), std::string::npos) << text;
+  EXPECT_NE(text.find("reads  DM slices 0 bytes [0x0, 0x20) `dm#2`"), std::string::npos) << text;
   EXPECT_NE(text.find("writes DM slices 0 bytes [0x400, 0x478) `dm#3`"), std::string::npos) << text;
   EXPECT_NE(text.find("  = dma move: "), std::string::npos) << text;
 }

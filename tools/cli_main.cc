@@ -9,6 +9,7 @@
 #include "tools/fuzz_diff_command.h"
 #include "tools/map_command.h"
 #include "tools/run_command.h"
+#include "tools/schedule_command.h"
 #include "tools/seq_command.h"
 
 namespace visa::cli {
@@ -35,6 +36,8 @@ int Main(int argc, char** argv, std::vector<samples::Sample> kernels, const Main
   AddBenchCommand(app, bench_options, exit_code);
   FuzzDiffOptions fuzz_diff_options;
   AddFuzzDiffCommand(app, fuzz_diff_options, exit_code);
+  ScheduleOptions schedule_options;
+  AddScheduleCommand(app, schedule_options, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -22,7 +22,7 @@ struct MainOptions {
 };
 
 // Registers `kernels` (samples::RegisterSamples) and runs the command line on argv: map, seq, run,
-// explain, check, bench and fuzz-diff, as `visa` does. Returns the exit code (0 ok, 1 a mismatch or
+// explain, check, bench, fuzz-diff and schedule: `visa` itself is this over the built-in samples. Returns the exit code (0 ok, 1 a mismatch or
 // difference, 2 an error, printed as `error: ...` on stderr).
 int Main(int argc, char** argv, std::vector<samples::Sample> kernels, const MainOptions& options = {});
 
