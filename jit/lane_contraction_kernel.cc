@@ -36,23 +36,11 @@ bool UsesIntegerPairs(const LaneContractionSpec& s) {
   return !IsFloat(s.acc_type) && s.op == ReduceOp::kAdd && s.group % 2 == 0 && HostHas("avx512bw");
 }
 
-bool FitsInt8(DType type) { return type == DType::kI8 || type == DType::kI5 || type == DType::kI4; }
-
-// Where both operands fit 8 bits, VNNI's vpdpbusd multiply-adds four packet positions per lane in
-// one instruction. It multiplies unsigned by signed bytes, so the operand is stored biased, x + 128
-// (its top bit flipped), and each sum starts at -128 * (the sum of its weights): modulo 2^32, which
-// holds every integer contraction's exact sum, that is the sum of x * w.
-bool UsesIntegerQuads(const LaneContractionSpec& s) {
-  return UsesIntegerPairs(s) && s.group % 4 == 0 && FitsInt8(s.x_type) && FitsInt8(s.w_type) &&
-         HostHas("avx512vnni");
-}
-
 // Scratch layout: packed weights, packed operand, lane accumulators, first-contribution flags.
 struct Scratch {
   int64_t w = 0, x = 0, acc = 0, seen = 0, end = 0;
   explicit Scratch(const LaneContractionSpec& s) {
-    // Weights: 4 bytes each, and room for the quad path's per-group corrections after its bytes.
-    x = RoundUp(4 * s.w_blocks() * s.rows * s.packet) + RoundUp(4 * s.w_blocks() * s.rows * s.groups());
+    x = RoundUp(4 * s.w_blocks() * s.rows * s.packet);
     acc = x + RoundUp(4 * s.x_blocks() * s.packet * kLanes);
     seen = acc + RoundUp(4 * s.acc_blocks() * s.rows * s.groups() * kLanes);
     end = seen + RoundUp(s.acc_blocks());
@@ -85,8 +73,8 @@ Value* Widen(llvm::IRBuilder<>& b, llvm::Module& m, DType from, DType acc, Value
 class Builder {
  public:
   Builder(llvm::Module& module, const LaneContractionSpec& spec)
-      : m_(module), s_(spec), b_(module.getContext()), layout_(spec), quads_(UsesIntegerQuads(spec)),
-        pairs_(!quads_ && UsesIntegerPairs(spec)), vnni_(pairs_ && HostHas("avx512vnni")) {}
+      : m_(module), s_(spec), b_(module.getContext()), layout_(spec), pairs_(UsesIntegerPairs(spec)),
+        vnni_(pairs_ && HostHas("avx512vnni")) {}
 
   void Build(const std::string& name) {
     llvm::Type* ptr = b_.getPtrTy();
@@ -129,7 +117,6 @@ class Builder {
   // Wp[(kw * rows + r) * packet + p] = widen(w row r at w_offset[kw] + w_packet[p]).
   void PackWeights(Value* o) {
     const int bits = StorageBits(s_.w_type);
-    if (quads_) b_.CreateMemSet(Corrections(), b_.getInt8(0), I64(4 * s_.w_blocks() * s_.rows * s_.groups()), llvm::MaybeAlign(4));
     for (int64_t r = 0; r < s_.rows; ++r) {
       if (!s_.live_row[r]) continue;
       Value* row = b_.CreateLoad(b_.getPtrTy(), b_.CreateGEP(b_.getPtrTy(), fn_->getArg(1),
@@ -141,17 +128,6 @@ class Builder {
         EmitLoop(b_, I64(0), I64(s_.packet), [&](Value* p) {
           Value* raw = EmitLoadRaw(b_, row, b_.CreateAdd(first, PacketOffset(b_, m_, s_.w_packet, p)), bits);
           Value* wide = Widen(b_, m_, s_.w_type, s_.acc_type, raw);
-          if (quads_) {
-            // Bytes [kw][r][p], padding 0; each group's correction -128 * sum(w).
-            Value* w = LivePacketOrZero(p, wide);
-            Value* block = b_.CreateAdd(b_.CreateMul(kw, I64(s_.rows)), I64(r));
-            b_.CreateStore(b_.CreateTrunc(w, b_.getInt8Ty()),
-                           b_.CreateGEP(b_.getInt8Ty(), wp_, b_.CreateAdd(b_.CreateMul(block, I64(s_.packet)), p)));
-            Value* corr = b_.CreateGEP(b_.getInt32Ty(), Corrections(),
-                                       b_.CreateAdd(b_.CreateMul(block, I64(s_.groups())), b_.CreateUDiv(p, I64(s_.group))));
-            b_.CreateStore(b_.CreateSub(b_.CreateLoad(b_.getInt32Ty(), corr), b_.CreateMul(w, b_.getInt32(128))), corr);
-            return;
-          }
           if (!pairs_) {
             b_.CreateStore(wide, b_.CreateGEP(b_.getInt32Ty(), out, p));
             return;
@@ -186,15 +162,6 @@ class Builder {
           stream = b_.CreateAnd(stream, b_.getInt32(static_cast<uint32_t>((uint64_t{1} << stream_bits) - 1)));
         }
         Value* value = b_.CreateSelect(empty, b_.getInt32(0), Widen(b_, m_, s_.x_type, s_.acc_type, stream));
-        if (quads_) {
-          // Bytes [bx][p / 4][d][p % 4], biased by 128, so one 64-byte load holds 16 lanes' quads.
-          Value* index = b_.CreateAdd(b_.CreateMul(block, I64(s_.packet * kLanes)),
-                                      b_.CreateAdd(b_.CreateMul(b_.CreateLShr(p, 2), I64(4 * kLanes)),
-                                                   b_.CreateAdd(b_.CreateMul(d, I64(4)), b_.CreateAnd(p, 3))));
-          Value* biased = b_.CreateXor(b_.CreateTrunc(LivePacketOrZero(p, value), b_.getInt8Ty()), b_.getInt8(0x80));
-          b_.CreateStore(biased, b_.CreateGEP(b_.getInt8Ty(), xp_, index));
-          return;
-        }
         if (!pairs_) {
           b_.CreateStore(value, b_.CreateGEP(b_.getInt32Ty(), out, b_.CreateMul(p, I64(kLanes))));
           return;
@@ -218,10 +185,6 @@ class Builder {
     Value* seen_ptr = b_.CreateGEP(b_.getInt8Ty(), seen_, ab);
     Value* first = b_.CreateICmpEQ(b_.CreateLoad(b_.getInt8Ty(), seen_ptr), b_.getInt8(0));
     b_.CreateStore(b_.getInt8(1), seen_ptr);
-    if (quads_) {
-      QuadStep(math, bx, kw, ab, first);
-      return;
-    }
     if (pairs_) {
       PairStep(math, bx, kw, ab, first);
       return;
@@ -328,46 +291,6 @@ class Builder {
     }
   }
 
-  // A step of an integer sum by quads (UsesIntegerQuads): per live Row and group, each lane's sum
-  // starts at the group's correction and takes four packet positions per vpdpbusd.
-  void QuadStep(AccumulatorMath& math, Value* bx, Value* kw, Value* ab, Value* first) {
-    llvm::Type* lanes = math.IntType();
-    Value* x_block = b_.CreateGEP(b_.getInt8Ty(), xp_, b_.CreateMul(bx, I64(s_.packet * kLanes)));
-    std::vector<Value*> x(s_.packet / 4, nullptr);
-    for (int64_t q = 0; q < s_.packet / 4; ++q) {
-      bool live = false;
-      for (int64_t p = 4 * q; p < 4 * q + 4; ++p) live = live || s_.live_packet[p];
-      if (live) {
-        x[q] = b_.CreateAlignedLoad(lanes, b_.CreateGEP(b_.getInt8Ty(), x_block, I64(q * 4 * kLanes)), llvm::Align(kAlign));
-      }
-    }
-    for (int64_t r = 0; r < s_.rows; ++r) {
-      if (!s_.live_row[r]) continue;
-      Value* block = b_.CreateAdd(b_.CreateMul(kw, I64(s_.rows)), I64(r));
-      Value* w_row = b_.CreateGEP(b_.getInt8Ty(), wp_, b_.CreateMul(block, I64(s_.packet)));
-      Value* corr = b_.CreateGEP(b_.getInt32Ty(), Corrections(), b_.CreateMul(block, I64(s_.groups())));
-      for (int64_t g = 0; g < s_.groups(); ++g) {
-        if (s_.target[g] < 0) continue;
-        Value* sum = b_.CreateVectorSplat(kLanes, b_.CreateLoad(b_.getInt32Ty(), b_.CreateGEP(b_.getInt32Ty(), corr, I64(g))));
-        for (int64_t p = g * s_.group; p < (g + 1) * s_.group; p += 4) {
-          if (x[p / 4] == nullptr) continue;
-          Value* w_quad = b_.CreateAlignedLoad(b_.getInt32Ty(), b_.CreateGEP(b_.getInt8Ty(), w_row, I64(p)), llvm::Align(4));
-          sum = b_.CreateIntrinsic(llvm::Intrinsic::x86_avx512_vpdpbusd_512, {},
-                                   {sum, x[p / 4], b_.CreateVectorSplat(kLanes, w_quad)});
-        }
-        Value* slot = b_.CreateGEP(b_.getInt32Ty(), accp_, b_.CreateMul(AccCell(ab, r, g), I64(kLanes)));
-        Value* old = b_.CreateAlignedLoad(lanes, slot, llvm::Align(kAlign));
-        b_.CreateAlignedStore(b_.CreateSelect(first, sum, math.Combine(old, sum)), slot, llvm::Align(kAlign));
-      }
-    }
-  }
-
-  // Per weight block, Row and group: -128 * the sum of the group's weights (quads only), after the
-  // packed bytes in the weight region (which holds 4 bytes per weight, quads use one).
-  Value* Corrections() {
-    return b_.CreateGEP(b_.getInt8Ty(), wp_, I64(RoundUp(s_.w_blocks() * s_.rows * s_.packet)));
-  }
-
   // sum + x.lo * w.lo + x.hi * w.hi per 32-bit lane of 16-bit pairs.
   Value* MultiplyAddPairs(Value* sum, Value* x, Value* w) {
     if (vnni_) return b_.CreateIntrinsic(llvm::Intrinsic::x86_avx512_vpdpwssd_512, {}, {sum, x, w});
@@ -422,7 +345,6 @@ class Builder {
   const LaneContractionSpec& s_;
   llvm::IRBuilder<> b_;
   Scratch layout_;
-  bool quads_;  // integer quads (UsesIntegerQuads): packed operands are bytes, in quad order
   bool pairs_;  // integer pairs (UsesIntegerPairs): packed operands are 16-bit, in pair order
   bool vnni_;
   llvm::Function* fn_ = nullptr;
