@@ -18,7 +18,6 @@ namespace {
 using llvm::Value;
 
 constexpr int64_t kAlign = 64;
-constexpr size_t kRowBlock = 1;  // Rows whose trees one pass over the operand computes
 
 int64_t RoundUp(int64_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
@@ -190,58 +189,39 @@ class Builder {
       return;
     }
     Value* x_block = b_.CreateGEP(b_.getInt32Ty(), xp_, b_.CreateMul(bx, I64(s_.packet * kLanes)));
-    std::vector<int64_t> rows;
     for (int64_t r = 0; r < s_.rows; ++r) {
-      if (s_.live_row[r]) rows.push_back(r);
-    }
-    // A few Rows at a time share each operand load; more would spill their partial trees.
-    for (size_t first_row = 0; first_row < rows.size(); first_row += kRowBlock) {
-      std::vector<int64_t> block(rows.begin() + first_row, rows.begin() + std::min(rows.size(), first_row + kRowBlock));
-      // Each block reloads the operand (from L1): kept live across blocks it would spill.
+      if (!s_.live_row[r]) continue;
+      // Each Row reloads the operand (from L1): kept live across Rows it would spill.
       x_block = Opaque(x_block);
-      std::vector<Value*> w_rows;
-      for (int64_t r : block) {
-        w_rows.push_back(b_.CreateGEP(b_.getInt32Ty(), wp_,
-                                      b_.CreateMul(b_.CreateAdd(b_.CreateMul(kw, I64(s_.rows)), I64(r)), I64(s_.packet))));
-      }
+      Value* w_row = b_.CreateGEP(b_.getInt32Ty(), wp_,
+                                  b_.CreateMul(b_.CreateAdd(b_.CreateMul(kw, I64(s_.rows)), I64(r)), I64(s_.packet)));
       for (int64_t g = 0; g < s_.groups(); ++g) {
         if (s_.target[g] < 0) continue;
-        std::vector<Value*> sums = Tree(math, x_block, w_rows, g * s_.group, (g + 1) * s_.group);
-        for (size_t i = 0; i < block.size(); ++i) {
-          Value* slot = b_.CreateGEP(b_.getInt32Ty(), accp_, b_.CreateMul(AccCell(ab, block[i], g), I64(kLanes)));
-          Value* old = b_.CreateAlignedLoad(math.IntType(), slot, llvm::Align(kAlign));
-          b_.CreateAlignedStore(b_.CreateSelect(first, sums[i], math.Combine(old, sums[i])), slot, llvm::Align(kAlign));
-        }
+        Value* sum = Tree(math, x_block, w_row, g * s_.group, (g + 1) * s_.group);
+        Value* slot = b_.CreateGEP(b_.getInt32Ty(), accp_, b_.CreateMul(AccCell(ab, r, g), I64(kLanes)));
+        Value* old = b_.CreateAlignedLoad(math.IntType(), slot, llvm::Align(kAlign));
+        b_.CreateAlignedStore(b_.CreateSelect(first, sum, math.Combine(old, sum)), slot, llvm::Align(kAlign));
       }
     }
   }
 
-  // The pairwise tree over packet positions [lo, hi) for each Row of `w_rows`, emitted depth first:
-  // the two halves, then their combination. For a power-of-two width that is the manual's tree
-  // level by level (adjacent pairs, then pairs of pairs), and only one partial sum per level and
-  // Row is live at a time, so the 16-lane operand and products stay in registers.
-  std::vector<Value*> Tree(AccumulatorMath& math, Value* x_block, const std::vector<Value*>& w_rows, int64_t lo,
-                           int64_t hi) {
+  // The pairwise tree over packet positions [lo, hi) of one Row, emitted depth first: the two
+  // halves, then their combination. For a power-of-two width that is the manual's tree level by
+  // level (adjacent pairs, then pairs of pairs), and only one partial sum per level is live at a
+  // time, so the 16-lane operand and products stay in registers.
+  Value* Tree(AccumulatorMath& math, Value* x_block, Value* w_row, int64_t lo, int64_t hi) {
     VISA_CHECK(hi - lo >= 1 && ((hi - lo) & (hi - lo - 1)) == 0, "a tree group is a power of two wide");
     const bool fuse_pair = s_.fma_first_level && hi - lo == 2 && s_.live_packet[lo] && s_.live_packet[lo + 1];
-    if (hi - lo == 1 || fuse_pair) {
-      std::vector<Value*> leaves;
-      Value* x0 = LoadX(math, x_block, lo);
-      Value* x1 = fuse_pair ? LoadX(math, x_block, lo + 1) : nullptr;
-      for (Value* w_row : w_rows) {
-        if (!fuse_pair) {
-          leaves.push_back(s_.live_packet[lo] ? math.Multiply(x0, Weight(w_row, lo)) : math.Identity());
-        } else {
-          leaves.push_back(math.MultiplyAdd(x0, Weight(w_row, lo), math.Multiply(x1, Weight(w_row, lo + 1))));
-        }
-      }
-      return leaves;
+    if (fuse_pair) {
+      return math.MultiplyAdd(LoadX(math, x_block, lo), Weight(w_row, lo),
+                              math.Multiply(LoadX(math, x_block, lo + 1), Weight(w_row, lo + 1)));
+    }
+    if (hi - lo == 1) {
+      return s_.live_packet[lo] ? math.Multiply(LoadX(math, x_block, lo), Weight(w_row, lo)) : math.Identity();
     }
     const int64_t mid = lo + (hi - lo) / 2;
-    std::vector<Value*> left = Tree(math, x_block, w_rows, lo, mid);
-    std::vector<Value*> right = Tree(math, x_block, w_rows, mid, hi);
-    for (size_t i = 0; i < left.size(); ++i) left[i] = math.Combine(left[i], right[i]);
-    return left;
+    Value* left = Tree(math, x_block, w_row, lo, mid);
+    return math.Combine(left, Tree(math, x_block, w_row, mid, hi));
   }
 
   // `pointer`, through an empty asm statement the optimizer cannot see into: loads through the

@@ -127,6 +127,17 @@ Value* EmitInline(llvm::IRBuilder<>& b, llvm::Module& module, VeFn fn, Value* a,
   }
 }
 
+// A kernel `void name(ptr, ptr, ptr, i64 begin, i64 end)`, as both vector kernels are called.
+llvm::Function* NewKernel(llvm::Module& module, const std::string& name) {
+  llvm::LLVMContext& context = module.getContext();
+  llvm::Type* ptr = llvm::PointerType::getUnqual(context);
+  llvm::Type* i64 = llvm::Type::getInt64Ty(context);
+  auto* type = llvm::FunctionType::get(llvm::Type::getVoidTy(context), {ptr, ptr, ptr, i64, i64}, false);
+  llvm::Function* fn = llvm::Function::Create(type, llvm::Function::ExternalLinkage, name, module);
+  fn->addFnAttr(llvm::Attribute::NoUnwind);
+  return fn;
+}
+
 }  // namespace
 
 void BuildVectorFunction(llvm::Module& module, const std::string& name, const VectorKernelSpec& spec) {
@@ -134,10 +145,7 @@ void BuildVectorFunction(llvm::Module& module, const std::string& name, const Ve
   llvm::IRBuilder<> b(context);
   llvm::Type* ptr = b.getPtrTy();
   llvm::Type* i32 = b.getInt32Ty();
-  llvm::Type* i64 = b.getInt64Ty();
-  auto* type = llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, ptr, i64, i64}, false);
-  llvm::Function* fn = llvm::Function::Create(type, llvm::Function::ExternalLinkage, name, module);
-  fn->addFnAttr(llvm::Attribute::NoUnwind);
+  llvm::Function* fn = NewKernel(module, name);
   auto* scalar_type = llvm::FunctionType::get(i32, {i32, i32, i32}, false);
   b.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", fn));
   Value* data = fn->getArg(0);
@@ -202,12 +210,9 @@ std::string ZipKernelSpec::Key() const { return absl::StrCat("vector zip ", symb
 void BuildZipFunction(llvm::Module& module, const std::string& name, const ZipKernelSpec& spec) {
   llvm::LLVMContext& context = module.getContext();
   llvm::IRBuilder<> b(context);
-  llvm::Type* ptr = b.getPtrTy();
   llvm::Type* i32 = b.getInt32Ty();
   llvm::Type* i64 = b.getInt64Ty();
-  auto* type = llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, ptr, i64, i64}, false);
-  llvm::Function* fn = llvm::Function::Create(type, llvm::Function::ExternalLinkage, name, module);
-  fn->addFnAttr(llvm::Attribute::NoUnwind);
+  llvm::Function* fn = NewKernel(module, name);
   auto* scalar_type = llvm::FunctionType::get(i32, {i32, i32, i32}, false);
   llvm::FunctionCallee callee = module.getOrInsertFunction(spec.symbol, scalar_type);
   b.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", fn));
