@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "dsl/equivalence.h"
 #include "dsl/status_macros.h"
+#include "dsl/vector_branch_ids.h"
 
 namespace visa {
 namespace {
@@ -96,8 +97,8 @@ std::string BranchMode::ToString() const {
   switch (kind) {
     case Kind::kUnconditional: return "Unconditional";
     case Kind::kAxisToggle: return absl::StrCat("AxisToggle { axis: ", axis, " }");
-    case Kind::kValidCount: return "ValidCount";
-    case Kind::kVrf: return "Vrf";
+    case Kind::kValidCount: return absl::StrCat("ValidCount(", axis, ")");
+    case Kind::kVrf: return absl::StrCat("Vrf(vrf#", vrf, ")");
     case Kind::kComparison: {
       std::vector<std::string> parts;
       for (const InputCmp& c : cmp) parts.push_back(c.ToString());
@@ -439,11 +440,8 @@ absl::Status VectorChain::Branch(const BranchMode& mode) {
         "Vector Engine Way: `vector_intra_slice_branch` needs Way8 packets of 8 elements (one 32-byte flit), the "
         "packet [", shape_.packet.ToString(), "] has ", shape_.packet.size()));
   }
-  if (mode.kind == BranchMode::Kind::kValidCount || mode.kind == BranchMode::Kind::kVrf) {
-    return absl::UnimplementedError(absl::StrCat(
-        "Branch: BranchMode::", mode.ToString(), " is not supported: the manual gives no semantics for the ids it "
-        "loads (Valid Count Generator / Branch Logger)"));
-  }
+  if (mode.kind == BranchMode::Kind::kValidCount) RETURN_IF_ERROR(ValidCountIds(shape_, mode.axis).status());
+  if (mode.kind == BranchMode::Kind::kVrf) RETURN_IF_ERROR(CheckVrfIds(mode));
   if (mode.kind == BranchMode::Kind::kAxisToggle) {
     const std::vector<std::string> names = shape_.Full().axis_names();
     if (std::find(names.begin(), names.end(), mode.axis) == names.end()) {

@@ -69,13 +69,14 @@ struct InputCmp {
 struct BranchMode {
   enum class Kind { kUnconditional, kAxisToggle, kValidCount, kComparison, kVrf };
   Kind kind = Kind::kUnconditional;
-  std::string axis;                // kAxisToggle
+  std::string axis;                // kAxisToggle; kValidCount: the padded axis the VCG counts
   std::array<InputCmp, 4> cmp{};   // kComparison
+  int vrf = -1;                    // kVrf: the VRF operand holding the ids (dsl/vector_branch_ids.h)
   static BranchMode Unconditional() { return {}; }
   static BranchMode AxisToggle(std::string axis) { return {Kind::kAxisToggle, std::move(axis)}; }
-  static BranchMode ValidCount() { return {Kind::kValidCount, ""}; }
+  static BranchMode ValidCount(std::string axis = "") { return {Kind::kValidCount, std::move(axis)}; }
   static BranchMode Comparison(std::array<InputCmp, 4> cmp) { return {Kind::kComparison, "", cmp}; }
-  static BranchMode Vrf() { return {Kind::kVrf, ""}; }
+  static BranchMode Vrf(int vrf = -1) { return {Kind::kVrf, "", {}, vrf}; }
   std::string ToString() const;
 };
 
@@ -219,6 +220,8 @@ class VectorChain {
   absl::Status Clip(ClipBinaryOpI32 op, const VeArgs& args, const VeBranched& operand);
   absl::Status Clip(ClipBinaryOpF32 op, const VeArgs& args, const VeBranched& operand);
   absl::Status Stash();
+  // vector_filter (dsl/vector_filter.cc): keeps the elements whose execution id `keep` admits.
+  absl::Status Filter(const TagGuard& keep);
   absl::Status Reinterpret(DType to);
   // Registers a VRF tensor an operand reads; returns its operand index.
   absl::StatusOr<int> AddVrf(VrfOperandInfo vrf);
@@ -243,6 +246,7 @@ class VectorChain {
   absl::Status Relayout(const char* call, VeStep::Kind kind, VeStage stage, VeWay from, const StreamShape& out);
   absl::Status Zip(const char* call, const char* op, VeStage stage, VeFn fn, VeAlu alu, DType type, const VeArgs& args);
   absl::Status NotPaired(const char* call) const;
+  absl::Status CheckVrfIds(const BranchMode& mode) const;
 
   VectorStage config_;
   StreamShape shape_;

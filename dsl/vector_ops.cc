@@ -123,6 +123,7 @@ VISA_VE_F2(MaxF32, ve::Max(x, y))
 VISA_VE_F2(AbsMinF32, ve::AbsMin(x, y))
 VISA_VE_F2(AbsMaxF32, ve::AbsMax(x, y))
 VISA_VE_F2(AddF32Clip, x + y)
+uint32_t visa_ve_FilterOut(uint32_t, uint32_t, uint32_t) { return 0; }
 #undef VISA_VE_I2
 #undef VISA_VE_F1
 #undef VISA_VE_F2
@@ -152,6 +153,7 @@ constexpr VeFnInfo kFns[] = {
     ENTRY(AbsMaxI32, 2, kI32, kI32),     ENTRY(MinF32, 2, kF32, kF32),
     ENTRY(MaxF32, 2, kF32, kF32),        ENTRY(AbsMinF32, 2, kF32, kF32),
     ENTRY(AbsMaxF32, 2, kF32, kF32),     ENTRY(AddF32Clip, 2, kF32, kF32),
+    ENTRY(FilterOut, 1, kI32, kI32),
 };
 #undef ENTRY
 static_assert(sizeof(kFns) / sizeof(kFns[0]) == static_cast<size_t>(VeFn::kCount));

@@ -62,6 +62,7 @@ enum class VeFn : uint8_t {
   kAddF, kSubF, kMulF, kDivF, kFmaF,
   kMinI32, kMaxI32, kAbsMinI32, kAbsMaxI32,
   kMinF32, kMaxF32, kAbsMinF32, kAbsMaxF32, kAddF32Clip,
+  kFilterOut,  // the Filter stage on an element it drops: 0 bits (dsl/vector_filter.cc)
   kCount,
 };
 

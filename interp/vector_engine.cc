@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "dsl/status_macros.h"
+#include "dsl/vector_branch_ids.h"
 #include "dsl/vector_tags.h"
 #include "interp/index_move.h"
 #include "interp/stages.h"
@@ -98,9 +99,16 @@ absl::Status ApplyZip(Flow& flow, const VeStep& step, const std::string& axis) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<uint8_t>> BranchTags(const Flow& flow, const BranchMode& mode) {
+absl::StatusOr<std::vector<uint8_t>> BranchTags(const Flow& flow, const VectorStage& stage,
+                                                 const std::vector<HostTensor>& vrf_images) {
+  const BranchMode& mode = stage.branch;
   std::vector<uint8_t> tags(flow.bits.size(), 0);
   if (mode.kind == BranchMode::Kind::kAxisToggle) return AxisToggleTags(flow.layout, mode.axis);
+  if (mode.kind == BranchMode::Kind::kValidCount) return ValidCountIds(stage.in, mode.axis);
+  if (mode.kind == BranchMode::Kind::kVrf) {
+    ASSIGN_OR_RETURN(std::vector<uint32_t> values, Relaid(vrf_images[mode.vrf], flow.layout));
+    return VrfIds(values, flow.layout, stage.vrfs[mode.vrf].text);
+  }
   if (mode.kind == BranchMode::Kind::kComparison) {
     for (size_t p = 0; p < tags.size(); ++p) {
       for (int i = 0; i < 4; ++i) tags[p] |= static_cast<uint8_t>(mode.cmp[i].Holds(flow.bits[p]) << i);
@@ -115,7 +123,6 @@ absl::StatusOr<HostTensor> VectorStream(const HostTensor& stream, const VectorSt
                                         const std::vector<DeviceTensor>& vrfs) {
   Flow flow{stage.in.dtype, stage.in.Full(), stream.ToBits(), {}};
   VISA_CHECK(static_cast<int64_t>(flow.bits.size()) == flow.layout.size(), "the vector stage reads its input layout");
-  ASSIGN_OR_RETURN(flow.tags, BranchTags(flow, stage.branch));
   std::vector<HostTensor> vrf_images;
   for (size_t i = 0; i < vrfs.size(); ++i) {
     RETURN_IF_ERROR(CheckStreamReads({vrfs[i]}, std::nullopt, vrfs[i].full_mapping(),
@@ -123,6 +130,7 @@ absl::StatusOr<HostTensor> VectorStream(const HostTensor& stream, const VectorSt
     ASSIGN_OR_RETURN(HostTensor image, ReadAs(vrfs[i], vrfs[i].full_mapping()));
     vrf_images.push_back(std::move(image));
   }
+  ASSIGN_OR_RETURN(flow.tags, BranchTags(flow, stage, vrf_images));
   std::optional<HostTensor> stash;
   for (const VeStep& step : stage.steps) {
     switch (step.kind) {

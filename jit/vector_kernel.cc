@@ -82,6 +82,7 @@ Value* EmitInline(llvm::IRBuilder<>& b, llvm::Module& module, VeFn fn, Value* a,
   auto wrapped_abs = [&](Value* x) { return intrinsic(llvm::Intrinsic::abs, i32, {x, b.getFalse()}); };
   switch (fn) {
     case VeFn::kBitAnd: return b.CreateAnd(a, c);
+    case VeFn::kFilterOut: return b.getInt32(0);
     case VeFn::kBitOr: return b.CreateOr(a, c);
     case VeFn::kBitXor: return b.CreateXor(a, c);
     case VeFn::kLeftShift: return b.CreateShl(a, amount());

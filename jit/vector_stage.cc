@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "dsl/status_macros.h"
+#include "dsl/vector_branch_ids.h"
 #include "dsl/vector_tags.h"
 #include "jit/element_op.h"
 #include "jit/parallel.h"
@@ -87,6 +88,26 @@ absl::StatusOr<std::vector<uint8_t>> Moved(KernelCache& kernels, DType dtype, co
   return bytes;
 }
 
+// The execution ids the stage's branch mode gives every position of `layout` (Comparison ids are
+// computed by the first segment's kernel from the values).
+absl::StatusOr<std::vector<uint8_t>> BranchIds(KernelCache& kernels, const VectorStage& stage, const Mapping& layout,
+                                               const std::vector<DeviceTensor>& vrfs,
+                                               const std::vector<Staged>& vrf_data) {
+  switch (stage.branch.kind) {
+    case BranchMode::Kind::kAxisToggle: return AxisToggleTags(layout, stage.branch.axis);
+    case BranchMode::Kind::kValidCount: return ValidCountIds(stage.in, stage.branch.axis);
+    case BranchMode::Kind::kVrf: {
+      const int k = stage.branch.vrf;
+      ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, Moved(kernels, DType::kI32, layout, vrfs[k].full_mapping(),
+                                                         vrf_data[k].data(), vrf_data[k].positions(), true));
+      std::vector<uint32_t> values(static_cast<size_t>(layout.size()));
+      std::memcpy(values.data(), bytes.data(), 4 * values.size());
+      return VrfIds(values, layout, stage.vrfs[k].text);
+    }
+    default: return std::vector<uint8_t>(static_cast<size_t>(layout.size()), 0);
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<HostTensor> RunVectorStage(KernelCache& kernels, HostTensor stream, const VectorStage& stage,
@@ -94,15 +115,12 @@ absl::StatusOr<HostTensor> RunVectorStage(KernelCache& kernels, HostTensor strea
   Mapping layout = stage.in.Full();
   std::vector<uint8_t> data = std::move(stream).TakeBytes();
   VISA_CHECK(static_cast<int64_t>(data.size()) == 4 * layout.size(), "the vector stage reads its input layout");
-  std::vector<uint8_t> tags(static_cast<size_t>(layout.size()), 0);
-  if (stage.branch.kind == BranchMode::Kind::kAxisToggle) {
-    ASSIGN_OR_RETURN(tags, AxisToggleTags(layout, stage.branch.axis));
-  }
   std::vector<Staged> vrf_data;
   for (const DeviceTensor& vrf : vrfs) {
     ASSIGN_OR_RETURN(Staged staged, Staged::Read(vrf));
     vrf_data.push_back(std::move(staged));
   }
+  ASSIGN_OR_RETURN(std::vector<uint8_t> tags, BranchIds(kernels, stage, layout, vrfs, vrf_data));
   std::vector<uint8_t> stash;
   Mapping stash_layout;
   for (const Action& action : ActionsOf(stage)) {
@@ -158,6 +176,9 @@ absl::StatusOr<HostTensor> RunVectorStage(KernelCache& kernels, HostTensor strea
 absl::Status CompileVectorStage(KernelCache& kernels, const VectorStage& stage, const std::vector<TensorRef>& vrfs) {
   Mapping layout = stage.in.Full();
   Mapping stash_layout;
+  if (stage.branch.kind == BranchMode::Kind::kVrf && vrfs[stage.branch.vrf].handle) {
+    RETURN_IF_ERROR(kernels.Compile(layout, vrfs[stage.branch.vrf].handle->full_mapping(), CopyOp(DType::kI32), true));
+  }
   for (const Action& action : ActionsOf(stage)) {
     if (!action.segment.empty()) {
       for (const ImageSource& source : action.segment.images) {

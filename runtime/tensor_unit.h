@@ -170,6 +170,10 @@ class Stream {
   Stream vector_clip_with_mode(ClipBinaryOpI32 op, BinaryArgMode mode, const VeBranchOperand& operand) &&;
   Stream vector_clip_with_mode(ClipBinaryOpF32 op, BinaryArgMode mode, const VeBranchOperand& operand) &&;
   Stream vector_stash() &&;
+  // BranchMode::Vrf: the execution ids (0-15) from an i32 VRF tensor (dsl/vector_branch_ids.h).
+  Stream vector_intra_slice_branch(const VrfTensor& execution_ids) &&;
+  // Filter: keeps the elements whose execution id `keep` admits, the others become 0.
+  Stream vector_filter(const TagGuard& keep) &&;
   Stream vector_reinterpret(DType to) &&;
   Stream vector_final() &&;
 
@@ -185,6 +189,10 @@ class Stream {
   Stream vector_fp_binary(FpBinaryOp op, std::optional<VeRhs> group0, std::optional<VeRhs> group1) &&;
   Stream vector_clip(ClipBinaryOpI32 op, std::optional<VeRhs> group0, std::optional<VeRhs> group1) &&;
   Stream vector_clip(ClipBinaryOpF32 op, std::optional<VeRhs> group0, std::optional<VeRhs> group1) &&;
+  // (operand0, operand1) per group, operand1 an f32 constant (runtime/vector_group_calls.cc).
+  Stream vector_fp_ternary(FpTernaryOp op, std::optional<std::pair<VeRhs, float>> group0,
+                           std::optional<std::pair<VeRhs, float>> group1) &&;
+  Stream vector_fp_div(FpDivBinaryOp op, std::optional<VeRhs> group0, std::optional<VeRhs> group1) &&;
   Stream vector_logic_zip(LogicBinaryOpI32 op, BinaryArgMode mode = BinaryArgMode::kMode01) &&;
   Stream vector_fxp_zip(FxpBinaryOp op, BinaryArgMode mode = BinaryArgMode::kMode01) &&;
   Stream vector_fp_zip(FpBinaryOp op, BinaryArgMode mode = BinaryArgMode::kMode01) &&;
@@ -214,6 +222,7 @@ class Stream {
   VISA_CONSUMED_STREAM_CALL(vector_clip_with_mode)
   VISA_CONSUMED_STREAM_CALL(vector_clip_zip)
   VISA_CONSUMED_STREAM_CALL(vector_concat)
+  VISA_CONSUMED_STREAM_CALL(vector_filter)
   VISA_CONSUMED_STREAM_CALL(vector_final)
   VISA_CONSUMED_STREAM_CALL(vector_fp_binary)
   VISA_CONSUMED_STREAM_CALL(vector_fp_binary_with_mode)
@@ -265,6 +274,8 @@ class Stream {
   absl::StatusOr<VeBranched> Slots(const VeBranchOperand& operand);
   // One operand per group (two-group mode), as slots guarded by GroupId.
   absl::StatusOr<VeBranched> GroupSlots(const std::optional<VeRhs>& group0, const std::optional<VeRhs>& group1);
+  // Registers a VRF tensor the vector chain reads; returns its operand index.
+  absl::StatusOr<int> AddVrfOperand(const VrfTensor& tensor);
   // The commit_view rules on the target that the Commit Engine's own plan does not cover.
   absl::Status CheckCommitTarget(const DmTensor& view) const;
 

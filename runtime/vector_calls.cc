@@ -62,20 +62,24 @@ Stream Stream::Vector(const char* call, const std::function<absl::Status(VectorC
   return std::move(*this);
 }
 
+absl::StatusOr<int> Stream::AddVrfOperand(const VrfTensor& tensor) {
+  RETURN_IF_ERROR(tensor.CheckReadable());
+  if (&tensor.device() != &ctx_->device()) {
+    return absl::InvalidArgumentError("VRF Input: the VRF operand is on another device");
+  }
+  ASSIGN_OR_RETURN(int index, vector_->AddVrf(VrfOperandInfo{tensor.dtype(), tensor.chip(), tensor.cluster(),
+                                                             tensor.slice(), tensor.element(), tensor.ToString()}));
+  vrf_operands_.push_back(tensor);
+  op_.vrf_operands.push_back(TensorRef{tensor.ToString(), tensor.id(), tensor});
+  return index;
+}
+
 absl::StatusOr<VeBranched> Stream::Slots(const VeBranchOperand& operand) {
   VeBranched branched;
   for (const VeBranchOperand::Slot& slot : operand.slots()) {
     VeOperand o = slot.operand.operand();
     if (o.kind == VeOperand::Kind::kVrf) {
-      const VrfTensor& tensor = *slot.operand.tensor();
-      RETURN_IF_ERROR(tensor.CheckReadable());
-      if (&tensor.device() != &ctx_->device()) {
-        return absl::InvalidArgumentError("VRF Input: the VRF operand is on another device");
-      }
-      ASSIGN_OR_RETURN(o.vrf, vector_->AddVrf(VrfOperandInfo{tensor.dtype(), tensor.chip(), tensor.cluster(),
-                                                            tensor.slice(), tensor.element(), tensor.ToString()}));
-      vrf_operands_.push_back(tensor);
-      op_.vrf_operands.push_back(TensorRef{tensor.ToString(), tensor.id(), tensor});
+      ASSIGN_OR_RETURN(o.vrf, AddVrfOperand(*slot.operand.tensor()));
     }
     if (slot.rf) branched.rf(slot.guard, o, slot.operand1);
     else branched.imm(slot.guard, o, slot.operand1);

@@ -244,7 +244,8 @@ TEST_F(VectorEngineTest, StashRules) {
               HasSubstr("in Way4 cannot read the stash written as f32 in Way8"));
 }
 
-TEST_F(VectorEngineTest, BranchModesOutsideTheManualsSemanticsAreUnimplemented) {
+// ValidCount needs the axis its Valid Count Generator counts (tests/vector_branch_modes_test.cc).
+TEST_F(VectorEngineTest, ValidCountBranchNamesItsAxis) {
   absl::Status status = [&] {
     Device device(1);
     interp::Interpreter interp;
@@ -252,8 +253,8 @@ TEST_F(VectorEngineTest, BranchModesOutsideTheManualsSemanticsAreUnimplemented) 
     DmTensor in = Dm(ctx, DType::kI32, std::vector<double>(16, 1.0));
     return Enter(ctx, in, BranchMode::ValidCount()).vector_final().commit(m("T, A"), 4096).status();
   }();
-  EXPECT_EQ(status.code(), absl::StatusCode::kUnimplemented);
-  EXPECT_THAT(status.message(), HasSubstr("Branch: BranchMode::ValidCount"));
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("Branch: BranchMode::ValidCount names the padded axis"));
 }
 
 TEST_F(VectorEngineTest, ExplainShowsTheConfiguration) {

@@ -171,5 +171,73 @@ TEST_F(VectorPairTest, ModeRules) {
               HasSubstr("per-group operands need the pair"));
 }
 
+TEST_F(VectorPairTest, PerGroupTernary) {  // V52: group 0 -> (2, 10), group 1 -> (3, 20) on 1.0
+  auto narrow = [this](Stream s) { return std::move(s).vector_split(m("I, A / 4"), m("A % 4")); };
+  auto widen = [this](Stream s) { return std::move(s).vector_concat(m("1"), m("A")); };
+  auto fma = [&](BinaryArgMode zip) {
+    return [&, zip](Stream s) {
+      return widen(narrow(std::move(s))
+                       .vector_fp_ternary(FpTernaryOp::kFmaF, std::pair{VeRhs(2.0f), 10.0f},
+                                          std::pair{VeRhs(3.0f), 20.0f})
+                       .vector_fp_zip(FpBinaryOp::MulF(FpMulAlu::kMul0), zip));
+    };
+  };
+  EXPECT_EQ(Run(DType::kF32, 1.0, 1.0, fma(BinaryArgMode::kMode00)), F(12.0f * 12.0f));  // group 0: 1 * 2 + 10
+  EXPECT_EQ(Run(DType::kF32, 1.0, 1.0, fma(BinaryArgMode::kMode11)), F(23.0f * 23.0f));  // group 1: 1 * 3 + 20
+  // One group only: group 1 passes unchanged.
+  EXPECT_EQ(Run(DType::kF32, 1.5, 4.0, [&](Stream s) {
+              return widen(narrow(std::move(s))
+                               .vector_fp_ternary(FpTernaryOp::kFmaF, std::pair{VeRhs(2.0f), 1.0f}, std::nullopt)
+                               .vector_fp_zip(FpBinaryOp::DivF()));
+            }),
+            F(1.0f));  // (1.5 * 2 + 1) / 4 (V66 with a ternary)
+  // Per-group FpDiv: group 0 / 2, group 1 unchanged, then (after Widen) group 0 + group 1.
+  EXPECT_EQ(Run(DType::kF32, 3.0, 5.0, [&](Stream s) {
+              return narrow(std::move(s))
+                  .vector_fp_div(FpDivBinaryOp::kDivF, VeRhs(2.0f), std::nullopt)
+                  .vector_concat(m("I"), m("A"))  // both groups widen together
+                  .vector_clip_zip(ClipBinaryOpF32::kAdd);
+            }),
+            F(6.5f));
+}
+
+TEST_F(VectorPairTest, PerGroupTernaryRules) {
+  auto narrow = [this](Stream s) { return std::move(s).vector_split(m("I, A / 4"), m("A % 4")); };
+  // The FpFma ALU is the pair's: a zip on it after a per-group FmaF conflicts.
+  EXPECT_THAT(Plan(DType::kF32, [&](Stream s) {
+                return narrow(std::move(s))
+                    .vector_fp_ternary(FpTernaryOp::kFmaF, std::pair{VeRhs(2.0f), 1.0f}, std::nullopt)
+                    .vector_fp_zip(FpBinaryOp::AddF());
+              }).message(),
+              HasSubstr("ALU single-use: FpFma is already in use"));
+  // A group operand is a constant or a VRF tensor, not the stash.
+  EXPECT_THAT(Plan(DType::kF32, [&](Stream s) {
+                return narrow(std::move(s))
+                    .vector_fp_ternary(FpTernaryOp::kFmaF, std::pair{VeRhs(Stash), 1.0f}, std::nullopt)
+                    .vector_fp_zip(FpBinaryOp::MulF(FpMulAlu::kMul0));
+              }).message(),
+              HasSubstr("Two-Group Mode: a group operand is a constant or a VRF tensor, not the stash"));
+  // Float ops need Way4: the per-group ternary before the split fails on the Way.
+  EXPECT_THAT(Plan(DType::kF32, [&](Stream s) {
+                return std::move(s).vector_fp_ternary(FpTernaryOp::kFmaF, std::pair{VeRhs(2.0f), 1.0f}, std::nullopt);
+              }).message(),
+              HasSubstr("Vector Engine Way: `vector_fp_ternary` requires Way4"));
+  // Per-group operands need the pair.
+  Device device(1);
+  interp::Interpreter interp;
+  Context ctx(device, interp);
+  DmTensor x = Dm(ctx, DType::kF32, 1, 0);
+  EXPECT_THAT(ctx.main.begin(x.view())
+                  .fetch(DType::kF32, m("1"), m("A"))
+                  .collect(m("1"), m("A"))
+                  .vector_init()
+                  .vector_intra_slice_branch(BranchMode::Unconditional())
+                  .vector_split(m("A / 4"), m("A % 4"))
+                  .vector_fp_ternary(FpTernaryOp::kFmaF, std::pair{VeRhs(2.0f), 1.0f}, std::nullopt)
+                  .status()
+                  .message(),
+              HasSubstr("per-group operands need the pair"));
+}
+
 }  // namespace
 }  // namespace visa
