@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/address.h"
 #include "runtime/tier.h"
+#include "samples/random_vector_chain.h"
 
 namespace visa::samples {
 namespace {
@@ -78,7 +79,14 @@ std::vector<CoverageKey> ProgramCoverage(const Program& program) {
     } else {
       out.insert({"context", weights.count(pipe.output.id) ? "weights" : "sub"});
     }
-    for (const Stage& stage : pipe.stages) StageCoverage(stage, out);
+    for (size_t i = 0; i < pipe.stages.size(); ++i) {
+      StageCoverage(pipe.stages[i], out);
+      if (const auto* vector = std::get_if<VectorStage>(&pipe.stages[i])) {
+        out.insert({"stage", "vector"});
+        const bool accumulated = i > 0 && std::holds_alternative<AccumulateStage>(pipe.stages[i - 1]);
+        VectorStageCoverage(*vector, accumulated ? "accumulate" : "collect", out);
+      }
+    }
   }
   return std::vector<CoverageKey>(out.begin(), out.end());
 }

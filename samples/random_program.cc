@@ -17,6 +17,7 @@
 #include "runtime/tensor_unit.h"
 #include "runtime/tier.h"
 #include "runtime/transfer.h"
+#include "samples/random_vector_chain.h"
 
 namespace visa::samples {
 namespace {
@@ -106,6 +107,11 @@ struct PipelineCall {
   TrfAddress trf_address = TrfAddress::kFull;
   std::optional<int> bitmap_slice;  // commit into slices {0, this, 3} only
   int64_t commit_address = kCommitAddress;
+  // A Vector Engine chain after stages[vector_after] (collect or accumulate), on the stream
+  // `vector_entry` describes (samples/random_vector_chain.h).
+  std::optional<VectorChainDraw> vector;
+  std::optional<VectorEntry> vector_entry;
+  size_t vector_after = 0;
 };
 
 // A random host tensor placed in DM through HBM.
@@ -224,6 +230,9 @@ class Drawer {
     return from == DType::kI32 ? Pick({DType::kI8, DType::kI16, DType::kI4})
                                : Pick({DType::kBF16, DType::kF16, DType::kF8E4M3, DType::kF8E5M2});
   }
+  // Sometimes a Vector Engine chain on the i32 / f32 stream just past collect or accumulate;
+  // `same_slice`: the stream's Slice is the input's (a VRF tensor can then be loaded on it).
+  void MaybeVector(PipelineCall& pipe, Layout& layout, const char* after, bool same_slice);
   // The optional cast and transpose, then the final call and the DMA after.
   void DrawTail(ProgramCalls& p, PipelineCall& pipe, Layout& layout, std::optional<DType> cast_to, bool transpose);
 
@@ -429,6 +438,39 @@ std::optional<StageCall> Drawer::Transpose(Layout& layout) {
   return Call(StreamCall::kTranspose, layout.Time(), layout.Packet());
 }
 
+void Drawer::MaybeVector(PipelineCall& pipe, Layout& layout, const char* after, bool same_slice) {
+  const bool wanted = Wants("vector", 0.5);
+  if (!wanted || pipe.sub || (layout.type != DType::kI32 && layout.type != DType::kF32) || layout.packet != 8) return;
+  VectorEntry entry;
+  entry.type = layout.type;
+  for (const Term& t : layout.time) entry.time.push_back(t.text);
+  entry.packet = layout.Packet();
+  entry.live = layout.live.text;
+  entry.live_size = layout.live.size;
+  entry.slice = layout.slice;
+  std::set<std::string> axes;  // an axis of a term of one value names nothing the stream holds
+  for (const Term& t : layout.time) {
+    if (t.size == 1) continue;
+    for (char ch : t.text) {
+      if (std::isupper(static_cast<unsigned char>(ch))) axes.insert(std::string(1, ch));
+    }
+  }
+  if (layout.live.size > 1) {
+    for (char ch : layout.live.text) {
+      if (std::isupper(static_cast<unsigned char>(ch))) axes.insert(std::string(1, ch));
+    }
+  }
+  entry.toggle_axes.assign(axes.begin(), axes.end());
+  entry.interleaved = pipe.interleave && !layout.time.empty() && layout.time.front().text == "I";
+  // Two VRF tensors (the operand and the ids) of the stream's Time x Packet share the 8 KiB.
+  entry.vrf_possible = same_slice && 4 * ElementSize(layout) <= kVrfBytesPerSlice / 2;
+  entry.after = after;
+  pipe.vector = DrawVectorChain(rng_, entry);
+  pipe.vector_entry = entry;
+  pipe.vector_after = pipe.stages.size() - 1;
+  if (pipe.vector->pair) layout.time.erase(layout.time.begin());  // the zip merged the interleave axis I
+}
+
 void Drawer::DrawTail(ProgramCalls& p, PipelineCall& pipe, Layout& layout, std::optional<DType> cast_to,
                       bool transpose) {
   if (cast_to && (layout.type == DType::kI32 || layout.type == DType::kF32)) {
@@ -614,6 +656,7 @@ ProgramCalls Drawer::DrawMovement() {
 
   if (want_switch && slices == 256) pipe.stages.push_back(DrawSwitch(layout, false));
   pipe.stages.push_back(Collect(layout));
+  MaybeVector(pipe, layout, "collect", !want_switch || slices != 256);
   DrawTail(p, pipe, layout, cast ? std::optional<DType>(final_type) : std::nullopt, want_transpose);
   return p;
 }
@@ -748,6 +791,7 @@ ProgramCalls Drawer::DrawContraction() {
   acc.first = layout.Time();
   acc.second = layout.Packet();
   pipe.stages.push_back(acc);
+  MaybeVector(pipe, layout, "accumulate", !want_switch || slices != 256);
   std::optional<DType> cast_to;
   if (Wants("cast", 0.5)) cast_to = CastTarget(layout.type);
   const bool transpose = Wants("transpose", 0.3);
@@ -790,7 +834,10 @@ std::string PipelineText(const PipelineCall& p, const std::string& input) {
                                   p.interleave ? absl::StrCat(".begin_interleaved(I, ", input, ", twin)")
                                                : absl::StrCat(".begin(", input, ")"));
   absl::StrAppend(&text, "\n    .", FetchText(p.fetch));
-  for (const StageCall& s : p.stages) absl::StrAppend(&text, "\n    .", StageText(s));
+  for (size_t i = 0; i < p.stages.size(); ++i) {
+    absl::StrAppend(&text, "\n    .", StageText(p.stages[i]));
+    if (p.vector && i == p.vector_after) absl::StrAppend(&text, VectorChainText(*p.vector, "\n    "));
+  }
   switch (p.finish) {
     case Finish::kCommit:
       absl::StrAppendFormat(&text, "\n    .commit([%s], 0x%x%s)", p.element, p.commit_address,
@@ -858,6 +905,10 @@ void PipelineCoverage(const PipelineCall& call, DType dm_type, const char* conte
       case StreamCall::kTranspose: out.insert({"transpose", Name(type)}); break;
       default: break;
     }
+  }
+  if (call.vector) {
+    out.insert({"stage", "vector"});
+    VectorChainCoverage(*call.vector, out);
   }
   switch (call.finish) {
     case Finish::kCommit:
@@ -949,11 +1000,20 @@ absl::Status WriteBackground(Context& ctx, const StreamShape& shape, const Mappi
 
 absl::StatusOr<DeviceTensor> RunPipeline(Context& ctx, const MappingScope& m, const PipelineCall& call,
                                          const DmTensor& source, const std::optional<TrfTensor>& weights) {
+  VectorVrfs vrfs;
+  if (call.vector) {
+    const VectorEntry& entry = *call.vector_entry;
+    std::vector<std::string> time = entry.time;
+    ASSIGN_OR_RETURN(vrfs, LoadVectorVrfs(ctx, m, *call.vector, entry.slice, time.empty() ? "1" : absl::StrJoin(time, ", "),
+                                          entry.packet));
+  }
   ASSIGN_OR_RETURN(Stream stream, Begin(ctx, m, call, source));
   stream = Fetch(std::move(stream), m, call.fetch, call.interleave);
-  for (const StageCall& s : call.stages) {
+  for (size_t i = 0; i < call.stages.size(); ++i) {
+    const StageCall& s = call.stages[i];
     if (s.call == StreamCall::kAlign && !weights) return absl::InternalError("random program: align without weights");
     stream = Apply(std::move(stream), m, s, weights);
+    if (call.vector && i == call.vector_after) stream = ApplyVectorChain(std::move(stream), m, *call.vector, vrfs);
   }
   const Mapping element = m.m(call.element);
   switch (call.finish) {
@@ -1036,6 +1096,8 @@ void StageFeatures(const Stage& stage, std::set<std::string>& out) {
     if (!commit->slices.all()) out.insert("bitmap");
   } else if (const auto* load = std::get_if<RegisterLoadStage>(&stage)) {
     out.insert(load->to_trf ? absl::StrCat("load:trf:", load->trf_mode) : "load:vrf");
+  } else if (std::holds_alternative<VectorStage>(stage)) {
+    out.insert("vector");
   }
 }
 
@@ -1043,7 +1105,7 @@ void StageFeatures(const Stage& stage, std::set<std::string>& out) {
 
 const std::vector<std::string>& RandomProgramFeatures() {
   static const std::vector<std::string> names = {"bitmap", "cast", "contraction", "dma", "interleave", "masked",
-                                                 "sub", "switch", "table", "transpose", "zero_point"};
+                                                 "sub", "switch", "table", "transpose", "vector", "zero_point"};
   return names;
 }
 
@@ -1064,7 +1126,8 @@ std::vector<CoverageKey> DrawnKinds(const DrawOptions& options) {
     for (const std::string& name : names) kinds.insert({category, name});
   };
   add("stage", {"begin", "begin_interleaved", "fetch", "switch", "collect", "align", "contract", "accumulate", "cast",
-                "transpose", "commit", "to_trf", "to_vrf"});
+                "transpose", "commit", "to_trf", "to_vrf", "vector"});
+  for (const CoverageKey& k : VectorDrawnKinds()) kinds.insert(k);
   add("context", {"main", "sub", "weights"});
   // Every fetch the movement chain offers (the contraction's operands are among them).
   const std::vector<DType> types = {DType::kI8,  DType::kI4,  DType::kI16,    DType::kI32,   DType::kBF16,

@@ -227,7 +227,7 @@ TEST(FuzzDiffCommand, BadOptionsAreClearErrors) {
            Case{{.programs = -5}, "error: --programs must be between 1 and 100000000, got -5\n"},
            Case{{.programs = 1, .features = "switch,bogus"},
                 "error: unknown feature `bogus` (features: bitmap, cast, contraction, dma, interleave, masked, sub, "
-                "switch, table, transpose, zero_point)\n"},
+                "switch, table, transpose, vector, zero_point)\n"},
            Case{{.programs = 1, .threads = -1}, "error: --threads must be 0 (the host's) or more, got -1\n"},
            Case{{.programs = 1, .seconds = -1},
                 "error: --time must be between 0 (no limit) and 10000000 seconds, got -1\n"},
