@@ -5,6 +5,7 @@
 // and gemm_bias_silu's vector part: + bias from the VRF, stash, sigmoid, x stash):
 //   - the JIT on 1 and 2 threads (the main op only: fetch, collect, the Vector Engine, commit);
 //   - the interpreter;
+//   - the JIT's compiled element loop alone, over the same number of elements (no fetch / commit);
 //   - a plain host loop computing the same values over the same bytes, built as a user builds it
 //     (this target: -O3 -march=native).
 #include <benchmark/benchmark.h>
@@ -17,6 +18,8 @@
 #include "dsl/mapping_parser.h"
 #include "interp/interpreter.h"
 #include "jit/jit_backend.h"
+#include "jit/kernel_cache.h"
+#include "jit/vector_kernel.h"
 #include "runtime/launch.h"
 #include "runtime/timing_backend.h"
 #include "runtime/transfer.h"
@@ -162,6 +165,40 @@ void BM_VectorHostLoop(benchmark::State& state, Kernel kernel) {
   state.SetBytesProcessed(state.iterations() * kElements * 4);
 }
 
+// The JIT's compiled element loop alone (jit/vector_kernel.h) over the same number of elements, one
+// thread: what the Vector Engine costs inside the main op, next to the host loop.
+void BM_VectorKernelOnly(benchmark::State& state, Kernel kernel) {
+  auto cache = *jit::KernelCache::Create(1);
+  jit::VectorKernelSpec spec;
+  auto op = [](VeFn fn, std::optional<uint32_t> constant, int image) {
+    jit::VectorKernelSpec::Op o;
+    o.fn = fn;
+    o.symbol = Info(fn).symbol;
+    o.arity = Info(fn).arity;
+    if (o.arity > 1) o.slots.push_back({0xffff, constant, image, 0});
+    return o;
+  };
+  switch (kernel) {
+    case Kernel::kConstantAdd: spec.ops = {op(VeFn::kAddFxp, 1u, -1)}; break;
+    case Kernel::kElementwiseMul: spec.ops = {op(VeFn::kMulInt, std::nullopt, 0)}; break;
+    case Kernel::kSigmoid: spec.ops = {op(VeFn::kSigmoid, std::nullopt, -1)}; break;
+    case Kernel::kBiasSilu:
+      spec.ops = {op(VeFn::kAddF, std::nullopt, 0), op(VeFn::kSigmoid, std::nullopt, -1),
+                  op(VeFn::kMulF, std::nullopt, 1)};
+      break;
+  }
+  jit::VectorFn fn = *cache->Vector(spec);
+  std::vector<uint32_t> data(kElements), image(kElements, 0x3f000000u);
+  std::vector<uint8_t> tags(kElements, 0);
+  for (int64_t i = 0; i < kElements; ++i) data[i] = 0x3f800000u + static_cast<uint32_t>(i % 4096);
+  const uint32_t* images[2] = {image.data(), image.data()};
+  for (auto _ : state) {
+    fn(data.data(), tags.data(), images, 0, kElements);
+    benchmark::DoNotOptimize(data.data());
+  }
+  state.SetBytesProcessed(state.iterations() * kElements * 4);
+}
+
 void RegisterAll() {
   for (Kernel kernel : {Kernel::kConstantAdd, Kernel::kElementwiseMul, Kernel::kSigmoid, Kernel::kBiasSilu}) {
     const std::string name = KernelName(kernel);
@@ -172,6 +209,8 @@ void RegisterAll() {
     }
     benchmark::RegisterBenchmark(("BM_Vector/" + name + "/interp").c_str(), BM_VectorMainOp, kernel, 0)
         ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(2);
+    benchmark::RegisterBenchmark(("BM_Vector/" + name + "/jit_kernel_only").c_str(), BM_VectorKernelOnly, kernel)
+        ->Unit(benchmark::kMillisecond);
     benchmark::RegisterBenchmark(("BM_Vector/" + name + "/host_loop").c_str(), BM_VectorHostLoop, kernel)
         ->Unit(benchmark::kMillisecond);
   }
