@@ -13,6 +13,7 @@
 #include "dsl/status_macros.h"
 #include "jit/contraction_plan.h"
 #include "jit/direct_pipeline.h"
+#include "jit/dma_nest.h"
 #include "jit/in_place.h"
 #include "jit/mapping_facts.h"
 #include "jit/parallel.h"
@@ -119,6 +120,55 @@ std::optional<MoveNest> CommitNest(const CommitStage& commit, const DeviceTensor
   if (live == 0 || placement.live_prefixes.back() != live - 1) return std::nullopt;
   return WriteNestOf(commit.sequencer, live, stream_size / placement.prefix_size, SequencerUnit(output),
                      output.element().size());
+}
+
+// The nest of a DMA's recorded descriptors over its ends as the JIT addresses them (in place or
+// staged), or why the move does not walk them.
+struct DescriptorWalk {
+  std::optional<MoveNest> nest;
+  std::string why_not;
+};
+DescriptorWalk DescriptorNest(const DmaOp& op, const DeviceTensor& src, const DeviceTensor& dst, bool src_in_place,
+                              bool dst_in_place) {
+  if (!op.descriptors) return {std::nullopt, "no descriptor"};
+  if (dst.is_view() && !dst_in_place) return {std::nullopt, "a staged view destination (the shared transfer path)"};
+  std::optional<MoveNest> nest = DmaNestOf(*op.descriptors, DmaEndOf(src, src_in_place), DmaEndOf(dst, dst_in_place));
+  if (!nest) return {std::nullopt, "a staged end whose entries cross its Element"};
+  return {std::move(nest), ""};
+}
+
+// Runs a DMA from its recorded descriptors (dma_nest.h); the reason when it cannot.
+absl::StatusOr<std::string> RunDescriptors(KernelCache& kernels, const DmaOp& op, const DeviceTensor& src,
+                                           const DeviceTensor& dst) {
+  // A source that may share bytes with the destination is read completely first (staged).
+  std::optional<InPlace> from = MayOverlap(src, dst) ? std::nullopt : InPlaceOf(src);
+  std::optional<InPlace> to = InPlaceOf(dst);
+  DescriptorWalk walk = DescriptorNest(op, src, dst, from.has_value(), to.has_value());
+  if (!walk.nest) return walk.why_not;
+  const MoveNest& nest = *walk.nest;
+  std::optional<Staged> staged_from;
+  if (!from) {
+    ASSIGN_OR_RETURN(staged_from, Staged::Read(src));
+    from = InPlace{src.full_mapping(), staged_from->data(), staged_from->positions()};
+  }
+  if (nest.max_src() >= from->positions) return std::string("entries that read past the source");
+  const ElementOp copy = CopyOp(src.dtype());
+  if (to) {
+    if (nest.max_dst() >= to->positions) return std::string("entries that write past the destination's memory");
+    RETURN_IF_ERROR(kernels.RunNest(nest, copy, to->data, to->positions, from->data, from->positions).status());
+    return std::string();
+  }
+  // A staged destination is read first unless the descriptors write every position of its units.
+  const Placement& placement = dst.placement();
+  const int64_t positions = static_cast<int64_t>(placement.live_prefixes.size()) * placement.levels.back().size();
+  const bool odd_nibbles = StorageBits(placement.dtype) == 4 && placement.levels.back().size() % 2 != 0;
+  const bool covered = !odd_nibbles && nest.elements() == positions;
+  ASSIGN_OR_RETURN(Staged staged_to, Staged::Read(dst.device(), placement, !covered));
+  if (nest.max_dst() >= staged_to.positions()) return std::string("entries that write past the staged destination");
+  RETURN_IF_ERROR(kernels.RunNest(nest, copy, staged_to.data(), staged_to.positions(), from->data, from->positions)
+                      .status());
+  RETURN_IF_ERROR(staged_to.Write());
+  return std::string();
 }
 
 // The layout a DMA end is addressed by: in place, or (nullopt) staged in its full mapping.
@@ -542,6 +592,13 @@ absl::Status JitBackend::Run(const DmaOp& op, const DmaTensors& tensors) {
   const DeviceTensor& src = tensors.src;
   const DeviceTensor& dst = tensors.dst;
   RETURN_IF_ERROR(CheckSameType(src.dtype(), dst.dtype()));
+  ASSIGN_OR_RETURN(std::string why_not, RunDescriptors(*kernels_, op, src, dst));
+  if (why_not.empty()) {
+    ++kernels_->stats().descriptor_dmas;
+    return absl::OkStatus();
+  }
+  ++kernels_->stats().derived_dmas;
+  ++kernels_->stats().derived_dma_reasons[why_not];
   // A move into a view of a staged (HBM) tensor writes only the window's bytes: the shared
   // transfer path stages exactly those; SRAM views are written in place below.
   if (dst.is_view() && !InPlaceLayout(dst)) return Backend::Run(op, tensors);
@@ -572,6 +629,9 @@ absl::Status JitBackend::PrepareOp(const Op& op) {
     if (dma->indirect) return absl::OkStatus();  // a gather runs the shared data path
     const DeviceTensor& src = *dma->src.handle;
     const DeviceTensor& dst = *dma->dst.handle;
+    const bool src_in_place = !MayOverlap(src, dst) && InPlaceLayout(src).has_value();
+    DescriptorWalk walk = DescriptorNest(*dma, src, dst, src_in_place, InPlaceLayout(dst).has_value());
+    if (walk.nest) return kernels_->CompileNest(*walk.nest, CopyOp(src.dtype()));
     std::optional<Mapping> from = MayOverlap(src, dst) ? std::nullopt : InPlaceLayout(src);
     std::optional<Mapping> to = InPlaceLayout(dst);
     if (!to && dst.is_view()) return absl::OkStatus();  // runs on the shared transfer path (Run)
