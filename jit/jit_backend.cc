@@ -171,6 +171,23 @@ absl::StatusOr<std::string> RunDescriptors(KernelCache& kernels, const DmaOp& op
   return std::string();
 }
 
+// Stream positions of Time's terms inside (after) the interleave term: its step in the time order.
+int64_t InnerPositions(const Mapping& time, const Mapping& interleave) {
+  int64_t inner = 1;
+  bool found = false;
+  Mapping rest = time;
+  auto visit = [&](const Mapping& term) {
+    if (found) inner *= term.size();
+    if (term == interleave) found = true;
+  };
+  while (rest.kind() == Mapping::Kind::kPair) {
+    visit(rest.major());
+    rest = rest.minor();
+  }
+  visit(rest);
+  return found ? inner : -1;
+}
+
 // The layout a DMA end is addressed by: in place, or (nullopt) staged in its full mapping.
 Mapping EndLayout(const std::optional<Mapping>& in_place, const DeviceTensor& t) {
   return in_place ? *in_place : t.full_mapping();
@@ -226,9 +243,9 @@ struct KernelRunner {
   }
 
   // The fetch as the recorded Fetch Sequencer walks it (sequencer_nest.h); nullopt for what that
-  // walk does not cover: an interleaved pair (its `I` entry selects a tensor, not an address).
+  // walk does not cover.
   absl::StatusOr<std::optional<HostTensor>> FetchBySequencer(const BeginStage& begin, const FetchStage& stage) {
-    if (begin.interleave) return std::nullopt;
+    if (begin.interleave) return FetchInterleavedBySequencer(*begin.interleave, stage);
     const DmTensor& input = tensors.inputs[0];
     const Mapping out = stage.out.Full();
     const int64_t units = input.placement().prefix_size;
@@ -268,6 +285,35 @@ struct KernelRunner {
       RETURN_IF_ERROR(kernels.RunNest(*nest, op, bytes.data(), out.size(), source.data(), source.positions() + tail)
                           .status());
     }
+    ASSIGN_OR_RETURN(const std::vector<int64_t>* padded, PaddedRuns(out));
+    FillRuns(bytes, stage.out.dtype, *padded, pad_bits);
+    ASSIGN_OR_RETURN(HostTensor image, HostTensor::FromBytes(stage.out.dtype, out, std::move(bytes)));
+    ++kernels.stats().sequencer_moves;
+    return image;
+  }
+
+  // An interleaved pair: the recorded entries walk one tensor, the interleave term selects it
+  // (InterleavedReadNestOf over the two tensors staged one after the other).
+  absl::StatusOr<std::optional<HostTensor>> FetchInterleavedBySequencer(const Mapping& interleave,
+                                                                        const FetchStage& stage) {
+    if (stage.sequencer.base_offset != 0 || tensors.inputs.size() != 2) return std::nullopt;
+    const DmTensor& input = tensors.inputs[0];
+    const Mapping out = stage.out.Full();
+    const int64_t units = input.placement().prefix_size;
+    const int64_t stream_unit = stage.out.time.size() * stage.out.packet.size();
+    const int64_t tensor_positions = units * input.element().size();
+    std::optional<MoveNest> nest =
+        InterleavedReadNestOf(stage.sequencer, InnerPositions(stage.out.time, interleave) * stage.out.packet.size(),
+                              tensor_positions, units, stream_unit, input.element().size());
+    if (!nest || units * stream_unit != out.size() || nest->max_src() >= 2 * tensor_positions) return std::nullopt;
+    uint32_t pad_bits = 0;
+    if (stage.adapter.pad_value) {
+      ASSIGN_OR_RETURN(pad_bits, DoubleToBits(stage.out.dtype, *stage.adapter.pad_value));
+    }
+    ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, StreamBuffer(stage.out.dtype, out.size(), pad_bits));
+    ASSIGN_OR_RETURN(Staged source, Staged::ReadPair(tensors.inputs[0], tensors.inputs[1]));
+    ASSIGN_OR_RETURN(ElementOp op, FetchAdapterOp(stage, true, source.positions_per_tensor()));
+    RETURN_IF_ERROR(kernels.RunNest(*nest, op, bytes.data(), out.size(), source.data(), source.positions()).status());
     ASSIGN_OR_RETURN(const std::vector<int64_t>* padded, PaddedRuns(out));
     FillRuns(bytes, stage.out.dtype, *padded, pad_bits);
     ASSIGN_OR_RETURN(HostTensor image, HostTensor::FromBytes(stage.out.dtype, out, std::move(bytes)));
@@ -425,6 +471,11 @@ struct KernelCompiler {
                                       in_place ? SequencerUnit(input) : input.element().size());
     if (nest && in_place && nest->max_src() >= InPlacePositions(input)) {
       nest = ReadNestOf(stage.sequencer, units, stream_unit, input.element().size());
+    }
+    if (begin.interleave) {
+      nest = InterleavedReadNestOf(stage.sequencer, InnerPositions(stage.out.time, *begin.interleave) *
+                                                        stage.out.packet.size(),
+                                   units * input.element().size(), units, stream_unit, input.element().size());
     }
     if (nest && units * stream_unit == out.layout.size()) {
       RETURN_IF_ERROR(kernels.CompileNest(*nest, element_op));
