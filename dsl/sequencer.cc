@@ -394,7 +394,7 @@ std::string SequencerConfig::ToLabeledString() const {
 
 absl::StatusOr<SequencerConfig> DeriveSequencer(const Mapping& buffer, const Mapping& time,
                                                 const Mapping& packet, SequencerMode mode,
-                                                int64_t commit_granule) {
+                                                int64_t commit_granule, int max_entries) {
   RETURN_IF_ERROR(buffer.status());
   RETURN_IF_ERROR(time.status());
   RETURN_IF_ERROR(packet.status());
@@ -407,7 +407,7 @@ absl::StatusOr<SequencerConfig> DeriveSequencer(const Mapping& buffer, const Map
           "the buffer (write into a buffer left-padded the same way)"));
     }
     ASSIGN_OR_RETURN(SequencerConfig config,
-                     DeriveSequencer(shifted.buffer, shifted.time, shifted.packet, mode, commit_granule));
+                     DeriveSequencer(shifted.buffer, shifted.time, shifted.packet, mode, commit_granule, max_entries));
     config.base_offset = shifted.base_offset;
     return config;
   }
@@ -434,8 +434,8 @@ absl::StatusOr<SequencerConfig> DeriveSequencer(const Mapping& buffer, const Map
   for (size_t i = config.entries.size() - config.packet_entries; i < config.entries.size(); ++i) {
     config.packet_size *= config.entries[i].size;
   }
-  if (static_cast<int>(config.entries.size()) > kMaxSequencerEntries) MergeEntries(config);
-  if (static_cast<int>(config.entries.size()) > kMaxSequencerEntries) {
+  if (static_cast<int>(config.entries.size()) > max_entries) MergeEntries(config);
+  if (static_cast<int>(config.entries.size()) > max_entries) {
     return SequencerError("Entry limit", absl::StrCat(
         "streaming `", buf.text, "` as Time `", time.ToString(), "` and Packet `", packet.ToString(),
         "` needs ", config.entries.size(), " entries after merging contiguous ones (",
@@ -566,11 +566,18 @@ const char* MemoryTierName(MemoryTier tier) {
 absl::StatusOr<DmaConfig> DeriveDma(const Mapping& src, MemoryTier src_tier, const Mapping& dst,
                                     MemoryTier dst_tier, const Mapping& time, const Mapping& packet,
                                     ElementBits element) {
+  ASSIGN_OR_RETURN(DmaConfig dma, DeriveDmaPair(src, dst, time, packet, element));
+  RETURN_IF_ERROR(CheckDmaAlignment(dma, src_tier, dst_tier, element));
+  return dma;
+}
+
+absl::StatusOr<DmaConfig> DeriveDmaPair(const Mapping& src, const Mapping& dst, const Mapping& time,
+                                        const Mapping& packet, ElementBits element, int max_entries) {
   DmaConfig dma;
-  ASSIGN_OR_RETURN(dma.read, DeriveSequencer(src, time, packet, SequencerMode::kRead));
-  ASSIGN_OR_RETURN(dma.write, DeriveSequencer(dst, time, packet, SequencerMode::kWrite));
-  int64_t packet_bits = packet.size() * element.bits;
-  dma.packet_bytes = packet_bits / 8;
+  ASSIGN_OR_RETURN(dma.read, DeriveSequencer(src, time, packet, SequencerMode::kRead, 1, max_entries));
+  ASSIGN_OR_RETURN(dma.write, DeriveSequencer(dst, time, packet, SequencerMode::kWrite, 1, max_entries));
+  dma.packet_elements = packet.size();
+  dma.packet_bytes = dma.packet_elements * element.bits / 8;
   if (dma.packet_bytes > kMaxDmaPacketBytes) {
     return SequencerError("DMA packet size", absl::StrCat(
         "a packet of ", dma.packet_bytes, " bytes exceeds the AXI limit of ", kMaxDmaPacketBytes,
@@ -583,7 +590,13 @@ absl::StatusOr<DmaConfig> DeriveDma(const Mapping& src, MemoryTier src_tier, con
           side == &dma.read ? "source" : "destination", " as ", side->ToString()));
     }
   }
+  return dma;
+}
+
+absl::Status CheckDmaAlignment(const DmaConfig& dma, MemoryTier src_tier, MemoryTier dst_tier,
+                               ElementBits element) {
   // The 8-byte rule, shared with the runtime's moves (dsl/dma_packet.h).
+  const int64_t packet_bits = dma.packet_elements * element.bits;
   const DmaAlignedSides sides = AlignedSides(src_tier, dst_tier);
   auto check_aligned = [&](const SequencerConfig& side, absl::string_view what) -> absl::Status {
     RETURN_IF_ERROR(CheckDmaPacketBits(packet_bits, what));
@@ -596,7 +609,7 @@ absl::StatusOr<DmaConfig> DeriveDma(const Mapping& src, MemoryTier src_tier, con
   };
   if (sides.write) RETURN_IF_ERROR(check_aligned(dma.write, WriteRuleName(dst_tier)));
   if (sides.read) RETURN_IF_ERROR(check_aligned(dma.read, kReadRuleName));
-  return dma;
+  return absl::OkStatus();
 }
 
 }  // namespace visa

@@ -66,9 +66,12 @@ struct SequencerConfig {
 // whose sum carries between buffer digits), "Entry limit", "Iteration limit", "Packet fetch".
 // In kCommit mode the innermost packet digit keeps its live values rounded up to a multiple of
 // `commit_granule` elements (the 8-byte write unit), as far as the buffer digit reaches.
+// `max_entries` above the sequencer's 8 keeps every entry unmerged up to that many (the DMA
+// descriptors of dsl/dma_descriptor.h merge and split both sides together).
 absl::StatusOr<SequencerConfig> DeriveSequencer(const Mapping& buffer, const Mapping& time,
                                                 const Mapping& packet, SequencerMode mode,
-                                                int64_t commit_granule = 1);
+                                                int64_t commit_granule = 1,
+                                                int max_entries = kMaxSequencerEntries);
 
 // Byte sizes of one element type, in bits so that 4-bit types need no special case.
 struct ElementBits {
@@ -99,6 +102,7 @@ struct DmaConfig {
   SequencerConfig read;
   SequencerConfig write;
   int64_t packet_bytes = 0;  // stride0
+  int64_t packet_elements = 0;  // Packet::SIZE (padding included)
 };
 
 inline constexpr int64_t kMaxDmaPacketBytes = 4096;
@@ -108,5 +112,12 @@ inline constexpr int64_t kMaxDmaPacketBytes = 4096;
 absl::StatusOr<DmaConfig> DeriveDma(const Mapping& src, MemoryTier src_tier, const Mapping& dst,
                                     MemoryTier dst_tier, const Mapping& time, const Mapping& packet,
                                     ElementBits element);
+// DeriveDma's two halves: the pair with the packet rules (one contiguous run on both sides, at most
+// 4,096 bytes), entries kept up to `max_entries`; then the 8-byte alignment rule on a derived pair.
+absl::StatusOr<DmaConfig> DeriveDmaPair(const Mapping& src, const Mapping& dst, const Mapping& time,
+                                        const Mapping& packet, ElementBits element,
+                                        int max_entries = kMaxSequencerEntries);
+absl::Status CheckDmaAlignment(const DmaConfig& dma, MemoryTier src_tier, MemoryTier dst_tier,
+                               ElementBits element);
 
 }  // namespace visa

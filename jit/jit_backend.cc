@@ -13,6 +13,7 @@
 #include "dsl/status_macros.h"
 #include "jit/contraction_plan.h"
 #include "jit/direct_pipeline.h"
+#include "jit/dma_nest.h"
 #include "jit/in_place.h"
 #include "jit/mapping_facts.h"
 #include "jit/parallel.h"
@@ -121,6 +122,72 @@ std::optional<MoveNest> CommitNest(const CommitStage& commit, const DeviceTensor
                      output.element().size());
 }
 
+// The nest of a DMA's recorded descriptors over its ends as the JIT addresses them (in place or
+// staged), or why the move does not walk them.
+struct DescriptorWalk {
+  std::optional<MoveNest> nest;
+  std::string why_not;
+};
+DescriptorWalk DescriptorNest(const DmaOp& op, const DeviceTensor& src, const DeviceTensor& dst, bool src_in_place,
+                              bool dst_in_place) {
+  if (!op.descriptors) return {std::nullopt, "no descriptor"};
+  if (dst.is_view() && !dst_in_place) return {std::nullopt, "a staged view destination (the shared transfer path)"};
+  std::optional<MoveNest> nest = DmaNestOf(*op.descriptors, DmaEndOf(src, src_in_place), DmaEndOf(dst, dst_in_place));
+  if (!nest) return {std::nullopt, "a staged end whose entries cross its Element"};
+  return {std::move(nest), ""};
+}
+
+// Runs a DMA from its recorded descriptors (dma_nest.h); the reason when it cannot.
+absl::StatusOr<std::string> RunDescriptors(KernelCache& kernels, const DmaOp& op, const DeviceTensor& src,
+                                           const DeviceTensor& dst) {
+  // A source that may share bytes with the destination is read completely first (staged).
+  std::optional<InPlace> from = MayOverlap(src, dst) ? std::nullopt : InPlaceOf(src);
+  std::optional<InPlace> to = InPlaceOf(dst);
+  DescriptorWalk walk = DescriptorNest(op, src, dst, from.has_value(), to.has_value());
+  if (!walk.nest) return walk.why_not;
+  const MoveNest& nest = *walk.nest;
+  std::optional<Staged> staged_from;
+  if (!from) {
+    ASSIGN_OR_RETURN(staged_from, Staged::Read(src));
+    from = InPlace{src.full_mapping(), staged_from->data(), staged_from->positions()};
+  }
+  if (nest.max_src() >= from->positions) return std::string("entries that read past the source");
+  const ElementOp copy = CopyOp(src.dtype());
+  if (to) {
+    if (nest.max_dst() >= to->positions) return std::string("entries that write past the destination's memory");
+    RETURN_IF_ERROR(kernels.RunNest(nest, copy, to->data, to->positions, from->data, from->positions).status());
+    return std::string();
+  }
+  // A staged destination is read first unless the descriptors write every position of its units.
+  const Placement& placement = dst.placement();
+  const int64_t positions = static_cast<int64_t>(placement.live_prefixes.size()) * placement.levels.back().size();
+  const bool odd_nibbles = StorageBits(placement.dtype) == 4 && placement.levels.back().size() % 2 != 0;
+  const bool covered = !odd_nibbles && nest.elements() == positions;
+  ASSIGN_OR_RETURN(Staged staged_to, Staged::Read(dst.device(), placement, !covered));
+  if (nest.max_dst() >= staged_to.positions()) return std::string("entries that write past the staged destination");
+  RETURN_IF_ERROR(kernels.RunNest(nest, copy, staged_to.data(), staged_to.positions(), from->data, from->positions)
+                      .status());
+  RETURN_IF_ERROR(staged_to.Write());
+  return std::string();
+}
+
+// Stream positions of Time's terms inside (after) the interleave term: its step in the time order.
+int64_t InnerPositions(const Mapping& time, const Mapping& interleave) {
+  int64_t inner = 1;
+  bool found = false;
+  Mapping rest = time;
+  auto visit = [&](const Mapping& term) {
+    if (found) inner *= term.size();
+    if (term == interleave) found = true;
+  };
+  while (rest.kind() == Mapping::Kind::kPair) {
+    visit(rest.major());
+    rest = rest.minor();
+  }
+  visit(rest);
+  return found ? inner : -1;
+}
+
 // The layout a DMA end is addressed by: in place, or (nullopt) staged in its full mapping.
 Mapping EndLayout(const std::optional<Mapping>& in_place, const DeviceTensor& t) {
   return in_place ? *in_place : t.full_mapping();
@@ -176,9 +243,9 @@ struct KernelRunner {
   }
 
   // The fetch as the recorded Fetch Sequencer walks it (sequencer_nest.h); nullopt for what that
-  // walk does not cover: an interleaved pair (its `I` entry selects a tensor, not an address).
+  // walk does not cover.
   absl::StatusOr<std::optional<HostTensor>> FetchBySequencer(const BeginStage& begin, const FetchStage& stage) {
-    if (begin.interleave) return std::nullopt;
+    if (begin.interleave) return FetchInterleavedBySequencer(*begin.interleave, stage);
     const DmTensor& input = tensors.inputs[0];
     const Mapping out = stage.out.Full();
     const int64_t units = input.placement().prefix_size;
@@ -218,6 +285,35 @@ struct KernelRunner {
       RETURN_IF_ERROR(kernels.RunNest(*nest, op, bytes.data(), out.size(), source.data(), source.positions() + tail)
                           .status());
     }
+    ASSIGN_OR_RETURN(const std::vector<int64_t>* padded, PaddedRuns(out));
+    FillRuns(bytes, stage.out.dtype, *padded, pad_bits);
+    ASSIGN_OR_RETURN(HostTensor image, HostTensor::FromBytes(stage.out.dtype, out, std::move(bytes)));
+    ++kernels.stats().sequencer_moves;
+    return image;
+  }
+
+  // An interleaved pair: the recorded entries walk one tensor, the interleave term selects it
+  // (InterleavedReadNestOf over the two tensors staged one after the other).
+  absl::StatusOr<std::optional<HostTensor>> FetchInterleavedBySequencer(const Mapping& interleave,
+                                                                        const FetchStage& stage) {
+    if (stage.sequencer.base_offset != 0 || tensors.inputs.size() != 2) return std::nullopt;
+    const DmTensor& input = tensors.inputs[0];
+    const Mapping out = stage.out.Full();
+    const int64_t units = input.placement().prefix_size;
+    const int64_t stream_unit = stage.out.time.size() * stage.out.packet.size();
+    const int64_t tensor_positions = units * input.element().size();
+    std::optional<MoveNest> nest =
+        InterleavedReadNestOf(stage.sequencer, InnerPositions(stage.out.time, interleave) * stage.out.packet.size(),
+                              tensor_positions, units, stream_unit, input.element().size());
+    if (!nest || units * stream_unit != out.size() || nest->max_src() >= 2 * tensor_positions) return std::nullopt;
+    uint32_t pad_bits = 0;
+    if (stage.adapter.pad_value) {
+      ASSIGN_OR_RETURN(pad_bits, DoubleToBits(stage.out.dtype, *stage.adapter.pad_value));
+    }
+    ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, StreamBuffer(stage.out.dtype, out.size(), pad_bits));
+    ASSIGN_OR_RETURN(Staged source, Staged::ReadPair(tensors.inputs[0], tensors.inputs[1]));
+    ASSIGN_OR_RETURN(ElementOp op, FetchAdapterOp(stage, true, source.positions_per_tensor()));
+    RETURN_IF_ERROR(kernels.RunNest(*nest, op, bytes.data(), out.size(), source.data(), source.positions()).status());
     ASSIGN_OR_RETURN(const std::vector<int64_t>* padded, PaddedRuns(out));
     FillRuns(bytes, stage.out.dtype, *padded, pad_bits);
     ASSIGN_OR_RETURN(HostTensor image, HostTensor::FromBytes(stage.out.dtype, out, std::move(bytes)));
@@ -375,6 +471,11 @@ struct KernelCompiler {
                                       in_place ? SequencerUnit(input) : input.element().size());
     if (nest && in_place && nest->max_src() >= InPlacePositions(input)) {
       nest = ReadNestOf(stage.sequencer, units, stream_unit, input.element().size());
+    }
+    if (begin.interleave) {
+      nest = InterleavedReadNestOf(stage.sequencer, InnerPositions(stage.out.time, *begin.interleave) *
+                                                        stage.out.packet.size(),
+                                   units * input.element().size(), units, stream_unit, input.element().size());
     }
     if (nest && units * stream_unit == out.layout.size()) {
       RETURN_IF_ERROR(kernels.CompileNest(*nest, element_op));
@@ -542,6 +643,13 @@ absl::Status JitBackend::Run(const DmaOp& op, const DmaTensors& tensors) {
   const DeviceTensor& src = tensors.src;
   const DeviceTensor& dst = tensors.dst;
   RETURN_IF_ERROR(CheckSameType(src.dtype(), dst.dtype()));
+  ASSIGN_OR_RETURN(std::string why_not, RunDescriptors(*kernels_, op, src, dst));
+  if (why_not.empty()) {
+    ++kernels_->stats().descriptor_dmas;
+    return absl::OkStatus();
+  }
+  ++kernels_->stats().derived_dmas;
+  ++kernels_->stats().derived_dma_reasons[why_not];
   // A move into a view of a staged (HBM) tensor writes only the window's bytes: the shared
   // transfer path stages exactly those; SRAM views are written in place below.
   if (dst.is_view() && !InPlaceLayout(dst)) return Backend::Run(op, tensors);
@@ -572,6 +680,9 @@ absl::Status JitBackend::PrepareOp(const Op& op) {
     if (dma->indirect) return absl::OkStatus();  // a gather runs the shared data path
     const DeviceTensor& src = *dma->src.handle;
     const DeviceTensor& dst = *dma->dst.handle;
+    const bool src_in_place = !MayOverlap(src, dst) && InPlaceLayout(src).has_value();
+    DescriptorWalk walk = DescriptorNest(*dma, src, dst, src_in_place, InPlaceLayout(dst).has_value());
+    if (walk.nest) return kernels_->CompileNest(*walk.nest, CopyOp(src.dtype()));
     std::optional<Mapping> from = MayOverlap(src, dst) ? std::nullopt : InPlaceLayout(src);
     std::optional<Mapping> to = InPlaceLayout(dst);
     if (!to && dst.is_view()) return absl::OkStatus();  // runs on the shared transfer path (Run)

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -35,6 +36,9 @@ struct JitStats {
   int64_t derived_fetches = 0;  // fetches whose nest was derived from the mappings instead
   int64_t sequencer_commits = 0;  // commits run from their recorded sequencer configuration
   int64_t derived_commits = 0;    // commits moved by index instead (sequencer_nest.h: WriteNestOf)
+  int64_t descriptor_dmas = 0;    // DMA moves run from their recorded descriptors (dma_nest.h)
+  int64_t derived_dmas = 0;       // DMA moves run otherwise, counted by why in derived_dma_reasons
+  std::map<std::string, int64_t> derived_dma_reasons;
   int64_t fused_pipelines = 0;  // pipelines whose front ran as one lane contraction kernel
   int64_t fma_pipelines = 0;    // fused pipelines whose operands allowed the fused first tree level
   int64_t direct_pipelines = 0; // data-movement pipelines run as one move between memories

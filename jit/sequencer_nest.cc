@@ -16,6 +16,31 @@ std::optional<MoveNest> ReadNestOf(const SequencerConfig& config, int64_t units,
   return nest;
 }
 
+std::optional<MoveNest> InterleavedReadNestOf(const SequencerConfig& config, int64_t inner_positions,
+                                              int64_t tensor_positions, int64_t units, int64_t stream_unit,
+                                              int64_t buffer_unit) {
+  if (config.entries.empty() || 2 * config.stream_size() != stream_unit) return std::nullopt;
+  MoveNest nest;
+  int64_t dense = 1;  // stream positions per step of the current entry
+  bool placed = false;
+  for (auto it = config.entries.rbegin(); it != config.entries.rend(); ++it) {
+    if (!placed && dense == inner_positions) {
+      nest.levels.push_back({2, dense, tensor_positions});
+      dense *= 2;
+      placed = true;
+    }
+    nest.levels.push_back({it->size, dense, it->stride});
+    dense *= it->size;
+  }
+  if (!placed && dense == inner_positions) {
+    nest.levels.push_back({2, dense, tensor_positions});
+    placed = true;
+  }
+  if (!placed) return std::nullopt;
+  nest.levels.push_back({units, stream_unit, buffer_unit});
+  return nest;
+}
+
 std::optional<MoveNest> WriteNestOf(const SequencerConfig& config, int64_t units, int64_t stream_unit,
                                     int64_t buffer_unit, int64_t element_size) {
   if (config.entries.empty() || units <= 0) return std::nullopt;

@@ -24,6 +24,15 @@ namespace visa::jit {
 std::optional<MoveNest> ReadNestOf(const SequencerConfig& config, int64_t units, int64_t stream_unit,
                                    int64_t buffer_unit);
 
+// The read nest of an interleaved fetch (`begin_interleaved`): the recorded entries walk one
+// tensor's Element and the interleave term of Time, `inner_positions` stream positions apart,
+// selects the tensor, `tensor_positions` buffer positions apart (two tensors staged one after the
+// other). nullopt when no boundary between entries falls at the interleave term (merged entries
+// straddling it) or the entries do not enumerate `stream_unit / 2` positions.
+std::optional<MoveNest> InterleavedReadNestOf(const SequencerConfig& config, int64_t inner_positions,
+                                              int64_t tensor_positions, int64_t units, int64_t stream_unit,
+                                              int64_t buffer_unit);
+
 // The write nest of a Commit Sequencer `config` (destination: the buffer; source: the stream) over
 // the first `units` spatial positions, each `stream_unit` stream and `buffer_unit` buffer
 // positions apart. The entries enumerate the committed positions in stream order: the time entries

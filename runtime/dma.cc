@@ -8,6 +8,7 @@
 #include "runtime/backend.h"
 #include "runtime/tensor_unit.h"
 #include "runtime/device.h"
+#include "runtime/move_descriptors.h"
 #include "runtime/tensor_rules.h"
 #include "runtime/uninitialized_reads.h"
 
@@ -42,6 +43,18 @@ class DmaAccess {
 namespace {
 
 TensorRef RefOf(const DeviceTensor& t) { return TensorRef{t.ToString(), t.id(), t}; }
+
+// A move between device memories, with the descriptors it runs from (or why none does).
+DmaOp DeviceMoveOp(const Dma& dma, const DeviceTensor& src, const DeviceTensor& dst) {
+  DmaOp op{dma.name(), RefOf(src), RefOf(dst)};
+  absl::StatusOr<DmaDescriptors> descriptors = MoveDescriptors(src, dst);
+  if (descriptors.ok()) {
+    op.descriptors = *std::move(descriptors);
+  } else {
+    op.no_descriptors = std::string(descriptors.status().message());
+  }
+  return op;
+}
 // Host images have no device id; they print by type and layout (not by value).
 TensorRef RefOf(const HostTensor& t) {
   return TensorRef{absl::StrCat("HostTensor<", std::string(Name(t.dtype())), ", [",
@@ -163,7 +176,7 @@ absl::StatusOr<DeviceTensor> Move(Dma& dma, const DeviceTensor& src, const Desti
   RETURN_IF_ERROR(CheckSpmChip(src.tier(), dst.tier, report));
   // The source is read before the destination owns its ranges (a move may overwrite its source).
   DeviceTensor out = DeviceTensor::Reserve(dma.device(), std::move(placement));
-  absl::Status done = DmaAccess::Submit(dma, report, DmaOp{dma.name(), RefOf(src), RefOf(out)}, DmaTensors{src, out});
+  absl::Status done = DmaAccess::Submit(dma, report, DeviceMoveOp(dma, src, out), DmaTensors{src, out});
   if (!done.ok()) {
     out.Release();
     return done;
@@ -239,7 +252,7 @@ absl::Status MoveInto(Dma& dma, const DeviceTensor& src, const DeviceTensor& dst
   ASSIGN_OR_RETURN(TransferReport report, PlanTransfer(src, window, scan ? &packets : nullptr));
   RETURN_IF_ERROR(CheckDmaPackets(packets, sides, src, window));
   RETURN_IF_ERROR(CheckSpmChip(src.tier(), dst.tier(), report));
-  return DmaAccess::Submit(dma, report, DmaOp{dma.name(), RefOf(src), RefOf(dst)}, DmaTensors{src, dst});
+  return DmaAccess::Submit(dma, report, DeviceMoveOp(dma, src, dst), DmaTensors{src, dst});
 }
 
 absl::Status MoveInto(Dma& pdma, const HostTensor& src, const HbmTensor& dst) {

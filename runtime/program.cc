@@ -38,6 +38,8 @@ std::string OpText(const Op& op, size_t index) {
       absl::StrAppend(&text, "  indirect ", dma->indirect->Describe(), "\n  index ", dma->index->text, "\n");
       if (dma->base) absl::StrAppend(&text, "  into ", dma->base->text, "\n");
     }
+    if (dma->descriptors) absl::StrAppend(&text, dma->descriptors->ToText("  "));
+    if (!dma->no_descriptors.empty()) absl::StrAppend(&text, "  no dma descriptor: ", dma->no_descriptors, "\n");
     return text;
   }
   const auto& pipe = std::get<PipelineOp>(op.body);

@@ -12,6 +12,7 @@
 #include "dsl/collect_engine.h"
 #include "dsl/commit_engine.h"
 #include "dsl/contraction_engine.h"
+#include "dsl/dma_descriptor.h"
 #include "dsl/fetch_engine.h"
 #include "dsl/indirect_access.h"
 #include "dsl/register_file_load.h"
@@ -39,6 +40,10 @@ struct DmaOp {
   std::optional<IndirectLoop> indirect;
   std::optional<TensorRef> index;
   std::optional<TensorRef> base;  // a scatter's: the tensor whose other rows the destination keeps
+  // A move between device memories: the read / write sequencer pairs it runs from
+  // (runtime/move_descriptors.h), or why none expresses it.
+  std::optional<DmaDescriptors> descriptors;
+  std::string no_descriptors;
 };
 
 struct BeginStage {
