@@ -39,6 +39,7 @@ struct DmaOp {
   std::optional<IndirectLoop> indirect;
   std::optional<TensorRef> index;
   std::optional<TensorRef> base;  // a scatter's: the tensor whose other rows the destination keeps
+  std::string operation;  // the named operation this move is part of ("ChipShuffle ..."), or empty
 };
 
 struct BeginStage {
@@ -57,6 +58,7 @@ struct PipelineOp {
   std::vector<TensorRef> vrf_operands;  // the VRF tensors a vector stage's operands read (VeOperand::vrf)
   std::vector<Stage> stages;
   TensorRef output;
+  std::string operation;  // the named operation the pipeline implements ("ParallelCopy", ...), or empty
 };
 
 struct Op {
