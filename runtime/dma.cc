@@ -18,6 +18,7 @@ namespace visa {
 class DmaAccess {
  public:
   static absl::Status Submit(Dma& dma, const TransferReport& report, DmaOp op, const DmaTensors& tensors) {
+    op.operation = dma.operation_;
     if (dma.context_ != nullptr) {
       RETURN_IF_ERROR(dma.context_->Submit(Op{std::move(op)}, tensors));
     } else {

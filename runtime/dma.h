@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -54,6 +55,11 @@ class Dma {
   void set_context(Context* context) { context_ = context; }
   Context* context() const { return context_; }
 
+  // The named operation the device moves recorded from now on belong to ("ChipShuffle ..."), shown
+  // by `visa explain`; empty for none. ScopedDmaOperation sets it for a scope.
+  void set_operation(std::string operation) { operation_ = std::move(operation); }
+  const std::string& operation() const { return operation_; }
+
  private:
   friend class DmaAccess;
   Device* device_;
@@ -61,6 +67,22 @@ class Dma {
   TransferReport last_;
   int64_t moves_ = 0;
   Context* context_ = nullptr;
+  std::string operation_;
+};
+
+// Names the moves of `dma` inside a scope; the previous name comes back at its end.
+class ScopedDmaOperation {
+ public:
+  ScopedDmaOperation(Dma& dma, std::string operation) : dma_(dma), previous_(dma.operation()) {
+    dma_.set_operation(std::move(operation));
+  }
+  ~ScopedDmaOperation() { dma_.set_operation(std::move(previous_)); }
+  ScopedDmaOperation(const ScopedDmaOperation&) = delete;
+  ScopedDmaOperation& operator=(const ScopedDmaOperation&) = delete;
+
+ private:
+  Dma& dma_;
+  std::string previous_;
 };
 
 // The destination of a move: its tier, address and level mappings (see tensor_rules.h).

@@ -34,6 +34,7 @@ std::string DescribeStage(const Stage& stage) {
 std::string OpText(const Op& op, size_t index) {
   if (const auto* dma = std::get_if<DmaOp>(&op.body)) {
     std::string text = absl::StrCat("op ", index, ": dma ", dma->context, " ", dma->src.text, " -> ", dma->dst.text, "\n");
+    if (!dma->operation.empty()) absl::StrAppend(&text, "  operation ", dma->operation, "\n");
     if (dma->indirect && dma->index) {
       absl::StrAppend(&text, "  indirect ", dma->indirect->Describe(), "\n  index ", dma->index->text, "\n");
       if (dma->base) absl::StrAppend(&text, "  into ", dma->base->text, "\n");
@@ -44,6 +45,7 @@ std::string OpText(const Op& op, size_t index) {
   }
   const auto& pipe = std::get<PipelineOp>(op.body);
   std::string text = absl::StrCat("op ", index, ": pipeline ", TuContextName(pipe.context), "\n");
+  if (!pipe.operation.empty()) absl::StrAppend(&text, "  operation ", pipe.operation, "\n");
   for (const TensorRef& in : pipe.inputs) absl::StrAppend(&text, "  input ", in.text, "\n");
   if (pipe.weights) absl::StrAppend(&text, "  weights ", pipe.weights->text, "\n");
   for (const TensorRef& vrf : pipe.vrf_operands) absl::StrAppend(&text, "  vrf operand ", vrf.text, "\n");

@@ -44,6 +44,7 @@ struct DmaOp {
   // (runtime/move_descriptors.h), or why none expresses it.
   std::optional<DmaDescriptors> descriptors;
   std::string no_descriptors;
+  std::string operation;  // the named operation this move is part of ("ChipShuffle ..."), or empty
 };
 
 struct BeginStage {
@@ -62,6 +63,7 @@ struct PipelineOp {
   std::vector<TensorRef> vrf_operands;  // the VRF tensors a vector stage's operands read (VeOperand::vrf)
   std::vector<Stage> stages;
   TensorRef output;
+  std::string operation;  // the named operation the pipeline implements ("ParallelCopy", ...), or empty
 };
 
 struct Op {

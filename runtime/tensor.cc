@@ -1,6 +1,8 @@
 // Device tensor handles: placement (rules, units, automatic addresses), views, tiles, printing.
 #include "runtime/tensor.h"
 
+#include <algorithm>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -129,6 +131,41 @@ std::string DeviceTensor::ToString() const {
                                   "> `", name(), "` at ", where);
   if (view_) absl::StrAppend(&text, " view +", window_offset_);
   return text;
+}
+
+absl::StatusOr<DeviceTensor> DeviceTensor::Relabel(std::vector<Mapping> levels, int64_t offset_bytes) const {
+  if (levels.size() != placement_->levels.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("Relabel: ", ToString(), " has ", placement_->levels.size(),
+                                                   " levels, the relabeling ", levels.size()));
+  }
+  ASSIGN_OR_RETURN(Placement p, Place(*device_, dtype(), tier(), std::move(levels),
+                                      Address::At(placement_->address + offset_bytes), placement_->trf));
+  if (offset_bytes < 0 || offset_bytes + p.unit_bytes() > placement_->unit_bytes()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Relabel: bytes [", offset_bytes, ", ", offset_bytes + p.unit_bytes(), ") of ", ToString(),
+        " lie outside its ", placement_->unit_bytes(), " bytes per unit"));
+  }
+  for (int64_t unit : p.units) {
+    if (std::find(placement_->units.begin(), placement_->units.end(), unit) == placement_->units.end()) {
+      return absl::InvalidArgumentError(absl::StrCat("Relabel: the relabeling places bytes in ",
+                                                     UnitName(SpaceOf(tier()), unit), ", where ",
+                                                     ToString(), " has none"));
+    }
+  }
+  DeviceTensor t = *this;
+  t.element_ = p.levels.back();
+  t.placement_ = std::make_shared<const Placement>(std::move(p));
+  t.window_offset_ = 0;
+  t.view_ = true;
+  t.relabeled_ = true;
+  return t;
+}
+
+DeviceTensor DeviceTensor::RebindTo(const DeviceTensor& tensor) const {
+  DeviceTensor t = *this;
+  t.device_ = tensor.device_;
+  t.id_ = tensor.id_;
+  return t;
 }
 
 DeviceTensor DeviceTensor::Window(Mapping element, int64_t offset) const {

@@ -96,10 +96,20 @@ class DeviceTensor {
   // Frees the tensor's ranges for Address::Any(); reading it afterwards is an error.
   void Release() const;
 
-  // This tensor seen through the same window as `like` (a view of a tensor with this placement).
+  // This tensor seen through the same window as `like` (a view of a tensor with this placement,
+  // or a relabeling of it, which keeps its own placement).
   DeviceTensor WindowLike(const DeviceTensor& like) const {
+    if (like.relabeled_) return like.RebindTo(*this);
     return like.is_view() ? Window(like.element(), like.window_offset()) : *this;
   }
+
+  // The bytes of this tensor from `offset_bytes` on, in the units `levels` place, seen under those
+  // level mappings (the notes' unsafe `reshape`, narrowed to what stays inside the tensor): the
+  // same tensor (its id), so a read checks this tensor's ownership and a write through it keeps
+  // this tensor the owner. What makes a chip's part a tensor of its own (runtime/chip_view.h).
+  // Every unit `levels` place must be one of this tensor's and the new Element's bytes must lie
+  // inside this one's; the result is a view (only its live positions are written).
+  absl::StatusOr<DeviceTensor> Relabel(std::vector<Mapping> levels, int64_t offset_bytes) const;
 
   // "DmTensor<bf16, [A], [1 # 2], [B / 2], [B % 2]> `dm#2` at DM 0x10000" (+ " view +12").
   std::string ToString() const;
@@ -108,6 +118,8 @@ class DeviceTensor {
   DeviceTensor() = default;
   // A view of this handle's Element: `element` with `offset` more positions of window.
   DeviceTensor Window(Mapping element, int64_t offset) const;
+  // `*this` (a relabeling) as a relabeling of `tensor`, which has the placement it was made from.
+  DeviceTensor RebindTo(const DeviceTensor& tensor) const;
   absl::StatusOr<DeviceTensor> TileImpl(const Mapping& dim, int64_t len, int64_t start,
                                         const Mapping* expected) const;
 
@@ -118,6 +130,7 @@ class DeviceTensor {
   Mapping element_;
   int64_t window_offset_ = 0;
   bool view_ = false;
+  bool relabeled_ = false;  // made by Relabel: its placement is its own, not the tensor's
 };
 
 class HbmTensor : public DeviceTensor {

@@ -157,6 +157,11 @@ Stream Stream::collect(const Mapping& time, const Mapping& packet) && {
   return std::move(*this).Then(StreamCall::kCollect, PlanCollect(shape_, time, packet), &OutOf<CollectStage>);
 }
 
+Stream Stream::named(std::string operation) && {
+  op_.operation = std::move(operation);
+  return std::move(*this);
+}
+
 Stream Stream::transpose(const Mapping& time, const Mapping& packet) && {
   if (!Allow(StreamCall::kTranspose)) return std::move(*this);
   return std::move(*this).Then(StreamCall::kTranspose, PlanTranspose(shape_, time, packet),

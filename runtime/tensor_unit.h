@@ -199,6 +199,10 @@ class Stream {
   Stream vector_clip_zip(ClipBinaryOpI32 op, BinaryArgMode mode = BinaryArgMode::kMode01) &&;
   Stream vector_clip_zip(ClipBinaryOpF32 op, BinaryArgMode mode = BinaryArgMode::kMode01) &&;
 
+  // Names the operation the pipeline implements (`visa explain` prints it above the stages), e.g.
+  // "ParallelCopy"; it changes nothing else.
+  Stream named(std::string operation) &&;
+
   // Every call above consumes the stream (a chain is one value moving from engine to engine), so
   // a stream kept in a variable is passed on with std::move: `std::move(fetched).collect(...)`.
   // Calling on a named stream without it fails to compile with that sentence .
@@ -216,6 +220,7 @@ class Stream {
   VISA_CONSUMED_STREAM_CALL(transpose)
   VISA_CONSUMED_STREAM_CALL(commit)
   VISA_CONSUMED_STREAM_CALL(commit_view)
+  VISA_CONSUMED_STREAM_CALL(named)
   VISA_CONSUMED_STREAM_CALL(to_trf)
   VISA_CONSUMED_STREAM_CALL(to_vrf)
   VISA_CONSUMED_STREAM_CALL(vector_clip)
@@ -297,6 +302,7 @@ class TensorUnit {
   Stream begin(const DmTensor& input);
   // Two tensors with identical mappings alternating along `axis` (I = 2), an outer Time term.
   Stream begin_interleaved(const Mapping& axis, const DmTensor& lhs, const DmTensor& rhs);
+  TuContextKind kind() const { return kind_; }
 
  private:
   friend class Context;

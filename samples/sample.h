@@ -72,5 +72,6 @@ std::vector<Sample> SwitchSamples();
 std::vector<Sample> EngineSamples();
 std::vector<Sample> ContractionSamples();
 std::vector<Sample> VectorSamples();
+std::vector<Sample> CollectiveSamples();  // the manual's 4-chip ReduceScatter and AllReduce
 
 }  // namespace visa::samples
