@@ -5,6 +5,7 @@
 #include "dsl/status_macros.h"
 #include "jit/accumulator_math.h"
 #include "jit/ir_loops.h"
+#include "jit/lane_transpose.h"
 #include "jit/stable_hash.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/InlineAsm.h"
@@ -35,14 +36,23 @@ bool UsesIntegerPairs(const LaneContractionSpec& s) {
   return !IsFloat(s.acc_type) && s.op == ReduceOp::kAdd && s.group % 2 == 0 && HostHas("avx512bw");
 }
 
-// Scratch layout: packed weights, packed operand, lane accumulators, first-contribution flags.
+// 32-bit units per row of the operand's transpose tile: the packet's values or 16-bit pairs,
+// rounded up to whole 16-unit tiles.
+int64_t TileStride(const LaneContractionSpec& s) {
+  const int64_t units = UsesIntegerPairs(s) ? s.packet / 2 : s.packet;
+  return (units + kLanes - 1) / kLanes * kLanes;
+}
+
+// Scratch layout: packed weights, packed operand, lane accumulators, first-contribution flags, the
+// operand's transpose tile.
 struct Scratch {
-  int64_t w = 0, x = 0, acc = 0, seen = 0, end = 0;
+  int64_t w = 0, x = 0, acc = 0, seen = 0, tile = 0, end = 0;
   explicit Scratch(const LaneContractionSpec& s) {
     x = RoundUp(4 * s.w_blocks() * s.rows * s.packet);
     acc = x + RoundUp(4 * s.x_blocks() * s.packet * kLanes);
     seen = acc + RoundUp(4 * s.acc_blocks() * s.rows * s.groups() * kLanes);
-    end = seen + RoundUp(s.acc_blocks());
+    tile = seen + RoundUp(s.acc_blocks());
+    end = tile + 4 * kLanes * TileStride(s);
   }
 };
 
@@ -88,6 +98,7 @@ class Builder {
     xp_ = b_.CreateGEP(b_.getInt8Ty(), scratch, b_.getInt64(layout_.x));
     accp_ = b_.CreateGEP(b_.getInt8Ty(), scratch, b_.getInt64(layout_.acc));
     seen_ = b_.CreateGEP(b_.getInt8Ty(), scratch, b_.getInt64(layout_.seen));
+    tile_ = b_.CreateGEP(b_.getInt8Ty(), scratch, b_.getInt64(layout_.tile));
     EmitLoop(b_, fn_->getArg(5), fn_->getArg(6), [&](Value* o) {
       Value* live = b_.CreateICmpNE(Table(s_.live_outer, o, 8), b_.getInt8(0));
       EmitIf(b_, live, [&] { Slice(o); });
@@ -142,37 +153,66 @@ class Builder {
   }
 
   // Xp[(bx * packet + p) * 16 + d] = widen(fetch(DM at x_lane[bx * 16 + d] + x_packet[p])), 0 for
-  // an empty lane.
+  // an empty lane (pairs: 16-bit [bx][p / 2][d][p % 2]). In two passes so that both vectorize:
+  // each lane's packet is widened into a row of a 16-row tile (contiguous along the packet), then
+  // the tile is transposed 16 x 16 in registers into [packet unit][lane]; stored 16 lanes apart
+  // directly, every element was a scatter.
   void PackOperand(Value* dm) {
+    const int64_t units = OperandUnits();
+    const int64_t tile_stride = TileStride();
+    EmitLoop(b_, I64(0), I64(s_.x_blocks()), [&](Value* block) {
+      EmitLoop(b_, I64(0), I64(kLanes), [&](Value* d) {
+        WidenLane(dm, b_.CreateAdd(b_.CreateMul(block, I64(kLanes)), d),
+                  b_.CreateGEP(b_.getInt32Ty(), tile_, b_.CreateMul(d, I64(tile_stride))));
+      }, /*unroll=*/false);
+      Value* out = b_.CreateGEP(b_.getInt32Ty(), xp_, b_.CreateMul(block, I64(units * kLanes)));
+      EmitLoop(b_, I64(0), I64(units / kLanes), [&](Value* tile) {
+        TransposeTile(b_.CreateMul(tile, I64(kLanes)), kLanes, out);
+      }, /*unroll=*/false);
+      if (units % kLanes != 0) TransposeTile(I64(units / kLanes * kLanes), units % kLanes, out);
+    }, /*unroll=*/false);
+  }
+
+  // 32-bit units per lane of a packed operand block: a value each, or a 16-bit pair each.
+  int64_t OperandUnits() const { return pairs_ ? s_.packet / 2 : s_.packet; }
+  int64_t TileStride() const { return visa::jit::TileStride(s_); }
+
+  // Lane `lane`'s packet, fetched and widened, into `row` (32-bit values, or 16-bit pair halves).
+  void WidenLane(Value* dm, Value* lane, Value* row) {
     const int bits = StorageBits(s_.dm_type);
     const int stream_bits = StorageBits(s_.x_type);
-    EmitLoop(b_, I64(0), I64(s_.x_blocks() * kLanes), [&](Value* lane) {
-      Value* offset = Table(s_.x_lane, lane, 64);
-      Value* empty = b_.CreateICmpSLT(offset, I64(0));
-      Value* first = b_.CreateSelect(empty, I64(0), offset);
-      Value* block = b_.CreateUDiv(lane, I64(kLanes));
-      Value* d = b_.CreateURem(lane, I64(kLanes));
-      Value* out = b_.CreateGEP(b_.getInt32Ty(), xp_, b_.CreateAdd(b_.CreateMul(block, I64(s_.packet * kLanes)), d));
-      EmitLoop(b_, I64(0), I64(s_.packet), [&](Value* p) {
-        Value* pos = b_.CreateAdd(first, PacketOffset(b_, m_, s_.x_packet, p));
-        Value* stream = EmitElementOp(b_, m_, s_.fetch, EmitLoadRaw(b_, dm, pos, bits), pos);
-        // As the stream stores it: the storage bits of the stream type (i5 / i9 come sign-extended).
-        if (stream_bits < 32) {
-          stream = b_.CreateAnd(stream, b_.getInt32(static_cast<uint32_t>((uint64_t{1} << stream_bits) - 1)));
-        }
-        Value* value = b_.CreateSelect(empty, b_.getInt32(0), Widen(b_, m_, s_.x_type, s_.acc_type, stream));
-        if (!pairs_) {
-          b_.CreateStore(value, b_.CreateGEP(b_.getInt32Ty(), out, b_.CreateMul(p, I64(kLanes))));
-          return;
-        }
-        // Pairs: 16-bit [bx][p / 2][d][p % 2], so one 64-byte load holds 16 lanes' pairs.
-        Value* index = b_.CreateAdd(b_.CreateMul(block, I64(s_.packet * kLanes)),
-                                    b_.CreateAdd(b_.CreateMul(b_.CreateLShr(p, 1), I64(2 * kLanes)),
-                                                 b_.CreateAdd(b_.CreateMul(d, I64(2)), b_.CreateAnd(p, 1))));
-        b_.CreateStore(LivePacketOrZero(p, b_.CreateTrunc(value, b_.getInt16Ty())),
-                       b_.CreateGEP(b_.getInt16Ty(), xp_, index));
-      });
-    }, /*unroll=*/false);
+    Value* offset = Table(s_.x_lane, lane, 64);
+    Value* empty = b_.CreateICmpSLT(offset, I64(0));
+    Value* first = b_.CreateSelect(empty, I64(0), offset);
+    EmitLoop(b_, I64(0), I64(s_.packet), [&](Value* p) {
+      Value* pos = b_.CreateAdd(first, PacketOffset(b_, m_, s_.x_packet, p));
+      Value* stream = EmitElementOp(b_, m_, s_.fetch, EmitLoadRaw(b_, dm, pos, bits), pos);
+      // As the stream stores it: the storage bits of the stream type (i5 / i9 come sign-extended).
+      if (stream_bits < 32) {
+        stream = b_.CreateAnd(stream, b_.getInt32(static_cast<uint32_t>((uint64_t{1} << stream_bits) - 1)));
+      }
+      Value* value = b_.CreateSelect(empty, b_.getInt32(0), Widen(b_, m_, s_.x_type, s_.acc_type, stream));
+      if (!pairs_) {
+        b_.CreateStore(value, b_.CreateGEP(b_.getInt32Ty(), row, p));
+        return;
+      }
+      b_.CreateStore(LivePacketOrZero(p, b_.CreateTrunc(value, b_.getInt16Ty())), b_.CreateGEP(b_.getInt16Ty(), row, p));
+    });
+  }
+
+  // Tile columns [first, first + count) transposed into out[(first + c) * 16 + d].
+  void TransposeTile(Value* first, int64_t count, Value* out) {
+    llvm::Type* units = llvm::FixedVectorType::get(b_.getInt32Ty(), kLanes);
+    std::vector<Value*> rows;
+    for (int64_t d = 0; d < kLanes; ++d) {
+      Value* at = b_.CreateGEP(b_.getInt32Ty(), tile_, b_.CreateAdd(I64(d * TileStride()), first));
+      rows.push_back(b_.CreateAlignedLoad(units, at, llvm::Align(kAlign)));
+    }
+    EmitTranspose16(b_, rows);
+    for (int64_t c = 0; c < count; ++c) {
+      Value* at = b_.CreateGEP(b_.getInt32Ty(), out, b_.CreateMul(b_.CreateAdd(first, I64(c)), I64(kLanes)));
+      b_.CreateAlignedStore(rows[c], at, llvm::Align(kAlign));
+    }
   }
 
   // One step: every live Row's trees over the step's 16 lanes, combined into their slots.
@@ -332,6 +372,7 @@ class Builder {
   Value* xp_ = nullptr;
   Value* accp_ = nullptr;
   Value* seen_ = nullptr;
+  Value* tile_ = nullptr;
 };
 
 }  // namespace
