@@ -1,6 +1,8 @@
 // Lane contraction kernels in IR: packing in place, 16-lane products and trees, scattering.
 #include "jit/lane_contraction_kernel.h"
 
+#include <array>
+
 #include "absl/strings/str_format.h"
 #include "dsl/status_macros.h"
 #include "jit/accumulator_math.h"
@@ -9,6 +11,7 @@
 #include "jit/stable_hash.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/InlineAsm.h"
+#include "llvm/IR/MDBuilder.h"
 #include "llvm/IR/IntrinsicsX86.h"
 #include "llvm/IR/Module.h"
 #include "llvm/TargetParser/Host.h"
@@ -19,6 +22,11 @@ namespace {
 using llvm::Value;
 
 constexpr int64_t kAlign = 64;
+// Rows whose trees share each operand load: four Rows' partial trees (at most five subtrees each
+// for a 32-wide packet) fit the 32 vector registers with the operand and products.
+constexpr size_t kRowsPerOperandLoad = 4;
+// Rows whose integer pair sums share each operand load: two chains each, 16 accumulators.
+constexpr size_t kRowsPerPairLoad = 8;
 
 int64_t RoundUp(int64_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
@@ -136,17 +144,17 @@ class Builder {
         Value* out = b_.CreateGEP(b_.getInt32Ty(), wp_,
                                   b_.CreateMul(b_.CreateAdd(b_.CreateMul(kw, I64(s_.rows)), I64(r)), I64(s_.packet)));
         EmitLoop(b_, I64(0), I64(s_.packet), [&](Value* p) {
-          Value* raw = EmitLoadRaw(b_, row, b_.CreateAdd(first, PacketOffset(b_, m_, s_.w_packet, p)), bits);
+          Value* raw = DeviceLoad(EmitLoadRaw(b_, row, b_.CreateAdd(first, PacketOffset(b_, m_, s_.w_packet, p)), bits));
           Value* wide = Widen(b_, m_, s_.w_type, s_.acc_type, raw);
           if (!pairs_) {
-            b_.CreateStore(wide, b_.CreateGEP(b_.getInt32Ty(), out, p));
+            ScratchStore(b_.CreateStore(wide, b_.CreateGEP(b_.getInt32Ty(), out, p)));
             return;
           }
           // Pairs: 16-bit [kw][r][p], padding positions 0 (they add nothing to a sum).
           Value* pairs_out = b_.CreateGEP(b_.getInt16Ty(), wp_,
                                           b_.CreateMul(b_.CreateAdd(b_.CreateMul(kw, I64(s_.rows)), I64(r)), I64(s_.packet)));
-          b_.CreateStore(LivePacketOrZero(p, b_.CreateTrunc(wide, b_.getInt16Ty())),
-                         b_.CreateGEP(b_.getInt16Ty(), pairs_out, p));
+          ScratchStore(b_.CreateStore(LivePacketOrZero(p, b_.CreateTrunc(wide, b_.getInt16Ty())),
+                                      b_.CreateGEP(b_.getInt16Ty(), pairs_out, p)));
         });
       }, /*unroll=*/false);
     }
@@ -186,17 +194,18 @@ class Builder {
     Value* first = b_.CreateSelect(empty, I64(0), offset);
     EmitLoop(b_, I64(0), I64(s_.packet), [&](Value* p) {
       Value* pos = b_.CreateAdd(first, PacketOffset(b_, m_, s_.x_packet, p));
-      Value* stream = EmitElementOp(b_, m_, s_.fetch, EmitLoadRaw(b_, dm, pos, bits), pos);
+      Value* stream = EmitElementOp(b_, m_, s_.fetch, DeviceLoad(EmitLoadRaw(b_, dm, pos, bits)), pos);
       // As the stream stores it: the storage bits of the stream type (i5 / i9 come sign-extended).
       if (stream_bits < 32) {
         stream = b_.CreateAnd(stream, b_.getInt32(static_cast<uint32_t>((uint64_t{1} << stream_bits) - 1)));
       }
       Value* value = b_.CreateSelect(empty, b_.getInt32(0), Widen(b_, m_, s_.x_type, s_.acc_type, stream));
       if (!pairs_) {
-        b_.CreateStore(value, b_.CreateGEP(b_.getInt32Ty(), row, p));
+        ScratchStore(b_.CreateStore(value, b_.CreateGEP(b_.getInt32Ty(), row, p)));
         return;
       }
-      b_.CreateStore(LivePacketOrZero(p, b_.CreateTrunc(value, b_.getInt16Ty())), b_.CreateGEP(b_.getInt16Ty(), row, p));
+      ScratchStore(b_.CreateStore(LivePacketOrZero(p, b_.CreateTrunc(value, b_.getInt16Ty())),
+                                  b_.CreateGEP(b_.getInt16Ty(), row, p)));
     });
   }
 
@@ -229,20 +238,88 @@ class Builder {
       return;
     }
     Value* x_block = b_.CreateGEP(b_.getInt32Ty(), xp_, b_.CreateMul(bx, I64(s_.packet * kLanes)));
+    std::vector<int64_t> rows;
     for (int64_t r = 0; r < s_.rows; ++r) {
-      if (!s_.live_row[r]) continue;
-      // Each Row reloads the operand (from L1): kept live across Rows it would spill.
+      if (s_.live_row[r]) rows.push_back(r);
+    }
+    for (size_t first_row = 0; first_row < rows.size(); first_row += kRowsPerOperandLoad) {
+      const std::vector<int64_t> block(rows.begin() + first_row,
+                                       rows.begin() + std::min(rows.size(), first_row + kRowsPerOperandLoad));
+      // Each block of Rows reloads the operand (from L1): kept live across blocks it would spill.
       x_block = Opaque(x_block);
-      Value* w_row = b_.CreateGEP(b_.getInt32Ty(), wp_,
-                                  b_.CreateMul(b_.CreateAdd(b_.CreateMul(kw, I64(s_.rows)), I64(r)), I64(s_.packet)));
+      std::vector<Value*> w_rows;
+      for (int64_t r : block) {
+        w_rows.push_back(b_.CreateGEP(b_.getInt32Ty(), wp_,
+                                      b_.CreateMul(b_.CreateAdd(b_.CreateMul(kw, I64(s_.rows)), I64(r)), I64(s_.packet))));
+      }
       for (int64_t g = 0; g < s_.groups(); ++g) {
         if (s_.target[g] < 0) continue;
-        Value* sum = Tree(math, x_block, w_row, g * s_.group, (g + 1) * s_.group);
-        Value* slot = b_.CreateGEP(b_.getInt32Ty(), accp_, b_.CreateMul(AccCell(ab, r, g), I64(kLanes)));
-        Value* old = b_.CreateAlignedLoad(math.IntType(), slot, llvm::Align(kAlign));
-        b_.CreateAlignedStore(b_.CreateSelect(first, sum, math.Combine(old, sum)), slot, llvm::Align(kAlign));
+        const std::vector<Value*> sums = Trees(math, x_block, w_rows, g * s_.group, (g + 1) * s_.group);
+        for (size_t i = 0; i < block.size(); ++i) {
+          Value* slot = b_.CreateGEP(b_.getInt32Ty(), accp_, b_.CreateMul(AccCell(ab, block[i], g), I64(kLanes)));
+          Value* old = b_.CreateAlignedLoad(math.IntType(), slot, llvm::Align(kAlign));
+          b_.CreateAlignedStore(b_.CreateSelect(first, sums[i], math.Combine(old, sums[i])), slot, llvm::Align(kAlign));
+        }
       }
     }
+  }
+
+  // The pairwise trees over packet positions [lo, hi) of several Rows at once, leaf by leaf: each
+  // operand load feeds every Row's product, and each Row's tree is kept as a binary counter (a
+  // stack of finished subtrees, merged as soon as two of a level exist), which is the manual's
+  // tree level by level (adjacent pairs, then pairs of pairs) with at most log2(width) partial
+  // sums per Row live. The dataflow is exactly Tree's; only the emission order differs.
+  std::vector<Value*> Trees(AccumulatorMath& math, Value* x_block, const std::vector<Value*>& w_rows, int64_t lo,
+                            int64_t hi) {
+    const int64_t width = hi - lo;
+    VISA_CHECK(width >= 1 && (width & (width - 1)) == 0, "a tree group is a power of two wide");
+    struct Subtree {
+      int64_t level;
+      Value* sum;
+    };
+    std::vector<std::vector<Subtree>> stacks(w_rows.size());
+    const int64_t leaf = s_.fma_first_level && width >= 2 ? 2 : 1;
+    for (int64_t p = lo; p < hi; p += leaf) {
+      // The leaf's operand loads wait for the previous leaf's sums: the scheduler would otherwise
+      // hoist every load of the tree to its top and spill them (a compile-time order only).
+      if (p > lo) {
+        std::vector<Value*> latest;
+        for (const std::vector<Subtree>& stack : stacks) latest.push_back(stack.back().sum);
+        x_block = OpaqueAfter(x_block, latest);
+      }
+      Value* x0 = LoadX(math, x_block, p);
+      Value* x1 = leaf == 2 ? LoadX(math, x_block, p + 1) : nullptr;
+      for (size_t i = 0; i < w_rows.size(); ++i) {
+        Value* sum = leaf == 2 ? PairLeaf(math, x0, x1, w_rows[i], p) : SingleLeaf(math, x0, w_rows[i], p);
+        int64_t level = leaf == 2 ? 1 : 0;
+        while (!stacks[i].empty() && stacks[i].back().level == level) {
+          sum = math.Combine(stacks[i].back().sum, sum);
+          stacks[i].pop_back();
+          ++level;
+        }
+        stacks[i].push_back({level, sum});
+      }
+    }
+    std::vector<Value*> sums;
+    for (const std::vector<Subtree>& stack : stacks) {
+      VISA_CHECK(stack.size() == 1, "a power-of-two tree ends in one subtree");
+      sums.push_back(stack.back().sum);
+    }
+    return sums;
+  }
+
+  // Position p's product, or the identity at a padded position.
+  Value* SingleLeaf(AccumulatorMath& math, Value* x, Value* w_row, int64_t p) {
+    return s_.live_packet[p] ? math.Multiply(x, Weight(w_row, p)) : math.Identity();
+  }
+
+  // Positions p and p + 1 combined: one fused multiply-add when both are live (their products are
+  // exact), else as Tree combines them.
+  Value* PairLeaf(AccumulatorMath& math, Value* x0, Value* x1, Value* w_row, int64_t p) {
+    if (s_.live_packet[p] && s_.live_packet[p + 1]) {
+      return math.MultiplyAdd(x0, Weight(w_row, p), math.Multiply(x1, Weight(w_row, p + 1)));
+    }
+    return math.Combine(SingleLeaf(math, x0, w_row, p), SingleLeaf(math, x1, w_row, p + 1));
   }
 
   // The pairwise tree over packet positions [lo, hi) of one Row, emitted depth first: the two
@@ -264,11 +341,61 @@ class Builder {
     return math.Combine(left, Tree(math, x_block, w_row, mid, hi));
   }
 
+  // Device memory (DM, TRF) and the scratch buffers never overlap. Said in alias scopes, the
+  // packing loops vectorize without a runtime overlap check, which (comparing loop-invariant
+  // bounds) sent the GEMM's weight packing down its scalar path.
+  Value* DeviceLoad(Value* raw) {
+    MarkLoads(raw, 3);
+    return raw;
+  }
+  void MarkLoads(Value* v, int depth) {
+    auto* inst = llvm::dyn_cast<llvm::Instruction>(v);
+    if (inst == nullptr || depth == 0) return;
+    if (llvm::isa<llvm::LoadInst>(inst)) {
+      inst->setMetadata(llvm::LLVMContext::MD_alias_scope, llvm::MDNode::get(m_.getContext(), {DeviceScope()}));
+      inst->setMetadata(llvm::LLVMContext::MD_noalias, llvm::MDNode::get(m_.getContext(), {ScratchScope()}));
+      return;
+    }
+    for (Value* operand : inst->operands()) MarkLoads(operand, depth - 1);
+  }
+  void ScratchStore(llvm::StoreInst* store) {
+    store->setMetadata(llvm::LLVMContext::MD_alias_scope, llvm::MDNode::get(m_.getContext(), {ScratchScope()}));
+    store->setMetadata(llvm::LLVMContext::MD_noalias, llvm::MDNode::get(m_.getContext(), {DeviceScope()}));
+  }
+  llvm::MDNode* DeviceScope() {
+    if (device_scope_ == nullptr) device_scope_ = llvm::MDBuilder(m_.getContext()).createAnonymousAliasScope(Domain(), "device");
+    return device_scope_;
+  }
+  llvm::MDNode* ScratchScope() {
+    if (scratch_scope_ == nullptr) {
+      scratch_scope_ = llvm::MDBuilder(m_.getContext()).createAnonymousAliasScope(Domain(), "scratch");
+    }
+    return scratch_scope_;
+  }
+  llvm::MDNode* Domain() {
+    if (domain_ == nullptr) domain_ = llvm::MDBuilder(m_.getContext()).createAnonymousAliasScopeDomain("lanes");
+    return domain_;
+  }
+
   // `pointer`, through an empty asm statement the optimizer cannot see into: loads through the
   // result are not merged with loads through `pointer` made before it.
   Value* Opaque(Value* pointer) {
     auto* type = llvm::FunctionType::get(pointer->getType(), {pointer->getType()}, false);
     return b_.CreateCall(llvm::InlineAsm::get(type, "", "=r,0", /*hasSideEffects=*/true), {pointer});
+  }
+
+  // `pointer` as Opaque, and also not known before every one of `values` is computed.
+  Value* OpaqueAfter(Value* pointer, const std::vector<Value*>& values) {
+    std::vector<llvm::Type*> types{pointer->getType()};
+    std::vector<Value*> args{pointer};
+    std::string constraints = "=r,0";
+    for (Value* v : values) {
+      types.push_back(v->getType());
+      args.push_back(v);
+      constraints += ",v";
+    }
+    auto* type = llvm::FunctionType::get(pointer->getType(), types, false);
+    return b_.CreateCall(llvm::InlineAsm::get(type, "", constraints, /*hasSideEffects=*/false), args);
   }
 
   Value* LoadX(AccumulatorMath& math, Value* x_block, int64_t p) {
@@ -286,28 +413,51 @@ class Builder {
   void PairStep(AccumulatorMath& math, Value* bx, Value* kw, Value* ab, Value* first) {
     llvm::Type* lanes = math.IntType();
     Value* x_block = b_.CreateGEP(b_.getInt16Ty(), xp_, b_.CreateMul(bx, I64(s_.packet * kLanes)));
-    std::vector<Value*> x(s_.packet / 2, nullptr);
-    for (int64_t q = 0; q < s_.packet / 2; ++q) {
-      if (!s_.live_packet[2 * q] && !s_.live_packet[2 * q + 1]) continue;
-      x[q] = b_.CreateAlignedLoad(lanes, b_.CreateGEP(b_.getInt16Ty(), x_block, I64(q * 2 * kLanes)), llvm::Align(kAlign));
-    }
+    std::vector<int64_t> rows;
     for (int64_t r = 0; r < s_.rows; ++r) {
-      if (!s_.live_row[r]) continue;
-      Value* w_row = b_.CreateGEP(b_.getInt16Ty(), wp_,
-                                  b_.CreateMul(b_.CreateAdd(b_.CreateMul(kw, I64(s_.rows)), I64(r)), I64(s_.packet)));
+      if (s_.live_row[r]) rows.push_back(r);
+    }
+    for (size_t first_row = 0; first_row < rows.size(); first_row += kRowsPerPairLoad) {
+      const std::vector<int64_t> block(rows.begin() + first_row,
+                                       rows.begin() + std::min(rows.size(), first_row + kRowsPerPairLoad));
+      std::vector<Value*> w_rows;
+      for (int64_t r : block) {
+        w_rows.push_back(b_.CreateGEP(b_.getInt16Ty(), wp_,
+                                      b_.CreateMul(b_.CreateAdd(b_.CreateMul(kw, I64(s_.rows)), I64(r)), I64(s_.packet))));
+      }
       for (int64_t g = 0; g < s_.groups(); ++g) {
         if (s_.target[g] < 0) continue;
-        Value* sum = math.Identity();
+        // Two chains per Row (even and odd pairs): a multiply-add waits for the one before it in
+        // its chain, and the Rows' chains together keep both vector units busy. Integer sums are
+        // exact in any order.
+        std::vector<std::array<Value*, 2>> chains(block.size(), {math.Identity(), math.Identity()});
+        int64_t loaded = 0;
         for (int64_t p = g * s_.group; p < (g + 1) * s_.group; p += 2) {
-          if (x[p / 2] == nullptr) continue;
-          Value* w_pair = b_.CreateAlignedLoad(b_.getInt32Ty(), b_.CreateGEP(b_.getInt16Ty(), w_row, I64(p)), llvm::Align(4));
-          Value* w = b_.CreateVectorSplat(kLanes, w_pair);
-          sum = MultiplyAddPairs(sum, x[p / 2], w);
+          if (!s_.live_packet[p] && !s_.live_packet[p + 1]) continue;
+          // The pair's operand load waits for the chains so far: the scheduler would otherwise
+          // hoist all of the step's operand loads and spill them (a compile-time order only).
+          if (loaded++ > 0) {
+            std::vector<Value*> latest;
+            for (const auto& chain : chains) latest.insert(latest.end(), chain.begin(), chain.end());
+            x_block = OpaqueAfter(x_block, latest);
+          }
+          Value* x = b_.CreateAlignedLoad(lanes, b_.CreateGEP(b_.getInt16Ty(), x_block, I64(p * kLanes)),
+                                          llvm::Align(kAlign));
+          for (size_t i = 0; i < block.size(); ++i) {
+            Value* w_pair =
+                b_.CreateAlignedLoad(b_.getInt32Ty(), b_.CreateGEP(b_.getInt16Ty(), w_rows[i], I64(p)), llvm::Align(4));
+            Value*& chain = chains[i][(p / 2) % 2];
+            chain = MultiplyAddPairs(chain, x, b_.CreateVectorSplat(kLanes, w_pair));
+          }
         }
-        Value* slot = b_.CreateGEP(b_.getInt32Ty(), accp_, b_.CreateMul(AccCell(ab, r, g), I64(kLanes)));
-        Value* old = b_.CreateAlignedLoad(lanes, slot, llvm::Align(kAlign));
-        b_.CreateAlignedStore(b_.CreateSelect(first, sum, math.Combine(old, sum)), slot, llvm::Align(kAlign));
+        for (size_t i = 0; i < block.size(); ++i) {
+          Value* sum = b_.CreateAdd(chains[i][0], chains[i][1]);
+          Value* slot = b_.CreateGEP(b_.getInt32Ty(), accp_, b_.CreateMul(AccCell(ab, block[i], g), I64(kLanes)));
+          Value* old = b_.CreateAlignedLoad(lanes, slot, llvm::Align(kAlign));
+          b_.CreateAlignedStore(b_.CreateSelect(first, sum, math.Combine(old, sum)), slot, llvm::Align(kAlign));
+        }
       }
+      x_block = Opaque(x_block);
     }
   }
 
@@ -373,6 +523,9 @@ class Builder {
   Value* accp_ = nullptr;
   Value* seen_ = nullptr;
   Value* tile_ = nullptr;
+  llvm::MDNode* domain_ = nullptr;
+  llvm::MDNode* device_scope_ = nullptr;
+  llvm::MDNode* scratch_scope_ = nullptr;
 };
 
 }  // namespace
