@@ -1,13 +1,17 @@
 // Lane contraction kernels in IR: packing in place, 16-lane products and trees, scattering.
 #include "jit/lane_contraction_kernel.h"
 
+#include <array>
+
 #include "absl/strings/str_format.h"
 #include "dsl/status_macros.h"
 #include "jit/accumulator_math.h"
 #include "jit/ir_loops.h"
+#include "jit/lane_transpose.h"
 #include "jit/stable_hash.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/InlineAsm.h"
+#include "llvm/IR/MDBuilder.h"
 #include "llvm/IR/IntrinsicsX86.h"
 #include "llvm/IR/Module.h"
 #include "llvm/TargetParser/Host.h"
@@ -18,6 +22,11 @@ namespace {
 using llvm::Value;
 
 constexpr int64_t kAlign = 64;
+// Rows whose trees share each operand load: four Rows' partial trees (at most five subtrees each
+// for a 32-wide packet) fit the 32 vector registers with the operand and products.
+constexpr size_t kRowsPerOperandLoad = 4;
+// Rows whose integer pair sums share each operand load: two chains each, 16 accumulators.
+constexpr size_t kRowsPerPairLoad = 8;
 
 int64_t RoundUp(int64_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
@@ -35,14 +44,23 @@ bool UsesIntegerPairs(const LaneContractionSpec& s) {
   return !IsFloat(s.acc_type) && s.op == ReduceOp::kAdd && s.group % 2 == 0 && HostHas("avx512bw");
 }
 
-// Scratch layout: packed weights, packed operand, lane accumulators, first-contribution flags.
+// 32-bit units per row of the operand's transpose tile: the packet's values or 16-bit pairs,
+// rounded up to whole 16-unit tiles.
+int64_t TileStride(const LaneContractionSpec& s) {
+  const int64_t units = UsesIntegerPairs(s) ? s.packet / 2 : s.packet;
+  return (units + kLanes - 1) / kLanes * kLanes;
+}
+
+// Scratch layout: packed weights, packed operand, lane accumulators, first-contribution flags, the
+// operand's transpose tile.
 struct Scratch {
-  int64_t w = 0, x = 0, acc = 0, seen = 0, end = 0;
+  int64_t w = 0, x = 0, acc = 0, seen = 0, tile = 0, end = 0;
   explicit Scratch(const LaneContractionSpec& s) {
     x = RoundUp(4 * s.w_blocks() * s.rows * s.packet);
     acc = x + RoundUp(4 * s.x_blocks() * s.packet * kLanes);
     seen = acc + RoundUp(4 * s.acc_blocks() * s.rows * s.groups() * kLanes);
-    end = seen + RoundUp(s.acc_blocks());
+    tile = seen + RoundUp(s.acc_blocks());
+    end = tile + 4 * kLanes * TileStride(s);
   }
 };
 
@@ -88,6 +106,7 @@ class Builder {
     xp_ = b_.CreateGEP(b_.getInt8Ty(), scratch, b_.getInt64(layout_.x));
     accp_ = b_.CreateGEP(b_.getInt8Ty(), scratch, b_.getInt64(layout_.acc));
     seen_ = b_.CreateGEP(b_.getInt8Ty(), scratch, b_.getInt64(layout_.seen));
+    tile_ = b_.CreateGEP(b_.getInt8Ty(), scratch, b_.getInt64(layout_.tile));
     EmitLoop(b_, fn_->getArg(5), fn_->getArg(6), [&](Value* o) {
       Value* live = b_.CreateICmpNE(Table(s_.live_outer, o, 8), b_.getInt8(0));
       EmitIf(b_, live, [&] { Slice(o); });
@@ -125,54 +144,84 @@ class Builder {
         Value* out = b_.CreateGEP(b_.getInt32Ty(), wp_,
                                   b_.CreateMul(b_.CreateAdd(b_.CreateMul(kw, I64(s_.rows)), I64(r)), I64(s_.packet)));
         EmitLoop(b_, I64(0), I64(s_.packet), [&](Value* p) {
-          Value* raw = EmitLoadRaw(b_, row, b_.CreateAdd(first, PacketOffset(b_, m_, s_.w_packet, p)), bits);
+          Value* raw = DeviceLoad(EmitLoadRaw(b_, row, b_.CreateAdd(first, PacketOffset(b_, m_, s_.w_packet, p)), bits));
           Value* wide = Widen(b_, m_, s_.w_type, s_.acc_type, raw);
           if (!pairs_) {
-            b_.CreateStore(wide, b_.CreateGEP(b_.getInt32Ty(), out, p));
+            ScratchStore(b_.CreateStore(wide, b_.CreateGEP(b_.getInt32Ty(), out, p)));
             return;
           }
           // Pairs: 16-bit [kw][r][p], padding positions 0 (they add nothing to a sum).
           Value* pairs_out = b_.CreateGEP(b_.getInt16Ty(), wp_,
                                           b_.CreateMul(b_.CreateAdd(b_.CreateMul(kw, I64(s_.rows)), I64(r)), I64(s_.packet)));
-          b_.CreateStore(LivePacketOrZero(p, b_.CreateTrunc(wide, b_.getInt16Ty())),
-                         b_.CreateGEP(b_.getInt16Ty(), pairs_out, p));
+          ScratchStore(b_.CreateStore(LivePacketOrZero(p, b_.CreateTrunc(wide, b_.getInt16Ty())),
+                                      b_.CreateGEP(b_.getInt16Ty(), pairs_out, p)));
         });
       }, /*unroll=*/false);
     }
   }
 
   // Xp[(bx * packet + p) * 16 + d] = widen(fetch(DM at x_lane[bx * 16 + d] + x_packet[p])), 0 for
-  // an empty lane.
+  // an empty lane (pairs: 16-bit [bx][p / 2][d][p % 2]). In two passes so that both vectorize:
+  // each lane's packet is widened into a row of a 16-row tile (contiguous along the packet), then
+  // the tile is transposed 16 x 16 in registers into [packet unit][lane]; stored 16 lanes apart
+  // directly, every element was a scatter.
   void PackOperand(Value* dm) {
+    const int64_t units = OperandUnits();
+    const int64_t tile_stride = TileStride();
+    EmitLoop(b_, I64(0), I64(s_.x_blocks()), [&](Value* block) {
+      EmitLoop(b_, I64(0), I64(kLanes), [&](Value* d) {
+        WidenLane(dm, b_.CreateAdd(b_.CreateMul(block, I64(kLanes)), d),
+                  b_.CreateGEP(b_.getInt32Ty(), tile_, b_.CreateMul(d, I64(tile_stride))));
+      }, /*unroll=*/false);
+      Value* out = b_.CreateGEP(b_.getInt32Ty(), xp_, b_.CreateMul(block, I64(units * kLanes)));
+      EmitLoop(b_, I64(0), I64(units / kLanes), [&](Value* tile) {
+        TransposeTile(b_.CreateMul(tile, I64(kLanes)), kLanes, out);
+      }, /*unroll=*/false);
+      if (units % kLanes != 0) TransposeTile(I64(units / kLanes * kLanes), units % kLanes, out);
+    }, /*unroll=*/false);
+  }
+
+  // 32-bit units per lane of a packed operand block: a value each, or a 16-bit pair each.
+  int64_t OperandUnits() const { return pairs_ ? s_.packet / 2 : s_.packet; }
+  int64_t TileStride() const { return visa::jit::TileStride(s_); }
+
+  // Lane `lane`'s packet, fetched and widened, into `row` (32-bit values, or 16-bit pair halves).
+  void WidenLane(Value* dm, Value* lane, Value* row) {
     const int bits = StorageBits(s_.dm_type);
     const int stream_bits = StorageBits(s_.x_type);
-    EmitLoop(b_, I64(0), I64(s_.x_blocks() * kLanes), [&](Value* lane) {
-      Value* offset = Table(s_.x_lane, lane, 64);
-      Value* empty = b_.CreateICmpSLT(offset, I64(0));
-      Value* first = b_.CreateSelect(empty, I64(0), offset);
-      Value* block = b_.CreateUDiv(lane, I64(kLanes));
-      Value* d = b_.CreateURem(lane, I64(kLanes));
-      Value* out = b_.CreateGEP(b_.getInt32Ty(), xp_, b_.CreateAdd(b_.CreateMul(block, I64(s_.packet * kLanes)), d));
-      EmitLoop(b_, I64(0), I64(s_.packet), [&](Value* p) {
-        Value* pos = b_.CreateAdd(first, PacketOffset(b_, m_, s_.x_packet, p));
-        Value* stream = EmitElementOp(b_, m_, s_.fetch, EmitLoadRaw(b_, dm, pos, bits), pos);
-        // As the stream stores it: the storage bits of the stream type (i5 / i9 come sign-extended).
-        if (stream_bits < 32) {
-          stream = b_.CreateAnd(stream, b_.getInt32(static_cast<uint32_t>((uint64_t{1} << stream_bits) - 1)));
-        }
-        Value* value = b_.CreateSelect(empty, b_.getInt32(0), Widen(b_, m_, s_.x_type, s_.acc_type, stream));
-        if (!pairs_) {
-          b_.CreateStore(value, b_.CreateGEP(b_.getInt32Ty(), out, b_.CreateMul(p, I64(kLanes))));
-          return;
-        }
-        // Pairs: 16-bit [bx][p / 2][d][p % 2], so one 64-byte load holds 16 lanes' pairs.
-        Value* index = b_.CreateAdd(b_.CreateMul(block, I64(s_.packet * kLanes)),
-                                    b_.CreateAdd(b_.CreateMul(b_.CreateLShr(p, 1), I64(2 * kLanes)),
-                                                 b_.CreateAdd(b_.CreateMul(d, I64(2)), b_.CreateAnd(p, 1))));
-        b_.CreateStore(LivePacketOrZero(p, b_.CreateTrunc(value, b_.getInt16Ty())),
-                       b_.CreateGEP(b_.getInt16Ty(), xp_, index));
-      });
-    }, /*unroll=*/false);
+    Value* offset = Table(s_.x_lane, lane, 64);
+    Value* empty = b_.CreateICmpSLT(offset, I64(0));
+    Value* first = b_.CreateSelect(empty, I64(0), offset);
+    EmitLoop(b_, I64(0), I64(s_.packet), [&](Value* p) {
+      Value* pos = b_.CreateAdd(first, PacketOffset(b_, m_, s_.x_packet, p));
+      Value* stream = EmitElementOp(b_, m_, s_.fetch, DeviceLoad(EmitLoadRaw(b_, dm, pos, bits)), pos);
+      // As the stream stores it: the storage bits of the stream type (i5 / i9 come sign-extended).
+      if (stream_bits < 32) {
+        stream = b_.CreateAnd(stream, b_.getInt32(static_cast<uint32_t>((uint64_t{1} << stream_bits) - 1)));
+      }
+      Value* value = b_.CreateSelect(empty, b_.getInt32(0), Widen(b_, m_, s_.x_type, s_.acc_type, stream));
+      if (!pairs_) {
+        ScratchStore(b_.CreateStore(value, b_.CreateGEP(b_.getInt32Ty(), row, p)));
+        return;
+      }
+      ScratchStore(b_.CreateStore(LivePacketOrZero(p, b_.CreateTrunc(value, b_.getInt16Ty())),
+                                  b_.CreateGEP(b_.getInt16Ty(), row, p)));
+    });
+  }
+
+  // Tile columns [first, first + count) transposed into out[(first + c) * 16 + d].
+  void TransposeTile(Value* first, int64_t count, Value* out) {
+    llvm::Type* units = llvm::FixedVectorType::get(b_.getInt32Ty(), kLanes);
+    std::vector<Value*> rows;
+    for (int64_t d = 0; d < kLanes; ++d) {
+      Value* at = b_.CreateGEP(b_.getInt32Ty(), tile_, b_.CreateAdd(I64(d * TileStride()), first));
+      rows.push_back(b_.CreateAlignedLoad(units, at, llvm::Align(kAlign)));
+    }
+    EmitTranspose16(b_, rows);
+    for (int64_t c = 0; c < count; ++c) {
+      Value* at = b_.CreateGEP(b_.getInt32Ty(), out, b_.CreateMul(b_.CreateAdd(first, I64(c)), I64(kLanes)));
+      b_.CreateAlignedStore(rows[c], at, llvm::Align(kAlign));
+    }
   }
 
   // One step: every live Row's trees over the step's 16 lanes, combined into their slots.
@@ -189,20 +238,88 @@ class Builder {
       return;
     }
     Value* x_block = b_.CreateGEP(b_.getInt32Ty(), xp_, b_.CreateMul(bx, I64(s_.packet * kLanes)));
+    std::vector<int64_t> rows;
     for (int64_t r = 0; r < s_.rows; ++r) {
-      if (!s_.live_row[r]) continue;
-      // Each Row reloads the operand (from L1): kept live across Rows it would spill.
+      if (s_.live_row[r]) rows.push_back(r);
+    }
+    for (size_t first_row = 0; first_row < rows.size(); first_row += kRowsPerOperandLoad) {
+      const std::vector<int64_t> block(rows.begin() + first_row,
+                                       rows.begin() + std::min(rows.size(), first_row + kRowsPerOperandLoad));
+      // Each block of Rows reloads the operand (from L1): kept live across blocks it would spill.
       x_block = Opaque(x_block);
-      Value* w_row = b_.CreateGEP(b_.getInt32Ty(), wp_,
-                                  b_.CreateMul(b_.CreateAdd(b_.CreateMul(kw, I64(s_.rows)), I64(r)), I64(s_.packet)));
+      std::vector<Value*> w_rows;
+      for (int64_t r : block) {
+        w_rows.push_back(b_.CreateGEP(b_.getInt32Ty(), wp_,
+                                      b_.CreateMul(b_.CreateAdd(b_.CreateMul(kw, I64(s_.rows)), I64(r)), I64(s_.packet))));
+      }
       for (int64_t g = 0; g < s_.groups(); ++g) {
         if (s_.target[g] < 0) continue;
-        Value* sum = Tree(math, x_block, w_row, g * s_.group, (g + 1) * s_.group);
-        Value* slot = b_.CreateGEP(b_.getInt32Ty(), accp_, b_.CreateMul(AccCell(ab, r, g), I64(kLanes)));
-        Value* old = b_.CreateAlignedLoad(math.IntType(), slot, llvm::Align(kAlign));
-        b_.CreateAlignedStore(b_.CreateSelect(first, sum, math.Combine(old, sum)), slot, llvm::Align(kAlign));
+        const std::vector<Value*> sums = Trees(math, x_block, w_rows, g * s_.group, (g + 1) * s_.group);
+        for (size_t i = 0; i < block.size(); ++i) {
+          Value* slot = b_.CreateGEP(b_.getInt32Ty(), accp_, b_.CreateMul(AccCell(ab, block[i], g), I64(kLanes)));
+          Value* old = b_.CreateAlignedLoad(math.IntType(), slot, llvm::Align(kAlign));
+          b_.CreateAlignedStore(b_.CreateSelect(first, sums[i], math.Combine(old, sums[i])), slot, llvm::Align(kAlign));
+        }
       }
     }
+  }
+
+  // The pairwise trees over packet positions [lo, hi) of several Rows at once, leaf by leaf: each
+  // operand load feeds every Row's product, and each Row's tree is kept as a binary counter (a
+  // stack of finished subtrees, merged as soon as two of a level exist), which is the manual's
+  // tree level by level (adjacent pairs, then pairs of pairs) with at most log2(width) partial
+  // sums per Row live. The dataflow is exactly Tree's; only the emission order differs.
+  std::vector<Value*> Trees(AccumulatorMath& math, Value* x_block, const std::vector<Value*>& w_rows, int64_t lo,
+                            int64_t hi) {
+    const int64_t width = hi - lo;
+    VISA_CHECK(width >= 1 && (width & (width - 1)) == 0, "a tree group is a power of two wide");
+    struct Subtree {
+      int64_t level;
+      Value* sum;
+    };
+    std::vector<std::vector<Subtree>> stacks(w_rows.size());
+    const int64_t leaf = s_.fma_first_level && width >= 2 ? 2 : 1;
+    for (int64_t p = lo; p < hi; p += leaf) {
+      // The leaf's operand loads wait for the previous leaf's sums: the scheduler would otherwise
+      // hoist every load of the tree to its top and spill them (a compile-time order only).
+      if (p > lo) {
+        std::vector<Value*> latest;
+        for (const std::vector<Subtree>& stack : stacks) latest.push_back(stack.back().sum);
+        x_block = OpaqueAfter(x_block, latest);
+      }
+      Value* x0 = LoadX(math, x_block, p);
+      Value* x1 = leaf == 2 ? LoadX(math, x_block, p + 1) : nullptr;
+      for (size_t i = 0; i < w_rows.size(); ++i) {
+        Value* sum = leaf == 2 ? PairLeaf(math, x0, x1, w_rows[i], p) : SingleLeaf(math, x0, w_rows[i], p);
+        int64_t level = leaf == 2 ? 1 : 0;
+        while (!stacks[i].empty() && stacks[i].back().level == level) {
+          sum = math.Combine(stacks[i].back().sum, sum);
+          stacks[i].pop_back();
+          ++level;
+        }
+        stacks[i].push_back({level, sum});
+      }
+    }
+    std::vector<Value*> sums;
+    for (const std::vector<Subtree>& stack : stacks) {
+      VISA_CHECK(stack.size() == 1, "a power-of-two tree ends in one subtree");
+      sums.push_back(stack.back().sum);
+    }
+    return sums;
+  }
+
+  // Position p's product, or the identity at a padded position.
+  Value* SingleLeaf(AccumulatorMath& math, Value* x, Value* w_row, int64_t p) {
+    return s_.live_packet[p] ? math.Multiply(x, Weight(w_row, p)) : math.Identity();
+  }
+
+  // Positions p and p + 1 combined: one fused multiply-add when both are live (their products are
+  // exact), else as Tree combines them.
+  Value* PairLeaf(AccumulatorMath& math, Value* x0, Value* x1, Value* w_row, int64_t p) {
+    if (s_.live_packet[p] && s_.live_packet[p + 1]) {
+      return math.MultiplyAdd(x0, Weight(w_row, p), math.Multiply(x1, Weight(w_row, p + 1)));
+    }
+    return math.Combine(SingleLeaf(math, x0, w_row, p), SingleLeaf(math, x1, w_row, p + 1));
   }
 
   // The pairwise tree over packet positions [lo, hi) of one Row, emitted depth first: the two
@@ -224,11 +341,61 @@ class Builder {
     return math.Combine(left, Tree(math, x_block, w_row, mid, hi));
   }
 
+  // Device memory (DM, TRF) and the scratch buffers never overlap. Said in alias scopes, the
+  // packing loops vectorize without a runtime overlap check, which (comparing loop-invariant
+  // bounds) sent the GEMM's weight packing down its scalar path.
+  Value* DeviceLoad(Value* raw) {
+    MarkLoads(raw, 3);
+    return raw;
+  }
+  void MarkLoads(Value* v, int depth) {
+    auto* inst = llvm::dyn_cast<llvm::Instruction>(v);
+    if (inst == nullptr || depth == 0) return;
+    if (llvm::isa<llvm::LoadInst>(inst)) {
+      inst->setMetadata(llvm::LLVMContext::MD_alias_scope, llvm::MDNode::get(m_.getContext(), {DeviceScope()}));
+      inst->setMetadata(llvm::LLVMContext::MD_noalias, llvm::MDNode::get(m_.getContext(), {ScratchScope()}));
+      return;
+    }
+    for (Value* operand : inst->operands()) MarkLoads(operand, depth - 1);
+  }
+  void ScratchStore(llvm::StoreInst* store) {
+    store->setMetadata(llvm::LLVMContext::MD_alias_scope, llvm::MDNode::get(m_.getContext(), {ScratchScope()}));
+    store->setMetadata(llvm::LLVMContext::MD_noalias, llvm::MDNode::get(m_.getContext(), {DeviceScope()}));
+  }
+  llvm::MDNode* DeviceScope() {
+    if (device_scope_ == nullptr) device_scope_ = llvm::MDBuilder(m_.getContext()).createAnonymousAliasScope(Domain(), "device");
+    return device_scope_;
+  }
+  llvm::MDNode* ScratchScope() {
+    if (scratch_scope_ == nullptr) {
+      scratch_scope_ = llvm::MDBuilder(m_.getContext()).createAnonymousAliasScope(Domain(), "scratch");
+    }
+    return scratch_scope_;
+  }
+  llvm::MDNode* Domain() {
+    if (domain_ == nullptr) domain_ = llvm::MDBuilder(m_.getContext()).createAnonymousAliasScopeDomain("lanes");
+    return domain_;
+  }
+
   // `pointer`, through an empty asm statement the optimizer cannot see into: loads through the
   // result are not merged with loads through `pointer` made before it.
   Value* Opaque(Value* pointer) {
     auto* type = llvm::FunctionType::get(pointer->getType(), {pointer->getType()}, false);
     return b_.CreateCall(llvm::InlineAsm::get(type, "", "=r,0", /*hasSideEffects=*/true), {pointer});
+  }
+
+  // `pointer` as Opaque, and also not known before every one of `values` is computed.
+  Value* OpaqueAfter(Value* pointer, const std::vector<Value*>& values) {
+    std::vector<llvm::Type*> types{pointer->getType()};
+    std::vector<Value*> args{pointer};
+    std::string constraints = "=r,0";
+    for (Value* v : values) {
+      types.push_back(v->getType());
+      args.push_back(v);
+      constraints += ",v";
+    }
+    auto* type = llvm::FunctionType::get(pointer->getType(), types, false);
+    return b_.CreateCall(llvm::InlineAsm::get(type, "", constraints, /*hasSideEffects=*/false), args);
   }
 
   Value* LoadX(AccumulatorMath& math, Value* x_block, int64_t p) {
@@ -246,28 +413,51 @@ class Builder {
   void PairStep(AccumulatorMath& math, Value* bx, Value* kw, Value* ab, Value* first) {
     llvm::Type* lanes = math.IntType();
     Value* x_block = b_.CreateGEP(b_.getInt16Ty(), xp_, b_.CreateMul(bx, I64(s_.packet * kLanes)));
-    std::vector<Value*> x(s_.packet / 2, nullptr);
-    for (int64_t q = 0; q < s_.packet / 2; ++q) {
-      if (!s_.live_packet[2 * q] && !s_.live_packet[2 * q + 1]) continue;
-      x[q] = b_.CreateAlignedLoad(lanes, b_.CreateGEP(b_.getInt16Ty(), x_block, I64(q * 2 * kLanes)), llvm::Align(kAlign));
-    }
+    std::vector<int64_t> rows;
     for (int64_t r = 0; r < s_.rows; ++r) {
-      if (!s_.live_row[r]) continue;
-      Value* w_row = b_.CreateGEP(b_.getInt16Ty(), wp_,
-                                  b_.CreateMul(b_.CreateAdd(b_.CreateMul(kw, I64(s_.rows)), I64(r)), I64(s_.packet)));
+      if (s_.live_row[r]) rows.push_back(r);
+    }
+    for (size_t first_row = 0; first_row < rows.size(); first_row += kRowsPerPairLoad) {
+      const std::vector<int64_t> block(rows.begin() + first_row,
+                                       rows.begin() + std::min(rows.size(), first_row + kRowsPerPairLoad));
+      std::vector<Value*> w_rows;
+      for (int64_t r : block) {
+        w_rows.push_back(b_.CreateGEP(b_.getInt16Ty(), wp_,
+                                      b_.CreateMul(b_.CreateAdd(b_.CreateMul(kw, I64(s_.rows)), I64(r)), I64(s_.packet))));
+      }
       for (int64_t g = 0; g < s_.groups(); ++g) {
         if (s_.target[g] < 0) continue;
-        Value* sum = math.Identity();
+        // Two chains per Row (even and odd pairs): a multiply-add waits for the one before it in
+        // its chain, and the Rows' chains together keep both vector units busy. Integer sums are
+        // exact in any order.
+        std::vector<std::array<Value*, 2>> chains(block.size(), {math.Identity(), math.Identity()});
+        int64_t loaded = 0;
         for (int64_t p = g * s_.group; p < (g + 1) * s_.group; p += 2) {
-          if (x[p / 2] == nullptr) continue;
-          Value* w_pair = b_.CreateAlignedLoad(b_.getInt32Ty(), b_.CreateGEP(b_.getInt16Ty(), w_row, I64(p)), llvm::Align(4));
-          Value* w = b_.CreateVectorSplat(kLanes, w_pair);
-          sum = MultiplyAddPairs(sum, x[p / 2], w);
+          if (!s_.live_packet[p] && !s_.live_packet[p + 1]) continue;
+          // The pair's operand load waits for the chains so far: the scheduler would otherwise
+          // hoist all of the step's operand loads and spill them (a compile-time order only).
+          if (loaded++ > 0) {
+            std::vector<Value*> latest;
+            for (const auto& chain : chains) latest.insert(latest.end(), chain.begin(), chain.end());
+            x_block = OpaqueAfter(x_block, latest);
+          }
+          Value* x = b_.CreateAlignedLoad(lanes, b_.CreateGEP(b_.getInt16Ty(), x_block, I64(p * kLanes)),
+                                          llvm::Align(kAlign));
+          for (size_t i = 0; i < block.size(); ++i) {
+            Value* w_pair =
+                b_.CreateAlignedLoad(b_.getInt32Ty(), b_.CreateGEP(b_.getInt16Ty(), w_rows[i], I64(p)), llvm::Align(4));
+            Value*& chain = chains[i][(p / 2) % 2];
+            chain = MultiplyAddPairs(chain, x, b_.CreateVectorSplat(kLanes, w_pair));
+          }
         }
-        Value* slot = b_.CreateGEP(b_.getInt32Ty(), accp_, b_.CreateMul(AccCell(ab, r, g), I64(kLanes)));
-        Value* old = b_.CreateAlignedLoad(lanes, slot, llvm::Align(kAlign));
-        b_.CreateAlignedStore(b_.CreateSelect(first, sum, math.Combine(old, sum)), slot, llvm::Align(kAlign));
+        for (size_t i = 0; i < block.size(); ++i) {
+          Value* sum = b_.CreateAdd(chains[i][0], chains[i][1]);
+          Value* slot = b_.CreateGEP(b_.getInt32Ty(), accp_, b_.CreateMul(AccCell(ab, block[i], g), I64(kLanes)));
+          Value* old = b_.CreateAlignedLoad(lanes, slot, llvm::Align(kAlign));
+          b_.CreateAlignedStore(b_.CreateSelect(first, sum, math.Combine(old, sum)), slot, llvm::Align(kAlign));
+        }
       }
+      x_block = Opaque(x_block);
     }
   }
 
@@ -332,6 +522,10 @@ class Builder {
   Value* xp_ = nullptr;
   Value* accp_ = nullptr;
   Value* seen_ = nullptr;
+  Value* tile_ = nullptr;
+  llvm::MDNode* domain_ = nullptr;
+  llvm::MDNode* device_scope_ = nullptr;
+  llvm::MDNode* scratch_scope_ = nullptr;
 };
 
 }  // namespace

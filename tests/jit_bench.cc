@@ -12,6 +12,8 @@
 
 #include <Eigen/Core>
 #include <cstring>
+#include <ctime>
+#include <utility>
 
 #include "dsl/mapping_parser.h"
 #include "interp/interpreter.h"
@@ -116,18 +118,47 @@ void BM_Compile(benchmark::State& state, const samples::Sample* sample, bool cac
   }
 }
 
+// The process CPU time of every main-context pipeline op (the contraction) run through it: on a
+// shared machine wall time counts the other processes too, CPU time only this one's work.
+class MainOpCpuTime : public Backend {
+ public:
+  explicit MainOpCpuTime(Backend& inner) : inner_(inner) {}
+  const char* name() const override { return inner_.name(); }
+  absl::Status Run(const PipelineOp& op, const PipelineTensors& tensors) override {
+    if (op.context != TuContextKind::kMain) return inner_.Run(op, tensors);
+    const double start = ProcessCpuSeconds();
+    absl::Status status = inner_.Run(op, tensors);
+    seconds_ += ProcessCpuSeconds() - start;
+    return status;
+  }
+  absl::Status Run(const DmaOp& op, const DmaTensors& tensors) override { return inner_.Run(op, tensors); }
+  double TakeSeconds() { return std::exchange(seconds_, 0.0); }
+
+ private:
+  static double ProcessCpuSeconds() {
+    timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+  }
+  Backend& inner_;
+  double seconds_ = 0;
+};
+
 // The time of a sample's main pipeline op (the contraction) on a backend: the sample runs whole on
-// a TimingBackend each iteration and the iteration's time is that op's.
+// a TimingBackend each iteration and the iteration's time is that op's (wall); cpu_ms is the op's
+// process CPU time (all threads), the mean over iterations.
 void BM_MainOp(benchmark::State& state, const samples::Sample* sample, bool use_jit, int threads) {
   interp::Interpreter interpreter;
   std::unique_ptr<jit::JitBackend> jit;
   if (use_jit) jit = *jit::JitBackend::Create({.threads = threads});
-  Backend& inner = use_jit ? static_cast<Backend&>(*jit) : interpreter;
-  TimingBackend timed(inner);
+  MainOpCpuTime cpu(use_jit ? static_cast<Backend&>(*jit) : interpreter);
+  TimingBackend timed(cpu);
   if (use_jit && !sample->Run(timed).ok()) {  // compiles
     state.SkipWithError("the sample does not run");
     return;
   }
+  cpu.TakeSeconds();
+  double cpu_seconds = 0;
   for (auto _ : state) {
     timed.Clear();
     absl::StatusOr<samples::SampleRun> run = sample->Run(timed);
@@ -141,7 +172,9 @@ void BM_MainOp(benchmark::State& state, const samples::Sample* sample, bool use_
     }
     state.SetIterationTime(main);
     state.counters["program_ms"] = run->kernel_seconds * 1e3;
+    cpu_seconds += cpu.TakeSeconds();
   }
+  state.counters["cpu_ms"] = cpu_seconds * 1e3 / static_cast<double>(std::max<int64_t>(1, state.iterations()));
   if (jit) state.counters["fused"] = static_cast<double>(jit->stats().fused_pipelines > 0);
 }
 
@@ -150,10 +183,16 @@ void BM_MainOp(benchmark::State& state, const samples::Sample* sample, bool use_
 void BM_EigenGemm(benchmark::State& state, int64_t m, int64_t n, int64_t k, int threads) {
   Eigen::setNbThreads(threads);
   Eigen::MatrixXf a = Eigen::MatrixXf::Random(m, k), b = Eigen::MatrixXf::Random(k, n), c(m, n);
+  timespec start, end;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &start);
   for (auto _ : state) {
     c.noalias() = a * b;
     benchmark::DoNotOptimize(c.data());
   }
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &end);
+  // Process CPU time (every OpenMP thread), like BM_MainOp's.
+  state.counters["cpu_ms"] = ((end.tv_sec - start.tv_sec) * 1e3 + (end.tv_nsec - start.tv_nsec) * 1e-6) /
+                             static_cast<double>(std::max<int64_t>(1, state.iterations()));
   state.counters["GFLOP/s"] =
       benchmark::Counter(2.0 * m * n * k * state.iterations(), benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
   Eigen::setNbThreads(0);
