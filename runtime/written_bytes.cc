@@ -39,8 +39,11 @@ void WrittenBytes::MarkBits(Page& page, int64_t from, int64_t to) {
     if (bit % 64 == 0 && stop == 64) {
       // Whole words: the common case of a tensor's runs, a store and a count per 64 bytes.
       const int64_t last = to / 64;
+      // A run marked again (every later run of a program) finds its words full: a compare each.
       for (int64_t w = word; w < last; ++w) {
-        page.marked += 64 - std::popcount(bits[w]);
+        const uint64_t old = bits[w];
+        if (old == ~uint64_t{0}) continue;
+        page.marked += old == 0 ? 64 : 64 - std::popcount(old);
         bits[w] = ~uint64_t{0};
       }
       bit = last * 64;
