@@ -1,8 +1,11 @@
 // DirectPipeline: when a data-movement pipeline may run as one move, and that move.
 #include "jit/direct_pipeline.h"
 
+#include "absl/strings/str_cat.h"
 #include "dsl/status_macros.h"
+#include "jit/fused_contraction.h"
 #include "jit/in_place.h"
+#include "jit/mapping_facts.h"
 
 namespace visa::jit {
 namespace {
@@ -29,7 +32,20 @@ std::variant<Mapping, std::string> RelabeledStream(const PipelineOp& op) {
   return stream;
 }
 
+// An end's part of DirectPipelineKey: everything InPlaceLayout and InPlacePositions read.
+std::string EndKey(const DeviceTensor& tensor) {
+  const Placement& placement = tensor.placement();
+  return absl::StrCat(Name(tensor.dtype()), " ", TierName(placement.tier), " @", placement.address, "+",
+                      tensor.window_offset(), " ", MappingKey(tensor.full_mapping()), " positions ",
+                      InPlaceLayout(tensor) ? InPlacePositions(tensor) : -1);
+}
+
 }  // namespace
+
+std::string DirectPipelineKey(const PipelineOp& op, const DeviceTensor& input, const DeviceTensor& output) {
+  return absl::StrCat(PipelineKey(op), "\nfrom ", EndKey(input), "\nto ", EndKey(output),
+                      MayOverlap(input, output) ? "\noverlapping" : "");
+}
 
 absl::StatusOr<Result> PlanDirectPipeline(KernelCache& kernels, const PipelineOp& op, const DeviceTensor& input,
                                           const DeviceTensor& output) {

@@ -34,4 +34,9 @@ absl::StatusOr<std::variant<DirectPipeline, std::string>> PlanDirectPipeline(Ker
                                                                              const DeviceTensor& input,
                                                                              const DeviceTensor& output);
 
+// What PlanDirectPipeline's answer depends on, as a cache key: the op's stages (PipelineKey) and
+// each end's element type, tier, address, window and full mapping, the positions addressable from
+// it, and whether the ends may overlap. Equal keys give equal plans.
+std::string DirectPipelineKey(const PipelineOp& op, const DeviceTensor& input, const DeviceTensor& output);
+
 }  // namespace visa::jit

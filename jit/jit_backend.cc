@@ -629,12 +629,19 @@ absl::Status JitBackend::Run(const PipelineOp& op, const PipelineTensors& tensor
 absl::StatusOr<const DirectPipeline*> JitBackend::DirectPlanFor(const PipelineOp& op, const DeviceTensor& input,
                                                                 const DeviceTensor& output) {
   if (!direct_pipelines_) return nullptr;
-  ASSIGN_OR_RETURN(direct_plan_, PlanDirectPipeline(*kernels_, op, input, output));
-  if (std::getenv("VISA_JIT_DEBUG") != nullptr) {
-    const auto* reason = std::get_if<std::string>(&direct_plan_);
-    std::fprintf(stderr, "pipeline: %s\n", reason ? absl::StrCat("not one move: ", *reason).c_str() : "one move between memories");
+  std::string key = DirectPipelineKey(op, input, output);
+  auto it = direct_plans_.find(key);
+  if (it == direct_plans_.end()) {
+    ASSIGN_OR_RETURN(auto plan, PlanDirectPipeline(*kernels_, op, input, output));
+    ++kernels_->stats().direct_plans;
+    if (std::getenv("VISA_JIT_DEBUG") != nullptr) {
+      const auto* reason = std::get_if<std::string>(&plan);
+      std::fprintf(stderr, "pipeline: %s\n", reason ? absl::StrCat("not one move: ", *reason).c_str() : "one move between memories");
+    }
+    it = direct_plans_.emplace(std::move(key), std::make_unique<std::variant<DirectPipeline, std::string>>(
+                                                   std::move(plan))).first;
   }
-  return std::get_if<DirectPipeline>(&direct_plan_);
+  return std::get_if<DirectPipeline>(it->second.get());
 }
 
 absl::Status JitBackend::Run(const DmaOp& op, const DmaTensors& tensors) {

@@ -81,14 +81,14 @@ class JitBackend : public Backend {
   absl::StatusOr<HostTensor> RunFused(const FusedContraction& plan, const PipelineTensors& tensors);
 
   // The op's one move between memories when it is pure data movement, else nullptr (the reason,
-  // with VISA_JIT_DEBUG, on stderr). Valid until the next call.
+  // with VISA_JIT_DEBUG, on stderr). Planned once per op and ends (DirectPipelineKey).
   absl::StatusOr<const DirectPipeline*> DirectPlanFor(const PipelineOp& op, const DeviceTensor& input,
                                                       const DeviceTensor& output);
 
   std::unique_ptr<KernelCache> kernels_;
   bool direct_pipelines_;
   bool fma_first_level_;
-  std::variant<DirectPipeline, std::string> direct_plan_ = std::string();
+  absl::flat_hash_map<std::string, std::unique_ptr<std::variant<DirectPipeline, std::string>>> direct_plans_;
   absl::flat_hash_set<uint64_t> prepared_;
   PaddingCache padded_;
   absl::flat_hash_map<std::string, std::unique_ptr<std::variant<FusedContraction, std::string>>> fused_plans_;

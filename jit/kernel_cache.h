@@ -42,6 +42,7 @@ struct JitStats {
   int64_t fused_pipelines = 0;  // pipelines whose front ran as one lane contraction kernel
   int64_t fma_pipelines = 0;    // fused pipelines whose operands allowed the fused first tree level
   int64_t direct_pipelines = 0; // data-movement pipelines run as one move between memories
+  int64_t direct_plans = 0;     // data-movement pipelines planned (once per op and ends)
   int64_t staged_pipelines = 0; // pipelines run stage by stage
 };
 

@@ -1,4 +1,5 @@
-// WrittenBytes: page table of bitmaps, range marks and first-unwritten searches word by word.
+// WrittenBytes: a page table of bitmaps (dropped once full), range marks and first-unwritten
+// searches a whole word at a time.
 #include "runtime/written_bytes.h"
 
 #include <algorithm>
@@ -26,18 +27,52 @@ void WrittenBytes::CheckRange(int64_t address, int64_t size) const {
              "WrittenBytes: a range outside the memory (the device checks ranges first)");
 }
 
+int64_t WrittenBytes::PageLength(int64_t page) const {
+  return std::min(kPageBytes, capacity_ - page * kPageBytes);
+}
+
+void WrittenBytes::MarkBits(Page& page, int64_t from, int64_t to) {
+  uint64_t* bits = page.bits.get();
+  for (int64_t bit = from; bit < to;) {
+    const int64_t word = bit / 64;
+    const int64_t stop = std::min<int64_t>(to - word * 64, 64);
+    if (bit % 64 == 0 && stop == 64) {
+      // Whole words: the common case of a tensor's runs, a store and a count per 64 bytes.
+      const int64_t last = to / 64;
+      // A run marked again (every later run of a program) finds its words full: a compare each.
+      for (int64_t w = word; w < last; ++w) {
+        const uint64_t old = bits[w];
+        if (old == ~uint64_t{0}) continue;
+        page.marked += old == 0 ? 64 : 64 - std::popcount(old);
+        bits[w] = ~uint64_t{0};
+      }
+      bit = last * 64;
+      continue;
+    }
+    const uint64_t mask = BitsBetween(bit % 64, stop);
+    page.marked += std::popcount(mask & ~bits[word]);
+    bits[word] |= mask;
+    bit = word * 64 + stop;
+  }
+}
+
 void WrittenBytes::Mark(int64_t address, int64_t size) {
   CheckRange(address, size);
   for (int64_t at = address, end = address + size; at < end;) {
-    const int64_t page = at / kPageBytes;
-    const int64_t page_end = std::min(end, (page + 1) * kPageBytes);
-    std::unique_ptr<uint64_t[]>& bits = pages_[page];
-    if (!bits) bits = std::make_unique<uint64_t[]>(kWordsPerPage);  // value-initialized: unwritten
-    for (int64_t bit = at - page * kPageBytes, stop = page_end - page * kPageBytes; bit < stop;) {
-      const int64_t word = bit / 64;
-      const int64_t to = std::min<int64_t>(stop - word * 64, 64);
-      bits[word] |= BitsBetween(bit % 64, to);
-      bit = word * 64 + to;
+    const int64_t index = at / kPageBytes;
+    const int64_t start = index * kPageBytes;
+    const int64_t length = PageLength(index);
+    const int64_t page_end = std::min(end, start + length);
+    Page& page = pages_[index];
+    if (page.marked == length) {
+      // Already complete: nothing to mark.
+    } else if (at == start && page_end == start + length) {
+      page.bits.reset();
+      page.marked = length;
+    } else {
+      if (!page.bits) page.bits = std::make_unique<uint64_t[]>(kWordsPerPage);  // value-initialized: unwritten
+      MarkBits(page, at - start, page_end - start);
+      if (page.marked == length) page.bits.reset();
     }
     at = page_end;
   }
@@ -46,16 +81,17 @@ void WrittenBytes::Mark(int64_t address, int64_t size) {
 std::optional<int64_t> WrittenBytes::FirstUnwritten(int64_t address, int64_t size) const {
   CheckRange(address, size);
   for (int64_t at = address, end = address + size; at < end;) {
-    const int64_t page = at / kPageBytes;
-    const int64_t page_end = std::min(end, (page + 1) * kPageBytes);
-    auto it = pages_.find(page);
+    const int64_t index = at / kPageBytes;
+    const int64_t start = index * kPageBytes;
+    const int64_t page_end = std::min(end, start + PageLength(index));
+    auto it = pages_.find(index);
     if (it == pages_.end()) return at;
-    const uint64_t* bits = it->second.get();
-    for (int64_t bit = at - page * kPageBytes, stop = page_end - page * kPageBytes; bit < stop;) {
+    const uint64_t* bits = it->second.bits.get();
+    for (int64_t bit = at - start, stop = page_end - start; bits != nullptr && bit < stop;) {
       const int64_t word = bit / 64;
       const int64_t to = std::min<int64_t>(stop - word * 64, 64);
       const uint64_t missing = ~bits[word] & BitsBetween(bit % 64, to);
-      if (missing != 0) return page * kPageBytes + word * 64 + std::countr_zero(missing);
+      if (missing != 0) return start + word * 64 + std::countr_zero(missing);
       bit = word * 64 + to;
     }
     at = page_end;
@@ -64,7 +100,9 @@ std::optional<int64_t> WrittenBytes::FirstUnwritten(int64_t address, int64_t siz
 }
 
 int64_t WrittenBytes::resident_bytes() const {
-  return static_cast<int64_t>(pages_.size()) * kWordsPerPage * static_cast<int64_t>(sizeof(uint64_t));
+  int64_t bitmaps = 0;
+  for (const auto& [index, page] : pages_) bitmaps += page.bits != nullptr;
+  return bitmaps * kWordsPerPage * static_cast<int64_t>(sizeof(uint64_t));
 }
 
 }  // namespace visa

@@ -11,10 +11,13 @@
 
 namespace visa {
 
-// One bit per memory byte, allocated a bitmap page at a time on the first mark inside it, so a
-// 48 GB HBM whose kernels touch a few megabytes costs a few kilobytes of bitmap. A fresh bitmap
-// says nothing was written. Addresses are the memory's linear addresses; ranges must lie inside
-// [0, capacity) (callers pass ranges the device has already bounds-checked).
+// One bit per memory byte, kept a page (64 KiB of memory) at a time: a page nothing marked costs
+// nothing, a page partly marked costs an 8 KiB bitmap, and a page marked completely (what whole
+// tensors written unit by unit leave) drops its bitmap and costs only its entry. So a 48 GB HBM
+// whose kernels touch a few megabytes costs a few kilobytes, and a run writing 50 MB of DM in
+// whole units costs almost nothing. A fresh shadow says nothing was written. Addresses are the
+// memory's linear addresses; ranges must lie inside [0, capacity) (callers pass ranges the device
+// has already bounds-checked).
 class WrittenBytes {
  public:
   explicit WrittenBytes(int64_t capacity);
@@ -26,7 +29,7 @@ class WrittenBytes {
   // The first byte of [address, address + size) never marked, or nullopt when all were.
   std::optional<int64_t> FirstUnwritten(int64_t address, int64_t size) const;
 
-  // Host bytes the bitmap pages take.
+  // Host bytes the bitmaps of partly marked pages take.
   int64_t resident_bytes() const;
 
  private:
@@ -34,10 +37,19 @@ class WrittenBytes {
   static constexpr int64_t kPageBytes = int64_t{64} * 1024;
   static constexpr int64_t kWordsPerPage = kPageBytes / 64;
 
+  struct Page {
+    int64_t marked = 0;               // bytes of the page marked so far
+    std::unique_ptr<uint64_t[]> bits; // null once every byte of the page is marked
+  };
+
   void CheckRange(int64_t address, int64_t size) const;
+  // Bytes of memory page `page` (the last page may be short).
+  int64_t PageLength(int64_t page) const;
+  // Marks bits [from, to) of a partly marked page, counting the newly marked ones.
+  static void MarkBits(Page& page, int64_t from, int64_t to);
 
   int64_t capacity_;
-  absl::flat_hash_map<int64_t, std::unique_ptr<uint64_t[]>> pages_;
+  absl::flat_hash_map<int64_t, Page> pages_;
 };
 
 }  // namespace visa

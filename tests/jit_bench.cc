@@ -2,13 +2,20 @@
 // - a data-movement kernel over a whole cluster's DM (fetch, collect, a commit that changes the
 //   layout, then a DM-to-DM move back): JIT on 1 and 2 threads vs a memcpy of the same bytes vs
 //   the interpreter;
-// - compile time of every sample's program, first (a fresh JIT) and cached (prepared before);
+// - compile time of every sample's program, first (a fresh JIT) and cached (prepared before),
+//   and in a second process whose disk cache (JitOptions::disk_cache) holds what the first stored:
+//   the benchmark runs this executable again as a child that prepares the program and reports;
 // - the GEMM sample's contraction op (and the i8 matmul's) on the JIT on 1 and 2 threads and on the
 //   interpreter, vs Eigen's float GEMM of the same shape at the same thread count, built as a user
 //   builds it (this target: -O3 -march=native -fopenmp).
 #include <benchmark/benchmark.h>
 
 #include <malloc.h>
+#include <time.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 
 #include <Eigen/Core>
 #include <cstring>
@@ -118,6 +125,90 @@ void BM_Compile(benchmark::State& state, const samples::Sample* sample, bool cac
   }
 }
 
+// ---- Compile in a second process, from the disk cache -------------------------------------------
+// The parent starts this executable with VISA_JIT_BENCH_CHILD=<sample> and VISA_CACHE_DIR set; the
+// child registers only BM_ChildPrepare, which prepares the sample's program on a fresh JIT with the
+// disk cache and prints one line: "visa-child-prepare <wall ms> <cpu ms> <compiles> <disk hits>".
+constexpr char kChildVariable[] = "VISA_JIT_BENCH_CHILD";
+constexpr char kChildLine[] = "visa-child-prepare";
+
+double ProcessCpuSeconds() {
+  timespec now{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec);
+}
+
+void BM_ChildPrepare(benchmark::State& state, const samples::Sample* sample) {
+  interp::Interpreter interpreter;
+  absl::StatusOr<samples::SampleRun> run = sample->Run(interpreter);
+  auto jit = jit::JitBackend::Create({.threads = 1, .disk_cache = true});
+  if (!run.ok() || !jit.ok()) std::abort();
+  for (auto _ : state) {
+    const double cpu = ProcessCpuSeconds();
+    absl::StatusOr<double> wall = (*jit)->Prepare(run->program);
+    if (!wall.ok()) std::abort();
+    std::printf("%s %.4f %.4f %lld %lld\n", kChildLine, *wall * 1e3, (ProcessCpuSeconds() - cpu) * 1e3,
+                static_cast<long long>((*jit)->stats().compiles), static_cast<long long>((*jit)->stats().disk_hits));
+    std::fflush(stdout);
+  }
+}
+
+struct ChildReport {
+  double wall_ms = 0, cpu_ms = 0;
+  long long compiles = -1, disk_hits = -1;
+};
+
+// Runs the child for `sample` with the disk cache in `dir`; nullopt when it fails.
+std::optional<ChildReport> RunChild(const std::string& sample, const std::string& dir) {
+  // The shell popen starts has its own /proc/self: name this executable by its path.
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  const std::string command = absl::StrCat(kChildVariable, "=", sample, " VISA_CACHE_DIR=", dir, " '", self,
+                                           "' --benchmark_filter=BM_ChildPrepare 2>/dev/null");
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return std::nullopt;
+  std::optional<ChildReport> report;
+  char line[512];
+  while (std::fgets(line, sizeof line, pipe) != nullptr) {
+    ChildReport r;
+    char tag[64];
+    if (std::sscanf(line, "%63s %lf %lf %lld %lld", tag, &r.wall_ms, &r.cpu_ms, &r.compiles, &r.disk_hits) == 5 &&
+        std::string(tag) == kChildLine) {
+      report = r;
+    }
+  }
+  if (pclose(pipe) != 0) return std::nullopt;
+  return report;
+}
+
+// The compile of a second process: the first child fills a fresh cache directory, every timed one
+// loads from it. Manual time: the child's Prepare (wall); counters: its CPU time, what it compiled.
+void BM_CompileSecondProcess(benchmark::State& state, const samples::Sample* sample) {
+  const std::string dir = (std::filesystem::temp_directory_path() /
+                           absl::StrCat("visa_jit_bench_cache_", getpid(), "_", sample->name)).string();
+  std::filesystem::remove_all(dir);
+  std::optional<ChildReport> first = RunChild(sample->name, dir);
+  if (!first) {
+    state.SkipWithError("the child process failed");
+    return;
+  }
+  ChildReport last;
+  for (auto _ : state) {
+    std::optional<ChildReport> report = RunChild(sample->name, dir);
+    if (!report) {
+      state.SkipWithError("the child process failed");
+      break;
+    }
+    state.SetIterationTime(report->wall_ms * 1e-3);
+    last = *report;
+  }
+  state.counters["first_ms"] = first->wall_ms;
+  state.counters["cpu_ms"] = last.cpu_ms;
+  state.counters["compiles"] = static_cast<double>(last.compiles);
+  state.counters["disk_hits"] = static_cast<double>(last.disk_hits);
+  std::filesystem::remove_all(dir);
+}
+
+
 // The process CPU time of every main-context pipeline op (the contraction) run through it: on a
 // shared machine wall time counts the other processes too, CPU time only this one's work.
 class MainOpCpuTime : public Backend {
@@ -135,11 +226,6 @@ class MainOpCpuTime : public Backend {
   double TakeSeconds() { return std::exchange(seconds_, 0.0); }
 
  private:
-  static double ProcessCpuSeconds() {
-    timespec t;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
-  }
   Backend& inner_;
   double seconds_ = 0;
 };
@@ -199,12 +285,20 @@ void BM_EigenGemm(benchmark::State& state, int64_t m, int64_t n, int64_t k, int 
 }
 
 void RegisterAll() {
+  if (const char* child = std::getenv(kChildVariable)) {
+    const samples::Sample* sample = samples::FindSample(child);
+    if (sample == nullptr) std::abort();
+    benchmark::RegisterBenchmark("BM_ChildPrepare", BM_ChildPrepare, sample)->Iterations(1);
+    return;
+  }
   for (const samples::Sample& sample : samples::AllSamples()) {
     if (sample.slow) continue;
     benchmark::RegisterBenchmark(("BM_CompileFirst/" + sample.name).c_str(), BM_Compile, &sample, false)
         ->Unit(benchmark::kMillisecond);
     benchmark::RegisterBenchmark(("BM_CompileCached/" + sample.name).c_str(), BM_Compile, &sample, true)
         ->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark(("BM_CompileSecondProcess/" + sample.name).c_str(), BM_CompileSecondProcess, &sample)
+        ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(3);
   }
   // The GEMM sample (I = J = 512, K = 1024) and its K = 64 variant; the i8 matmul (8 slices of
   // [16 x 256] x [256 x 8]). Each JIT figure next to Eigen at the same thread count.

@@ -44,6 +44,69 @@ TEST(WrittenBytes, MarksAndFindsAcrossWordsAndPages) {
   EXPECT_EQ(bytes.FirstUnwritten(page - 70, 101), std::nullopt);
 }
 
+TEST(WrittenBytes, APageMarkedCompletelyKeepsNoBitmap) {
+  const int64_t page = 64 * 1024;
+  WrittenBytes bytes(4 * page);
+  bytes.Mark(page, page);  // exactly one page
+  EXPECT_EQ(bytes.resident_bytes(), 0);
+  EXPECT_EQ(bytes.FirstUnwritten(page, page), std::nullopt);
+  EXPECT_EQ(bytes.FirstUnwritten(page - 1, 2), page - 1);
+  EXPECT_EQ(bytes.FirstUnwritten(page, page + 1), 2 * page);
+  // Pieces that overlap and arrive out of order complete a page too; until then it has a bitmap.
+  bytes.Mark(2 * page + 1000, 50000);
+  bytes.Mark(2 * page + 999, 2);  // overlaps one marked byte: counted once
+  EXPECT_EQ(bytes.resident_bytes(), page / 8);
+  EXPECT_EQ(bytes.FirstUnwritten(2 * page, page), 2 * page);
+  bytes.Mark(2 * page, 1000);
+  EXPECT_EQ(bytes.FirstUnwritten(2 * page, page), 2 * page + 51000);
+  bytes.Mark(2 * page + 51000, page - 51000);
+  EXPECT_EQ(bytes.resident_bytes(), 0);
+  EXPECT_EQ(bytes.FirstUnwritten(page, 2 * page), std::nullopt);
+  // Marking a complete page again changes nothing.
+  bytes.Mark(2 * page + 5, 7);
+  EXPECT_EQ(bytes.resident_bytes(), 0);
+  EXPECT_EQ(bytes.FirstUnwritten(0, 4 * page), 0);
+  EXPECT_EQ(bytes.FirstUnwritten(page, 3 * page), 3 * page);
+}
+
+TEST(WrittenBytes, AShortLastPageCompletesAtTheMemorysEnd) {
+  const int64_t page = 64 * 1024;
+  WrittenBytes bytes(page + 100);
+  bytes.Mark(page, 60);
+  bytes.Mark(page + 60, 40);
+  EXPECT_EQ(bytes.resident_bytes(), 0);
+  EXPECT_EQ(bytes.FirstUnwritten(page, 100), std::nullopt);
+  EXPECT_EQ(bytes.FirstUnwritten(page - 1, 101), page - 1);
+}
+
+TEST(WrittenBytes, WholeWordsAndPartialWordsAgreeWithAByteModel) {
+  // Marks of every alignment against a byte-per-byte model (an independent host computation).
+  const int64_t size = 3 * 64 * 1024 + 77;
+  WrittenBytes bytes(size);
+  std::vector<bool> model(size, false);
+  uint64_t state = 12345;
+  auto next = [&state](int64_t bound) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<int64_t>((state >> 33) % static_cast<uint64_t>(bound));
+  };
+  for (int i = 0; i < 300; ++i) {
+    const int64_t at = next(size);
+    const int64_t length = next(std::min<int64_t>(size - at, i % 3 == 0 ? 70000 : 300) + 1);
+    bytes.Mark(at, length);
+    for (int64_t b = at; b < at + length; ++b) model[b] = true;
+    const int64_t from = next(size);
+    const int64_t span = next(size - from + 1);
+    std::optional<int64_t> expected;
+    for (int64_t b = from; b < from + span; ++b) {
+      if (!model[b]) {
+        expected = b;
+        break;
+      }
+    }
+    ASSERT_EQ(bytes.FirstUnwritten(from, span), expected) << "draw " << i;
+  }
+}
+
 TEST(UninitializedReadsMode, ParsesTheThreeModesAndNamesThemWhenWrong) {
   EXPECT_EQ(*ParseUninitializedReads("error"), UninitializedReads::kError);
   EXPECT_EQ(*ParseUninitializedReads("WARN"), UninitializedReads::kWarn);
