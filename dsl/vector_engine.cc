@@ -219,6 +219,8 @@ std::string VeStep::Describe() const {
       return absl::StrCat(call, " ", Info(fn).name, " ", args.name, " on ", VeAluName(*alu), " time [",
                           out.time.ToString(), "]");
     case Kind::kReinterpret: return absl::StrCat("vector_reinterpret ", DTypeName(out.dtype));
+    case Kind::kIntraReduce: return absl::StrCat(intra_reduce->Describe(), " on ", VeAluName(*alu));
+    case Kind::kInterReduce: return inter_reduce->Describe();
     case Kind::kOp: break;
   }
   std::string text = absl::StrCat(call, " ", Info(fn).name);
@@ -243,7 +245,10 @@ std::string VeStep::Describe() const {
 std::string VectorStage::Describe() const {
   std::string text = absl::StrCat("vector ", DTypeName(in.dtype), " branch ", branch.ToString());
   if (!unzip_axis.empty()) absl::StrAppend(&text, " (two groups along ", unzip_axis, ")");
-  for (const VeStep& step : steps) absl::StrAppend(&text, "\n      ", VeStageName(step.stage), ": ", step.Describe());
+  for (const VeStep& step : steps) {
+    const char* stage_name = step.kind == VeStep::Kind::kInterReduce ? "InterSliceReduce" : VeStageName(step.stage);
+    absl::StrAppend(&text, "\n      ", stage_name, ": ", step.Describe());
+  }
   for (size_t i = 0; i < vrfs.size(); ++i) absl::StrAppend(&text, "\n      vrf#", i, " ", vrfs[i].text);
   absl::StrAppend(&text, "\n      final ", out.ToString(), ", ALUs ", alus_used(), has_way4() ? ", Way4 region" : "");
   return text;
@@ -296,6 +301,7 @@ absl::Status VectorChain::Enter(const char* call, VeStage target) {
         "IntraSliceReduce, FpDiv, Widen, FpToFxp, Clip, Filter, Output; each is optional, only Logic, Fxp, Float and "
         "Clip repeat)"));
   }
+  RETURN_IF_ERROR(AfterInterSlice(call, target));
   if (std::optional<VeWay> way = WayOf(target); way && *way != way_) {
     return RequireWay(call, *way);
   }
@@ -461,6 +467,7 @@ absl::Status VectorChain::Branch(const BranchMode& mode) {
     }
   }
   entered_ = true;
+  if (order_ == Order::kUnset) order_ = Order::kIntraFirst;
   config_.branch = mode;
   return absl::OkStatus();
 }
@@ -679,10 +686,10 @@ absl::Status VectorChain::Clip(ClipBinaryOpF32 op, const VeArgs& args, const VeB
 absl::Status VectorChain::Stash() {
   if (!entered_) return Enter("vector_stash", stage_);
   RETURN_IF_ERROR(NotPaired("vector_stash"));
-  if (!Stashable(stage_)) {
+  if (!Stashable(stage_) || (inter_done_ && order_ == Order::kIntraFirst)) {
     return absl::FailedPreconditionError(absl::StrCat(
         "Stash: `vector_stash` is available only at the Stashable stages Branch, Logic, Fxp, Narrow, Float, FpDiv and "
-        "Clip, not after the ", VeStageName(stage_), " stage"));
+        "Clip, not after the ", inter_done_ ? "InterSliceReduce" : VeStageName(stage_), " stage"));
   }
   if (stash_ != StashState::kFresh) {
     return absl::FailedPreconditionError(
@@ -744,7 +751,7 @@ absl::StatusOr<int> VectorChain::AddVrf(VrfOperandInfo vrf) {
 }
 
 absl::StatusOr<VectorStage> VectorChain::Final() {
-  if (!entered_) return Enter("vector_final", VeStage::kOutput);
+  if (!entered_ && !inter_done_) return Enter("vector_final", VeStage::kOutput);
   if (paired_) {
     return absl::FailedPreconditionError(
         "Two-Group Mode: merge the two groups with a _zip op (vector_clip_zip, vector_fxp_zip, ...) before "

@@ -9,6 +9,7 @@
 #include "interp/index_move.h"
 #include "interp/stages.h"
 #include "interp/unwritten_reads.h"
+#include "interp/vector_reduce_stage.h"
 #include "runtime/transfer.h"
 
 namespace visa::interp {
@@ -115,7 +116,13 @@ absl::StatusOr<HostTensor> VectorStream(const HostTensor& stream, const VectorSt
                                         const std::vector<DeviceTensor>& vrfs) {
   Flow flow{stage.in.dtype, stage.in.Full(), stream.ToBits(), {}};
   VISA_CHECK(static_cast<int64_t>(flow.bits.size()) == flow.layout.size(), "the vector stage reads its input layout");
-  ASSIGN_OR_RETURN(flow.tags, BranchTags(flow, stage.branch));
+  // InterFirst: the branch ids are taken on the reducer's output (below), not on the input.
+  const bool inter_first = !stage.steps.empty() && stage.steps.front().kind == VeStep::Kind::kInterReduce;
+  if (inter_first) {
+    flow.tags.assign(flow.bits.size(), 0);
+  } else {
+    ASSIGN_OR_RETURN(flow.tags, BranchTags(flow, stage.branch));
+  }
   std::vector<HostTensor> vrf_images;
   for (size_t i = 0; i < vrfs.size(); ++i) {
     RETURN_IF_ERROR(CheckStreamReads({vrfs[i]}, std::nullopt, vrfs[i].full_mapping(),
@@ -138,6 +145,21 @@ absl::StatusOr<HostTensor> VectorStream(const HostTensor& stream, const VectorSt
       }
       case VeStep::Kind::kReinterpret: flow.dtype = step.out.dtype; break;
       case VeStep::Kind::kZip: RETURN_IF_ERROR(ApplyZip(flow, step, stage.unzip_axis)); break;
+      case VeStep::Kind::kIntraReduce:
+        // A reduced lane's execution id is 0 here (the manual does not say which input's it keeps).
+        flow.bits = IntraSliceReduceStream(*step.intra_reduce, flow.bits);
+        flow.layout = step.out.Full();
+        flow.tags.assign(flow.bits.size(), 0);
+        break;
+      case VeStep::Kind::kInterReduce:
+        // Entering the reducer resets the ids; InterFirst takes the branch's ids on its output.
+        flow.bits = InterSliceReduceStream(*step.inter_reduce, flow.bits);
+        flow.layout = step.out.Full();
+        flow.tags.assign(flow.bits.size(), 0);
+        if (inter_first) {
+          ASSIGN_OR_RETURN(flow.tags, BranchTags(flow, stage.branch));
+        }
+        break;
     }
   }
   return flow.Image();
