@@ -72,5 +72,6 @@ std::vector<Sample> SwitchSamples();
 std::vector<Sample> EngineSamples();
 std::vector<Sample> ContractionSamples();
 std::vector<Sample> VectorSamples();
+std::vector<Sample> VectorReduceSamples();  // samples/vector_reduce_samples.cc
 
 }  // namespace visa::samples
