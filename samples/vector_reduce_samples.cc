@@ -334,7 +334,7 @@ Sample RowSoftmax() {
 }
 
 // RMS normalization whose statistic goes through the manual's Split Reduce pattern: the hidden
-// dimension in two chunks x0, x1 (rows M in slices, N = 32 each). Per chunk, sum(x^2 + eps / 2N)
+// dimension in two chunks x0, x1 (rows M in slices, N = 32 each). Per chunk, sum(x^2 + eps)
 // (FmaF Mode002, reduce Add); the two partial sums fetched interleaved (I = 2), unzipped and added
 // with vector_clip_zip(Add); then 1 / sqrt(total / 2N) (MulF, Sqrt, FpDiv Mode10); finally both
 // chunks, fetched interleaved, times that (MulF with the VRF).
@@ -350,11 +350,12 @@ Sample RmsNormSplitReduce() {
     const Mapping cluster = m.m("1 # 2"), slice = m.m("M");
     ASSIGN_OR_RETURN(DmTensor x0, in[0].to_dm(ctx.tdma, 0, cluster, slice, m.m("N")));
     ASSIGN_OR_RETURN(DmTensor x1, in[1].to_dm(ctx.tdma, 1 << 12, cluster, slice, m.m("N")));
-    const float eps_share = static_cast<float>(kRmsEps / 64.0);
+    // mean(x^2 + eps) = mean(x^2) + eps: each element carries eps into the sums.
+    const float eps = static_cast<float>(kRmsEps);
     auto partial = [&](const DmTensor& x, int64_t address) -> absl::StatusOr<DmTensor> {
       return Enter(ctx.main.begin(x.view()).fetch(DType::kF32, m.m("N / 8"), m.m("N % 8")).collect(m.m("N / 8"), m.m("N % 8")))
           .vector_split(m.m("N / 4"), m.m("N % 4"))
-          .vector_fp_ternary_with_mode(FpTernaryOp::kFmaF, TernaryArgMode::kMode002, VeBranchOperand(0.0f, eps_share))
+          .vector_fp_ternary_with_mode(FpTernaryOp::kFmaF, TernaryArgMode::kMode002, VeBranchOperand(0.0f, eps))
           .vector_intra_slice_reduce("N", m.m("1"), m.m("1 # 4"), IntraSliceReduceOpF32::kAdd)
           .vector_pad_way8(m.m("1 # 8"))
           .vector_final()
