@@ -59,9 +59,7 @@ class VectorReduceChainTest : public ::testing::Test {
     ASSIGN_OR_RETURN(Axes axes, Axes::Parse(l.axes));
     MappingScope s(axes);
     const int64_t n = Pair({s.m(l.slice), s.m(l.element)}).size();
-    absl::Status status = Build(ctx, l, dtype, std::vector<double>(n, 1.0), chain, commit).status();
-    if (getenv("VISA_DEBUG_PLAN")) fprintf(stderr, "PLAN: %s\n", status.ToString().c_str());
-    return status;
+    return Build(ctx, l, dtype, std::vector<double>(n, 1.0), chain, commit).status();
   }
 
   std::string Explain(const Layout& l, DType dtype, const Chain& chain, const std::string& commit = "1") {
