@@ -219,7 +219,13 @@ std::string VeStep::Describe() const {
       return absl::StrCat(call, " ", Info(fn).name, " ", args.name, " on ", VeAluName(*alu), " time [",
                           out.time.ToString(), "]");
     case Kind::kReinterpret: return absl::StrCat("vector_reinterpret ", DTypeName(out.dtype));
-    case Kind::kIntraReduce: return absl::StrCat(intra_reduce->Describe(), " on ", VeAluName(*alu));
+    case Kind::kIntraReduce: {
+      // The ALU ends the first line; the VCG's lines follow it.
+      std::string text = intra_reduce->Describe();
+      const size_t line_end = std::min(text.find('\n'), text.size());
+      text.insert(line_end, absl::StrCat(" on ", VeAluName(*alu)));
+      return text;
+    }
     case Kind::kInterReduce: return inter_reduce->Describe();
     case Kind::kOp: break;
   }
