@@ -220,6 +220,14 @@ std::string VeStep::Describe() const {
       return absl::StrCat(call, " ", Info(fn).name, " ", args.name, " on ", VeAluName(*alu), " time [",
                           out.time.ToString(), "]");
     case Kind::kReinterpret: return absl::StrCat("vector_reinterpret ", DTypeName(out.dtype));
+    case Kind::kIntraReduce: {
+      // The ALU ends the first line; the VCG's lines follow it.
+      std::string text = intra_reduce->Describe();
+      const size_t line_end = std::min(text.find('\n'), text.size());
+      text.insert(line_end, absl::StrCat(" on ", VeAluName(*alu)));
+      return text;
+    }
+    case Kind::kInterReduce: return inter_reduce->Describe();
     case Kind::kOp: break;
   }
   std::string text = absl::StrCat(call, " ", Info(fn).name);
@@ -244,7 +252,10 @@ std::string VeStep::Describe() const {
 std::string VectorStage::Describe() const {
   std::string text = absl::StrCat("vector ", DTypeName(in.dtype), " branch ", branch.ToString());
   if (!unzip_axis.empty()) absl::StrAppend(&text, " (two groups along ", unzip_axis, ")");
-  for (const VeStep& step : steps) absl::StrAppend(&text, "\n      ", VeStageName(step.stage), ": ", step.Describe());
+  for (const VeStep& step : steps) {
+    const char* stage_name = step.kind == VeStep::Kind::kInterReduce ? "InterSliceReduce" : VeStageName(step.stage);
+    absl::StrAppend(&text, "\n      ", stage_name, ": ", step.Describe());
+  }
   for (size_t i = 0; i < vrfs.size(); ++i) absl::StrAppend(&text, "\n      vrf#", i, " ", vrfs[i].text);
   absl::StrAppend(&text, "\n      final ", out.ToString(), ", ALUs ", alus_used(), has_way4() ? ", Way4 region" : "");
   return text;
@@ -297,6 +308,7 @@ absl::Status VectorChain::Enter(const char* call, VeStage target) {
         "IntraSliceReduce, FpDiv, Widen, FpToFxp, Clip, Filter, Output; each is optional, only Logic, Fxp, Float and "
         "Clip repeat)"));
   }
+  RETURN_IF_ERROR(AfterInterSlice(call, target));
   if (std::optional<VeWay> way = WayOf(target); way && *way != way_) {
     return RequireWay(call, *way);
   }
@@ -440,6 +452,14 @@ absl::Status VectorChain::Branch(const BranchMode& mode) {
         "Vector Engine Way: `vector_intra_slice_branch` needs Way8 packets of 8 elements (one 32-byte flit), the "
         "packet [", shape_.packet.ToString(), "] has ", shape_.packet.size()));
   }
+  if (order_ == Order::kInterFirst &&
+      (mode.kind == BranchMode::Kind::kValidCount || mode.kind == BranchMode::Kind::kVrf)) {
+    // Both take their ids on the stage's input stream; after an InterFirst reduce that stream is gone.
+    return absl::UnimplementedError(
+        "Branch: the ValidCount and Vrf branch modes are not supported after an InterFirst "
+        "`vector_inter_slice_reduce` (their ids describe the stage's input stream); use AxisToggle or a "
+        "comparison, or reduce intra first");
+  }
   if (mode.kind == BranchMode::Kind::kValidCount) RETURN_IF_ERROR(ValidCountIds(shape_, mode.axis).status());
   if (mode.kind == BranchMode::Kind::kVrf) RETURN_IF_ERROR(CheckVrfIds(mode));
   if (mode.kind == BranchMode::Kind::kAxisToggle) {
@@ -459,6 +479,7 @@ absl::Status VectorChain::Branch(const BranchMode& mode) {
     }
   }
   entered_ = true;
+  if (order_ == Order::kUnset) order_ = Order::kIntraFirst;
   config_.branch = mode;
   return absl::OkStatus();
 }
@@ -677,10 +698,10 @@ absl::Status VectorChain::Clip(ClipBinaryOpF32 op, const VeArgs& args, const VeB
 absl::Status VectorChain::Stash() {
   if (!entered_) return Enter("vector_stash", stage_);
   RETURN_IF_ERROR(NotPaired("vector_stash"));
-  if (!Stashable(stage_)) {
+  if (!Stashable(stage_) || (inter_done_ && order_ == Order::kIntraFirst)) {
     return absl::FailedPreconditionError(absl::StrCat(
         "Stash: `vector_stash` is available only at the Stashable stages Branch, Logic, Fxp, Narrow, Float, FpDiv and "
-        "Clip, not after the ", VeStageName(stage_), " stage"));
+        "Clip, not after the ", inter_done_ ? "InterSliceReduce" : VeStageName(stage_), " stage"));
   }
   if (stash_ != StashState::kFresh) {
     return absl::FailedPreconditionError(
@@ -742,7 +763,7 @@ absl::StatusOr<int> VectorChain::AddVrf(VrfOperandInfo vrf) {
 }
 
 absl::StatusOr<VectorStage> VectorChain::Final() {
-  if (!entered_) return Enter("vector_final", VeStage::kOutput);
+  if (!entered_ && !inter_done_) return Enter("vector_final", VeStage::kOutput);
   if (paired_) {
     return absl::FailedPreconditionError(
         "Two-Group Mode: merge the two groups with a _zip op (vector_clip_zip, vector_fxp_zip, ...) before "

@@ -13,21 +13,27 @@
 //   - each ALU at most once per pass ("FxpAdd is already in use");
 //   - operands (constants, VRF tensors loaded with to_vrf, the stash) and their slots and guards;
 //   - the stash: one typed slot, written at a Stashable stage, read once at the same Way.
-// The intra-slice reduce and the inter-slice reducer are separate modules (dsl/vector_reduce*):
-// their stage sits between Float and FpDiv in the order below, where they plug in.
+// The reductions plan through their own modules and are recorded as steps of the same stage:
+// vector_intra_slice_reduce (dsl/vector_reduce.h, the IntraSliceReduce stage between Float and
+// FpDiv) and vector_inter_slice_reduce (dsl/inter_slice_reduce.h), either right after vector_init()
+// (InterFirst: vector_intra_slice_branch may follow) or from a Way8 intra-slice stage (IntraFirst:
+// only Filter / Output may follow); dsl/vector_reduce_chain.cc holds those rules.
 #pragma once
 
 #include <array>
 #include <bitset>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "dsl/inter_slice_reduce.h"
 #include "dsl/stream.h"
 #include "dsl/vector_ops.h"
+#include "dsl/vector_reduce.h"
 
 namespace visa {
 
@@ -140,7 +146,9 @@ VeArgs ArgsOf(TernaryArgMode mode);
 
 struct VeStep {
   // kZip: two-group mode's merge, out = fn(group 0, group 1) by `args` (0 group 0, 1 group 1).
-  enum class Kind { kOp, kSplit, kTrim, kConcat, kPad, kStash, kReinterpret, kZip };
+  // kIntraReduce / kInterReduce: the reductions, planned by their modules (`intra_reduce`,
+  // `inter_reduce`).
+  enum class Kind { kOp, kSplit, kTrim, kConcat, kPad, kStash, kReinterpret, kZip, kIntraReduce, kInterReduce };
   Kind kind = Kind::kOp;
   VeStage stage = VeStage::kBranch;
   std::string call;  // the builder call, "vector_fxp"
@@ -152,6 +160,8 @@ struct VeStep {
   std::vector<VeSlot> slots;     // binary / ternary operands; empty for a unary op
   std::optional<TagGuard> guard; // a guarded unary op
   StreamShape out;               // the stream after the step
+  std::shared_ptr<const IntraSliceReduceStage> intra_reduce;  // kIntraReduce
+  std::shared_ptr<const InterSliceReduceStage> inter_reduce;  // kInterReduce
   std::string Describe() const;
 };
 
@@ -223,6 +233,12 @@ class VectorChain {
   // vector_filter (dsl/vector_filter.cc): keeps the elements whose execution id `keep` admits.
   absl::Status Filter(const TagGuard& keep);
   absl::Status Reinterpret(DType to);
+  // vector_intra_slice_reduce::<axis, out_time, out_packet>(op) on the Way4 stream after a narrow.
+  absl::Status IntraSliceReduce(const std::string& axis, const Mapping& out_time, const Mapping& out_packet,
+                                VeReduceOp op, ReducePadding padding);
+  // vector_inter_slice_reduce::<out_slice, out_time>(op): InterFirst right after vector_init(), or
+  // IntraFirst from a Way8 intra-slice stage.
+  absl::Status InterSliceReduce(const Mapping& out_slice, const Mapping& out_time, VeReduceOp op);
   // Registers a VRF tensor an operand reads; returns its operand index.
   absl::StatusOr<int> AddVrf(VrfOperandInfo vrf);
   // vector_final(): the finished configuration (Way8, exits to cast / transpose / commit).
@@ -247,6 +263,10 @@ class VectorChain {
   absl::Status Zip(const char* call, const char* op, VeStage stage, VeFn fn, VeAlu alu, DType type, const VeArgs& args);
   absl::Status NotPaired(const char* call) const;
   absl::Status CheckVrfIds(const BranchMode& mode) const;
+  // After an IntraFirst vector_inter_slice_reduce only Filter and Output may follow.
+  absl::Status AfterInterSlice(const char* call, VeStage target) const;
+  // The Way8 stream the last narrow consumed, and how it narrowed.
+  std::pair<StreamShape, Narrowing> NarrowedFrom() const;
 
   VectorStage config_;
   StreamShape shape_;
@@ -260,6 +280,9 @@ class VectorChain {
   bool paired_ = false;   // between unzip and a _zip
   bool zipped_ = false;   // after a _zip: stash and filter stay unavailable
   Mapping group_time_;    // one group's Time while paired
+  enum class Order { kUnset, kIntraFirst, kInterFirst };  // the manual's VeOrder
+  Order order_ = Order::kUnset;
+  bool inter_done_ = false;  // vector_inter_slice_reduce ran
 };
 
 }  // namespace visa

@@ -18,7 +18,7 @@ absl::Status VectorChain::NotPaired(const char* call) const {
 }
 
 absl::Status VectorChain::Unzip(const std::string& axis, const Mapping& split_time) {
-  if (entered_) {
+  if (entered_ || inter_done_) {
     return absl::FailedPreconditionError(
         "Vector Engine stage order: `vector_intra_slice_unzip` is only available directly from vector_init()");
   }

@@ -94,6 +94,23 @@ const char* VeReduceOpName(VeReduceOp op) {
   }
 }
 
+VeReduceOp ReduceOpOf(IntraSliceReduceOpI32 op) {
+  static constexpr VeReduceOp kOps[] = {VeReduceOp::kAddSat, VeReduceOp::kMax, VeReduceOp::kMin};
+  return kOps[static_cast<int>(op)];
+}
+VeReduceOp ReduceOpOf(IntraSliceReduceOpF32 op) {
+  static constexpr VeReduceOp kOps[] = {VeReduceOp::kAdd, VeReduceOp::kMax, VeReduceOp::kMin};
+  return kOps[static_cast<int>(op)];
+}
+VeReduceOp ReduceOpOf(InterSliceReduceOpI32 op) {
+  static constexpr VeReduceOp kOps[] = {VeReduceOp::kAdd, VeReduceOp::kAddSat, VeReduceOp::kMax, VeReduceOp::kMin};
+  return kOps[static_cast<int>(op)];
+}
+VeReduceOp ReduceOpOf(InterSliceReduceOpF32 op) {
+  static constexpr VeReduceOp kOps[] = {VeReduceOp::kAdd, VeReduceOp::kMax, VeReduceOp::kMin, VeReduceOp::kMul};
+  return kOps[static_cast<int>(op)];
+}
+
 const char* ReducePaddingName(ReducePadding padding) {
   return padding == ReducePadding::kValidCount ? "valid count" : "identity padding";
 }

@@ -30,6 +30,16 @@ inline constexpr int64_t kIntraReduceSlots = 8;
 enum class VeReduceOp { kAdd, kAddSat, kMax, kMin, kMul };
 const char* VeReduceOpName(VeReduceOp op);  // "Add", "AddSat", "Max", "Min", "Mul"
 
+// The manual's op enums of the two blocks, as kernels name them; each converts to its VeReduceOp.
+enum class IntraSliceReduceOpI32 { kAddSat, kMax, kMin };
+enum class IntraSliceReduceOpF32 { kAdd, kMax, kMin };
+enum class InterSliceReduceOpI32 { kAdd, kAddSat, kMax, kMin };
+enum class InterSliceReduceOpF32 { kAdd, kMax, kMin, kMul };
+VeReduceOp ReduceOpOf(IntraSliceReduceOpI32 op);
+VeReduceOp ReduceOpOf(IntraSliceReduceOpF32 op);
+VeReduceOp ReduceOpOf(InterSliceReduceOpI32 op);
+VeReduceOp ReduceOpOf(InterSliceReduceOpF32 op);
+
 // How padding of the reduce axis is kept out of the result ("Padding Strategy").
 enum class ReducePadding { kValidCount, kIdentity };
 const char* ReducePaddingName(ReducePadding padding);  // "valid count", "identity padding"

@@ -10,6 +10,7 @@
 #include "interp/index_move.h"
 #include "interp/stages.h"
 #include "interp/unwritten_reads.h"
+#include "interp/vector_reduce_stage.h"
 #include "runtime/transfer.h"
 
 namespace visa::interp {
@@ -123,6 +124,8 @@ absl::StatusOr<HostTensor> VectorStream(const HostTensor& stream, const VectorSt
                                         const std::vector<DeviceTensor>& vrfs) {
   Flow flow{stage.in.dtype, stage.in.Full(), stream.ToBits(), {}};
   VISA_CHECK(static_cast<int64_t>(flow.bits.size()) == flow.layout.size(), "the vector stage reads its input layout");
+  // InterFirst: the branch ids are taken on the reducer's output (below), not on the input.
+  const bool inter_first = !stage.steps.empty() && stage.steps.front().kind == VeStep::Kind::kInterReduce;
   std::vector<HostTensor> vrf_images;
   for (size_t i = 0; i < vrfs.size(); ++i) {
     RETURN_IF_ERROR(CheckStreamReads({vrfs[i]}, std::nullopt, vrfs[i].full_mapping(),
@@ -130,7 +133,11 @@ absl::StatusOr<HostTensor> VectorStream(const HostTensor& stream, const VectorSt
     ASSIGN_OR_RETURN(HostTensor image, ReadAs(vrfs[i], vrfs[i].full_mapping()));
     vrf_images.push_back(std::move(image));
   }
-  ASSIGN_OR_RETURN(flow.tags, BranchTags(flow, stage, vrf_images));
+  if (inter_first) {
+    flow.tags.assign(flow.bits.size(), 0);
+  } else {
+    ASSIGN_OR_RETURN(flow.tags, BranchTags(flow, stage, vrf_images));
+  }
   std::optional<HostTensor> stash;
   for (const VeStep& step : stage.steps) {
     switch (step.kind) {
@@ -146,6 +153,21 @@ absl::StatusOr<HostTensor> VectorStream(const HostTensor& stream, const VectorSt
       }
       case VeStep::Kind::kReinterpret: flow.dtype = step.out.dtype; break;
       case VeStep::Kind::kZip: RETURN_IF_ERROR(ApplyZip(flow, step, stage.unzip_axis)); break;
+      case VeStep::Kind::kIntraReduce:
+        // A reduced lane's execution id is 0 here (the manual does not say which input's it keeps).
+        flow.bits = IntraSliceReduceStream(*step.intra_reduce, flow.bits);
+        flow.layout = step.out.Full();
+        flow.tags.assign(flow.bits.size(), 0);
+        break;
+      case VeStep::Kind::kInterReduce:
+        // Entering the reducer resets the ids; InterFirst takes the branch's ids on its output.
+        flow.bits = InterSliceReduceStream(*step.inter_reduce, flow.bits);
+        flow.layout = step.out.Full();
+        flow.tags.assign(flow.bits.size(), 0);
+        if (inter_first) {
+          ASSIGN_OR_RETURN(flow.tags, BranchTags(flow, stage, vrf_images));
+        }
+        break;
     }
   }
   return flow.Image();

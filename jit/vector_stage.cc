@@ -10,6 +10,7 @@
 #include "jit/element_op.h"
 #include "jit/parallel.h"
 #include "jit/staging.h"
+#include "jit/vector_reduce_stage.h"
 
 namespace visa::jit {
 namespace {
@@ -33,15 +34,22 @@ struct Action {
   const VeStep* step = nullptr;
 };
 
+// InterFirst: the reducer comes first, and the branch's ids are taken on its output.
+bool InterFirst(const VectorStage& stage) {
+  return !stage.steps.empty() && stage.steps.front().kind == VeStep::Kind::kInterReduce;
+}
+
 std::vector<Action> ActionsOf(const VectorStage& stage) {
   std::vector<Action> actions;
   Segment current;
-  if (stage.branch.kind == BranchMode::Kind::kComparison) current.spec.compare = stage.branch.cmp;
+  const bool compare = stage.branch.kind == BranchMode::Kind::kComparison;
+  if (compare && !InterFirst(stage)) current.spec.compare = stage.branch.cmp;
   for (const VeStep& step : stage.steps) {
     if (step.kind == VeStep::Kind::kReinterpret) continue;  // bits are bits
     if (step.kind != VeStep::Kind::kOp) {
       actions.push_back(Action{std::move(current), &step});
       current = Segment{};
+      if (compare && &step == &stage.steps.front() && InterFirst(stage)) current.spec.compare = stage.branch.cmp;
       continue;
     }
     VectorKernelSpec::Op op;
@@ -120,7 +128,10 @@ absl::StatusOr<HostTensor> RunVectorStage(KernelCache& kernels, HostTensor strea
     ASSIGN_OR_RETURN(Staged staged, Staged::Read(vrf));
     vrf_data.push_back(std::move(staged));
   }
-  ASSIGN_OR_RETURN(std::vector<uint8_t> tags, BranchIds(kernels, stage, layout, vrfs, vrf_data));
+  std::vector<uint8_t> tags(static_cast<size_t>(layout.size()), 0);
+  if (!InterFirst(stage)) {
+    ASSIGN_OR_RETURN(tags, BranchIds(kernels, stage, layout, vrfs, vrf_data));
+  }
   std::vector<uint8_t> stash;
   Mapping stash_layout;
   for (const Action& action : ActionsOf(stage)) {
@@ -153,6 +164,16 @@ absl::StatusOr<HostTensor> RunVectorStage(KernelCache& kernels, HostTensor strea
       continue;
     }
     const Mapping to = action.step->out.Full();
+    if (action.step->kind == VeStep::Kind::kIntraReduce || action.step->kind == VeStep::Kind::kInterReduce) {
+      data = RunReduceStep(*action.step, data, kernels.threads());
+      tags.assign(static_cast<size_t>(to.size()), 0);  // reduced lanes carry id 0 (as on the interpreter)
+      layout = to;
+      if (action.step->kind == VeStep::Kind::kInterReduce && InterFirst(stage) &&
+          stage.branch.kind == BranchMode::Kind::kAxisToggle) {
+        ASSIGN_OR_RETURN(tags, AxisToggleTags(layout, stage.branch.axis));
+      }
+      continue;
+    }
     if (action.step->kind == VeStep::Kind::kZip) {
       ASSIGN_OR_RETURN(std::vector<int64_t> from, ZipPositions(layout, to, stage.unzip_axis));
       ASSIGN_OR_RETURN(ZipFn fn, kernels.Zip(ZipSpecOf(*action.step)));
@@ -196,6 +217,10 @@ absl::Status CompileVectorStage(KernelCache& kernels, const VectorStage& stage, 
       continue;
     }
     const Mapping to = action.step->out.Full();
+    if (action.step->kind == VeStep::Kind::kIntraReduce || action.step->kind == VeStep::Kind::kInterReduce) {
+      layout = to;  // no code generated: the shared reduction runs (jit/vector_reduce_stage.h)
+      continue;
+    }
     if (action.step->kind == VeStep::Kind::kZip) {
       RETURN_IF_ERROR(kernels.Zip(ZipSpecOf(*action.step)).status());
       layout = to;

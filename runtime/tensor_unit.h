@@ -176,6 +176,17 @@ class Stream {
   Stream vector_filter(const TagGuard& keep) &&;
   Stream vector_reinterpret(DType to) &&;
   Stream vector_final() &&;
+  // Reductions (runtime/vector_reduce_calls.cc): the manual's `vector_intra_slice_reduce::<R, OTime,
+  // OPacket>(op)` on the Way4 stream (padding of R left out by the Valid Count Generator, or
+  // ReducePadding::kIdentity when the fetch padded R with the op's identity), and
+  // `vector_inter_slice_reduce::<SliceOut, TimeOut>(op)` right after vector_init() (InterFirst) or
+  // from a Way8 intra-slice stage (IntraFirst).
+  Stream vector_intra_slice_reduce(const std::string& axis, const Mapping& out_time, const Mapping& out_packet,
+                                   IntraSliceReduceOpI32 op, ReducePadding padding = ReducePadding::kValidCount) &&;
+  Stream vector_intra_slice_reduce(const std::string& axis, const Mapping& out_time, const Mapping& out_packet,
+                                   IntraSliceReduceOpF32 op, ReducePadding padding = ReducePadding::kValidCount) &&;
+  Stream vector_inter_slice_reduce(const Mapping& out_slice, const Mapping& out_time, InterSliceReduceOpI32 op) &&;
+  Stream vector_inter_slice_reduce(const Mapping& out_slice, const Mapping& out_time, InterSliceReduceOpF32 op) &&;
 
   // Two-group mode (manual, "Two-Group Mode"): after vector_init(), the Time axis `axis` (I = 2, e.g.
   // from begin_interleaved) splits the stream into group 0 and group 1, each with Time
@@ -245,6 +256,8 @@ class Stream {
   VISA_CONSUMED_STREAM_CALL(vector_fxp_zip)
   VISA_CONSUMED_STREAM_CALL(vector_init)
   VISA_CONSUMED_STREAM_CALL(vector_intra_slice_branch)
+  VISA_CONSUMED_STREAM_CALL(vector_intra_slice_reduce)
+  VISA_CONSUMED_STREAM_CALL(vector_inter_slice_reduce)
   VISA_CONSUMED_STREAM_CALL(vector_intra_slice_unzip)
   VISA_CONSUMED_STREAM_CALL(vector_logic)
   VISA_CONSUMED_STREAM_CALL(vector_logic_with_mode)

@@ -73,5 +73,6 @@ std::vector<Sample> EngineSamples();
 std::vector<Sample> ContractionSamples();
 std::vector<Sample> VectorSamples();
 std::vector<Sample> CollectiveSamples();  // the manual's 4-chip ReduceScatter and AllReduce
+std::vector<Sample> VectorReduceSamples();  // samples/vector_reduce_samples.cc
 
 }  // namespace visa::samples
