@@ -13,6 +13,7 @@
 #include "dsl/status_macros.h"
 #include "jit/contraction_plan.h"
 #include "jit/direct_pipeline.h"
+#include "jit/fill_kernel.h"
 #include "jit/in_place.h"
 #include "jit/mapping_facts.h"
 #include "jit/parallel.h"
@@ -257,7 +258,7 @@ struct KernelRunner {
   }
 
   absl::StatusOr<HostTensor> Cast(HostTensor stream, const CastStage& stage) {
-    ASSIGN_OR_RETURN(ElementOp op, ConversionOp(ConversionStage::kCastEngine, stage.from, stage.to));
+    ASSIGN_OR_RETURN(ElementOp op, CastOp(stage));
     const Mapping full = stage.out.Full();
     std::vector<uint8_t> bytes(static_cast<size_t>(StorageBytes(stage.to, full.size())), 0);
     RETURN_IF_ERROR(kernels.Move(full, stream.mapping(), op, bytes.data(), full.size(), stream.bytes().data(),
@@ -391,7 +392,7 @@ struct KernelCompiler {
     return Stream{out.Full(), stream.dtype};
   }
   absl::StatusOr<Stream> Cast(Stream stream, const CastStage& stage) {
-    ASSIGN_OR_RETURN(ElementOp element_op, ConversionOp(ConversionStage::kCastEngine, stage.from, stage.to));
+    ASSIGN_OR_RETURN(ElementOp element_op, CastOp(stage));
     RETURN_IF_ERROR(kernels.Compile(stage.out.Full(), stream.layout, element_op, /*allow_drop=*/false));
     return Stream{stage.out.Full(), stage.to};
   }
@@ -537,6 +538,7 @@ absl::StatusOr<const DirectPipeline*> JitBackend::DirectPlanFor(const PipelineOp
 }
 
 absl::Status JitBackend::Run(const DmaOp& op, const DmaTensors& tensors) {
+  if (op.fill) return RunFill(*kernels_, *op.fill, tensors.dst);
   // A gather's offsets come from device memory at run time: the shared data path reads them.
   if (op.indirect) return Backend::Run(op, tensors);
   const DeviceTensor& src = tensors.src;
@@ -569,6 +571,7 @@ absl::Status JitBackend::Run(const DmaOp& op, const DmaTensors& tensors) {
 absl::Status JitBackend::PrepareOp(const Op& op) {
   if (const auto* dma = std::get_if<DmaOp>(&op.body)) {
     if (!dma->src.handle || !dma->dst.handle) return absl::OkStatus();  // host moves are not compiled
+    if (dma->fill) return PrepareFill(*kernels_, *dma->fill, *dma->dst.handle);
     if (dma->indirect) return absl::OkStatus();  // a gather runs the shared data path
     const DeviceTensor& src = *dma->src.handle;
     const DeviceTensor& dst = *dma->dst.handle;

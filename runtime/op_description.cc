@@ -329,6 +329,16 @@ std::string OpDescription::ToString() const {
 
 OpDescription Describe(const DmaOp& op) {
   OpDescription d;
+  if (op.fill) {
+    // Generate Mode: the sub context's ITOS commands, one 32-bit word each, reading nothing.
+    d.resource = Resource::kSub;
+    if (std::optional<MemoryRange> dst = RangeOf(op.dst)) d.writes.push_back(*dst);
+    d.terms.push_back(Term("memset", Kind::kStream, std::nullopt,
+                           absl::StrFormat("%d ITOS writes of 32 bits per slice; no ITOS throughput in the "
+                                           "manual (Commit Engine > Sub-Context Operations)",
+                                           op.fill->words_per_slice)));
+    return d;
+  }
   d.resource = Resource::kDma;
   std::optional<MemoryRange> src = RangeOf(op.src);
   std::optional<MemoryRange> dst = RangeOf(op.dst);

@@ -14,6 +14,7 @@
 #include "dsl/contraction_engine.h"
 #include "dsl/fetch_engine.h"
 #include "dsl/indirect_access.h"
+#include "dsl/memset_fill.h"
 #include "dsl/register_file_load.h"
 #include "dsl/stream.h"
 #include "dsl/switch_engine.h"
@@ -39,6 +40,8 @@ struct DmaOp {
   std::optional<IndirectLoop> indirect;
   std::optional<TensorRef> index;
   std::optional<TensorRef> base;  // a scatter's: the tensor whose other rows the destination keeps
+  // A memset (dsl/memset_fill.h): `dst` (also `src`, read by nothing) gets the value; context "sub".
+  std::optional<MemsetFill> fill = std::nullopt;
 };
 
 struct BeginStage {
