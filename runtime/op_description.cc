@@ -188,7 +188,13 @@ struct StageTerms {
                        absl::StrFormat("one packet per cycle: Time::SIZE = %d", s.in.time.size())));
   }
 
-  void operator()(const CastStage&) const {
+  void operator()(const CastStage& s) const {
+    if (s.kind != CastKind::kEngine) {
+      out.push_back(Term("commit_cast", Kind::kStream, std::nullopt,
+                         "Commit Adapter stage, \"nearly zero cost\" like truncating; no cycle formula in the "
+                         "manual (Commit Engine > Adapter Stage Costs)"));
+      return;
+    }
     out.push_back(Term("cast", Kind::kStream, std::nullopt,
                        "pass-through, \"never the pipeline bottleneck\"; no cycle formula in the "
                        "manual (Cast Engine)"));
