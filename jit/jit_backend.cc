@@ -14,6 +14,7 @@
 #include "jit/contraction_plan.h"
 #include "jit/direct_pipeline.h"
 #include "jit/fill_kernel.h"
+#include "jit/indirect_kernel.h"
 #include "jit/in_place.h"
 #include "jit/mapping_facts.h"
 #include "jit/parallel.h"
@@ -539,8 +540,8 @@ absl::StatusOr<const DirectPipeline*> JitBackend::DirectPlanFor(const PipelineOp
 
 absl::Status JitBackend::Run(const DmaOp& op, const DmaTensors& tensors) {
   if (op.fill) return RunFill(*kernels_, *op.fill, tensors.dst);
-  // A gather's offsets come from device memory at run time: the shared data path reads them.
-  if (op.indirect) return Backend::Run(op, tensors);
+  // A gather's or scatter's offsets come from device memory at run time (IndirectLoop).
+  if (op.indirect) return RunIndirect(*kernels_, op, tensors);
   const DeviceTensor& src = tensors.src;
   const DeviceTensor& dst = tensors.dst;
   RETURN_IF_ERROR(CheckSameType(src.dtype(), dst.dtype()));
@@ -572,7 +573,7 @@ absl::Status JitBackend::PrepareOp(const Op& op) {
   if (const auto* dma = std::get_if<DmaOp>(&op.body)) {
     if (!dma->src.handle || !dma->dst.handle) return absl::OkStatus();  // host moves are not compiled
     if (dma->fill) return PrepareFill(*kernels_, *dma->fill, *dma->dst.handle);
-    if (dma->indirect) return absl::OkStatus();  // a gather runs the shared data path
+    if (dma->indirect) return PrepareIndirect(*kernels_, *dma);
     const DeviceTensor& src = *dma->src.handle;
     const DeviceTensor& dst = *dma->dst.handle;
     std::optional<Mapping> from = MayOverlap(src, dst) ? std::nullopt : InPlaceLayout(src);
