@@ -79,7 +79,10 @@ absl::StatusOr<IndirectLoop> LoopOver(const DeviceTensor& table, const std::stri
   const std::optional<int64_t> first = layout.inverse(Index());
   const std::optional<int64_t> next = row->size > 1 ? layout.inverse(one) : first;
   if (!first || !next) return IndirectError(absl::StrCat("the table ", table.ToString(), " is not addressable by row"));
-  return IndirectLoop{table_axis, row->size, key.name, key.size, *next - *first, scatter};
+  IndirectLoop loop{table_axis, row->size, key.name, key.size, *next - *first, scatter, ""};
+  absl::StatusOr<std::string> sequencer = DeriveIndirectSequencer(table.element(), loop);
+  loop.sequencer = sequencer.ok() ? *sequencer : absl::StrCat("none: ", sequencer.status().message());
+  return loop;
 }
 
 // `table`'s axis names with `key` in `table_axis`'s place, sorted (as Mapping::axis_names).
