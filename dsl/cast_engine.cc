@@ -65,6 +65,13 @@ absl::Status CheckShapeValid(const StreamShape& in, const Mapping& out_packet) {
 }  // namespace
 
 std::string CastStage::Describe() const {
+  if (kind != CastKind::kEngine) {
+    return absl::StrCat(kind == CastKind::kCommitRelu ? "commit_cast_relu " : "commit_cast ", TypeName(from),
+                        " -> ", TypeName(to), ": packet [", out.packet.ToString(), "] (", out.packet.size(),
+                        " x ", TypeName(from), " = ", out.packet.size() * Bits(from) / 8, " B -> ",
+                        out.packet.size() * Bits(to) / 8, " B), time [", out.time.ToString(), "] unchanged",
+                        kind == CastKind::kCommitRelu ? ", negative non-NaN values (and -0) to +0" : "");
+  }
   return absl::StrCat("Cast ", TypeName(from), " -> ", TypeName(to), ": packet [",
                       out.packet.ToString(), "] (", out.packet.size(), " x ", TypeName(to),
                       "), time [", out.time.ToString(), "] unchanged, ", cycles, " cycles");

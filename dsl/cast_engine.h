@@ -17,7 +17,12 @@
 
 namespace visa {
 
+// Which engine narrows: the Cast Engine, or the Commit Adapter's commit_cast (with or without
+// its ReLU, dsl/commit_cast.h), which keeps the packet mapping instead of padding it to a flit.
+enum class CastKind { kEngine, kCommit, kCommitRelu };
+
 struct CastStage {
+  CastKind kind = CastKind::kEngine;
   DType from = DType::kI32;
   DType to = DType::kI8;
   StreamShape out;     // the input shape with dtype `to` and the padded packet

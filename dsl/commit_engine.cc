@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "dsl/commit_cast.h"
 #include "dsl/engine_errors.h"
 #include "dsl/status_macros.h"
 
@@ -65,7 +66,9 @@ absl::StatusOr<CommitStage> PlanCommitStage(const StreamShape& in, StreamPositio
     return EngineError("Commit", "Sub-context commits can only follow fetch (fetch, [switch,] collect, "
                        "commit); this stream is after ", StreamPositionName(position));
   }
-  int64_t packet_bits = in.packet.size() * WireBits(in.dtype);
+  // After commit_cast the Commit Engine's input is the adapter's: one flit of f32.
+  const bool after_commit_cast = position == StreamPosition::kCommitCast;
+  int64_t packet_bits = in.packet.size() * (after_commit_cast ? 32 : WireBits(in.dtype));
   if (packet_bits != kFlitBytes * 8) {
     return EngineError("Commit", "The input packet size must be 32 bytes, got ", packet_bits / 8.0,
                        " bytes (packet `", in.packet.ToString(), "`; collect it first)");
@@ -96,6 +99,7 @@ absl::StatusOr<CommitStage> PlanCommitStage(const StreamShape& in, StreamPositio
   stage.element = element;
   stage.commit_in_bytes = sequencer->packet_size * WireBits(in.dtype) / 8;
   stage.sequencer = *std::move(sequencer);
+  if (after_commit_cast) RETURN_IF_ERROR(CheckCommitCastPacket(stage.sequencer.packet_size * 4));
   TensorUnitContext unit = context == TuContextKind::kMain ? TensorUnitContext::kMain
                                                            : TensorUnitContext::kSub;
   absl::StatusOr<AccessPlan> access = PlanCommit(stage.sequencer, ElementBits{WireBits(in.dtype)}, unit);

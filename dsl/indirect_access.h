@@ -15,6 +15,9 @@
 #include <cstdint>
 #include <string>
 
+#include "absl/status/statusor.h"
+#include "dsl/mapping.h"
+
 namespace visa {
 
 struct IndirectLoop {
@@ -24,9 +27,20 @@ struct IndirectLoop {
   int64_t limit = 0;       // |K|: the loop's iterations
   int64_t row_stride = 0;  // table elements between consecutive W (an offset's unit)
   bool scatter = false;    // rows K of the source go to rows W = index[K] of the destination
+  // The table side's sequencer configuration with the IndirectLoop entry in place of W's
+  // (DeriveIndirectSequencer), e.g. "[K -> (8, [index[K] x 32]), V -> 32 : 1] : 32"; or why the
+  // table's Element has none.
+  std::string sequencer;
   // "IndirectLoop (limit 8, [offset0, ...] = index[K] x 32 elements) gathers W = 16 rows into K"
   std::string Describe() const;
   bool operator==(const IndirectLoop&) const = default;
 };
+
+// The sequencer over the table's Element (a DM tensor's per-slice Element, or an HBM tensor's)
+// streaming one row per step, Time `W`, Packet the Element's other axes, as DeriveSequencer derives
+// it; then W's (|W|, row stride) entry becomes the IndirectLoop entry (|K|, [index[k] x row
+// stride]) (manual, Sequencer > Indirect Access). Fails when W is not one entry of that
+// configuration (e.g. W split across digits, or not in the Element).
+absl::StatusOr<std::string> DeriveIndirectSequencer(const Mapping& table_element, const IndirectLoop& loop);
 
 }  // namespace visa

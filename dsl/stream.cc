@@ -19,6 +19,7 @@ const char* StreamPositionName(StreamPosition position) {
     case StreamPosition::kReduce: return "Reduce";
     case StreamPosition::kCast: return "Cast";
     case StreamPosition::kTranspose: return "Transpose";
+    case StreamPosition::kCommitCast: return "CommitCast";
   }
   return "?";
 }

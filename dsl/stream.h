@@ -24,7 +24,8 @@ const char* TuContextName(TuContextKind kind);  // "main", "sub"
 // kAligned and kContracted are the manual's AlignedPair and ContractionTensor, the two steps
 // inside the Contraction Engine; kContraction is after its accumulator.
 enum class StreamPosition {
-  kBegin, kFetch, kSwitch, kCollect, kAligned, kContracted, kContraction, kReduce, kCast, kTranspose
+  kBegin, kFetch, kSwitch, kCollect, kAligned, kContracted, kContraction, kReduce, kCast, kTranspose,
+  kCommitCast,  // after the Commit Adapter's commit_cast / commit_cast_relu
 };
 const char* StreamPositionName(StreamPosition position);  // "Begin", "Fetch", ...
 

@@ -15,14 +15,17 @@ constexpr C kAfterBegin[] = {C::kFetch, C::kFetchWithZeroPoint, C::kFetchWithZer
                              C::kFetchMasked};
 constexpr C kAfterFetch[] = {C::kSwitch, C::kCollect};
 constexpr C kAfterSwitch[] = {C::kCollect};
-constexpr C kAfterCollect[] = {C::kAlign, C::kCast, C::kTranspose, C::kCommit, C::kToTrf, C::kToVrf};
+constexpr C kAfterCollect[] = {C::kAlign, C::kCast, C::kTranspose, C::kCommitCast, C::kCommitCastRelu, C::kCommit,
+                               C::kToTrf, C::kToVrf};
 constexpr C kAfterAligned[] = {C::kContract};
 constexpr C kAfterContracted[] = {C::kAccumulate};
-constexpr C kAfterContraction[] = {C::kCast, C::kTranspose, C::kCommit};
+constexpr C kAfterContraction[] = {C::kCast, C::kTranspose, C::kCommitCast, C::kCommitCastRelu, C::kCommit};
 constexpr C kAfterCast[] = {C::kTranspose, C::kCommit};
-constexpr C kAfterTranspose[] = {C::kCommit};
+constexpr C kAfterTranspose[] = {C::kCommitCast, C::kCommitCastRelu, C::kCommit};
+// The Commit Adapter's cast feeds the commit.
+constexpr C kAfterCommitCast[] = {C::kCommit};
 // vector_final(): "the result can continue to the Cast Engine, Transpose Engine, or Commit Engine".
-constexpr C kAfterVector[] = {C::kCast, C::kTranspose, C::kCommit};
+constexpr C kAfterVector[] = {C::kCast, C::kTranspose, C::kCommitCast, C::kCommitCastRelu, C::kCommit};
 
 }  // namespace
 
@@ -43,6 +46,8 @@ const char* StreamCallName(StreamCall call) {
     case C::kCommit: return "commit";
     case C::kToTrf: return "to_trf";
     case C::kToVrf: return "to_vrf";
+    case C::kCommitCast: return "commit_cast";
+    case C::kCommitCastRelu: return "commit_cast_relu";
   }
   return "?";
 }
@@ -59,6 +64,7 @@ absl::Span<const StreamCall> AllowedAfter(StreamPosition position) {
     case StreamPosition::kCast: return kAfterCast;
     case StreamPosition::kTranspose: return kAfterTranspose;
     case StreamPosition::kReduce: return kAfterVector;  // the Vector Engine's output (vector_final)
+    case StreamPosition::kCommitCast: return kAfterCommitCast;
   }
   return {};
 }
@@ -77,6 +83,8 @@ std::optional<StreamPosition> PositionAfter(StreamCall call) {
     case C::kAccumulate: return StreamPosition::kContraction;
     case C::kCast: return StreamPosition::kCast;
     case C::kTranspose: return StreamPosition::kTranspose;
+    case C::kCommitCast:
+    case C::kCommitCastRelu: return StreamPosition::kCommitCast;
     case C::kCommit:
     case C::kToTrf:
     case C::kToVrf: return std::nullopt;

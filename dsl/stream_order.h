@@ -15,6 +15,7 @@ enum class StreamCall {
   kFetch, kFetchWithZeroPoint, kFetchWithZeroPoints, kFetchWithTable, kFetchMasked,
   kSwitch, kCollect, kAlign, kContract, kAccumulate, kCast, kTranspose,
   kCommit, kToTrf, kToVrf,
+  kCommitCast, kCommitCastRelu,
 };
 const char* StreamCallName(StreamCall call);  // the C++ method's name: "fetch_masked", "commit", ...
 

@@ -3,6 +3,7 @@
 #include "interp/interpreter.h"
 
 #include "absl/strings/str_cat.h"
+#include "dsl/commit_cast.h"
 #include "dsl/status_macros.h"
 #include "interp/index_move.h"
 #include "interp/stages.h"
@@ -69,7 +70,7 @@ absl::StatusOr<HostTensor> RearrangeStream(const HostTensor& stream, const Strea
 absl::StatusOr<HostTensor> CastStream(const HostTensor& stream, const CastStage& stage) {
   std::vector<uint32_t> bits = stream.ToBits();
   for (uint32_t& b : bits) {
-    ASSIGN_OR_RETURN(b, Convert(ConversionStage::kCastEngine, stage.from, stage.to, b));
+    ASSIGN_OR_RETURN(b, ConvertByCastStage(stage, b));
   }
   ASSIGN_OR_RETURN(HostTensor converted, HostTensor::FromBits(stage.to, stream.mapping(), bits));
   return MoveByIndex(converted, stage.out.Full());
@@ -154,6 +155,7 @@ absl::Status Interpreter::Run(const PipelineOp& op, const PipelineTensors& tenso
 }
 
 absl::Status Interpreter::Run(const DmaOp& op, const DmaTensors& tensors) {
+  if (op.fill) return Backend::Run(op, tensors);  // a memset reads nothing
   // A DMA move reads every live element of its source (a move drops no index).
   RETURN_IF_ERROR(CheckAllWritten(tensors.src, absl::StrCat("a ", op.context, " move")));
   return Backend::Run(op, tensors);

@@ -26,6 +26,7 @@ const char* KindName(ElementOp::Kind kind) {
     case ElementOp::Kind::kF32ToF8E4M3: return "f8e4m3";
     case ElementOp::Kind::kF32ToF8E5M2: return "f8e5m2";
     case ElementOp::Kind::kBf16ToF32: return "bf16>f32";
+    case ElementOp::Kind::kF32ToBf16Relu: return "relu>bf16";
   }
   return "?";
 }
@@ -224,6 +225,12 @@ Value* EmitElementOp(llvm::IRBuilderBase& b, llvm::Module& module, const Element
       return b.CreateSub(value, zp);  // the staging types are stored sign-extended
     }
     case ElementOp::Kind::kF32ToBf16: return EmitBf16(m, raw);
+    case ElementOp::Kind::kF32ToBf16Relu: {
+      // CommitCastRelu: a set sign bit on a non-NaN pattern becomes +0.
+      Value* negative = b.CreateICmpNE(m.Shr(raw, 31), m.c(0));
+      Value* nan = b.CreateICmpUGT(m.And(raw, 0x7fffffff), m.c(0x7f800000));
+      return EmitBf16(m, m.Sel(b.CreateAnd(negative, b.CreateNot(nan)), 0u, raw));
+    }
     case ElementOp::Kind::kF32ToF16:
       return EmitNarrowNearestEven(m, raw, 10, 15, 30, 0x7c00, 0x7c00, 0x7e00, 16);
     case ElementOp::Kind::kF32ToF8E4M3:
@@ -239,6 +246,20 @@ Value* EmitElementOp(llvm::IRBuilderBase& b, llvm::Module& module, const Element
     }
   }
   return raw;
+}
+
+absl::StatusOr<ElementOp> CastOp(const CastStage& stage) {
+  switch (stage.kind) {
+    case CastKind::kEngine: return ConversionOp(ConversionStage::kCastEngine, stage.from, stage.to);
+    case CastKind::kCommit: return ConversionOp(ConversionStage::kCommitCast, stage.from, stage.to);
+    case CastKind::kCommitRelu: {
+      ASSIGN_OR_RETURN(ElementOp op, ConversionOp(ConversionStage::kCommitCast, stage.from, stage.to));
+      VISA_CHECK(op.kind == ElementOp::Kind::kF32ToBf16, "commit_cast is f32 -> bf16");
+      op.kind = ElementOp::Kind::kF32ToBf16Relu;
+      return op;
+    }
+  }
+  return absl::InternalError("unknown cast kind");
 }
 
 absl::StatusOr<ElementOp> FetchAdapterOp(const FetchStage& stage, bool interleaved, int64_t per_tensor) {

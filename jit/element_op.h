@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "dsl/cast_engine.h"
 #include "dsl/dtype.h"
 #include "dsl/fetch_engine.h"
 #include "dsl/scalar_convert.h"
@@ -24,7 +25,8 @@ class IRBuilderBase;
 namespace visa::jit {
 
 struct ElementOp {
-  enum class Kind { kCopy, kTable, kZeroPoint, kIntResize, kF32ToBf16, kF32ToF16, kF32ToF8E4M3, kF32ToF8E5M2, kBf16ToF32 };
+  enum class Kind { kCopy, kTable, kZeroPoint, kIntResize, kF32ToBf16, kF32ToF16, kF32ToF8E4M3, kF32ToF8E5M2, kBf16ToF32,
+                    kF32ToBf16Relu };  // commit_cast_relu: the ReLU, then the bf16 rule
   Kind kind = Kind::kCopy;
   DType from = DType::kI8;
   DType to = DType::kI8;
@@ -39,6 +41,9 @@ struct ElementOp {
 ElementOp CopyOp(DType type);
 // The conversion `stage` performs from `from` to `to` (InvalidArgument when it performs none).
 absl::StatusOr<ElementOp> ConversionOp(ConversionStage stage, DType from, DType to);
+// What a recorded cast does to each element: the Cast Engine's narrowing or the Commit Adapter's
+// commit_cast (with its ReLU).
+absl::StatusOr<ElementOp> CastOp(const CastStage& stage);
 ElementOp TableOp(DType from, DType to, std::vector<uint32_t> table);
 // i4 -> i5 or i8 -> i9: value - zero point; one zero point per interleaved tensor.
 ElementOp ZeroPointOp(DType from, DType to, int32_t first, int32_t second, int64_t second_from);

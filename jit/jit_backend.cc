@@ -14,6 +14,8 @@
 #include "jit/contraction_plan.h"
 #include "jit/direct_pipeline.h"
 #include "jit/dma_nest.h"
+#include "jit/fill_kernel.h"
+#include "jit/indirect_kernel.h"
 #include "jit/in_place.h"
 #include "jit/mapping_facts.h"
 #include "jit/parallel.h"
@@ -353,7 +355,7 @@ struct KernelRunner {
   }
 
   absl::StatusOr<HostTensor> Cast(HostTensor stream, const CastStage& stage) {
-    ASSIGN_OR_RETURN(ElementOp op, ConversionOp(ConversionStage::kCastEngine, stage.from, stage.to));
+    ASSIGN_OR_RETURN(ElementOp op, CastOp(stage));
     const Mapping full = stage.out.Full();
     std::vector<uint8_t> bytes(static_cast<size_t>(StorageBytes(stage.to, full.size())), 0);
     RETURN_IF_ERROR(kernels.Move(full, stream.mapping(), op, bytes.data(), full.size(), stream.bytes().data(),
@@ -492,7 +494,7 @@ struct KernelCompiler {
     return Stream{out.Full(), stream.dtype};
   }
   absl::StatusOr<Stream> Cast(Stream stream, const CastStage& stage) {
-    ASSIGN_OR_RETURN(ElementOp element_op, ConversionOp(ConversionStage::kCastEngine, stage.from, stage.to));
+    ASSIGN_OR_RETURN(ElementOp element_op, CastOp(stage));
     RETURN_IF_ERROR(kernels.Compile(stage.out.Full(), stream.layout, element_op, /*allow_drop=*/false));
     return Stream{stage.out.Full(), stage.to};
   }
@@ -645,8 +647,9 @@ absl::StatusOr<const DirectPipeline*> JitBackend::DirectPlanFor(const PipelineOp
 }
 
 absl::Status JitBackend::Run(const DmaOp& op, const DmaTensors& tensors) {
-  // A gather's offsets come from device memory at run time: the shared data path reads them.
-  if (op.indirect) return Backend::Run(op, tensors);
+  if (op.fill) return RunFill(*kernels_, *op.fill, tensors.dst);
+  // A gather's or scatter's offsets come from device memory at run time (IndirectLoop).
+  if (op.indirect) return RunIndirect(*kernels_, op, tensors);
   const DeviceTensor& src = tensors.src;
   const DeviceTensor& dst = tensors.dst;
   RETURN_IF_ERROR(CheckSameType(src.dtype(), dst.dtype()));
@@ -684,7 +687,8 @@ absl::Status JitBackend::Run(const DmaOp& op, const DmaTensors& tensors) {
 absl::Status JitBackend::PrepareOp(const Op& op) {
   if (const auto* dma = std::get_if<DmaOp>(&op.body)) {
     if (!dma->src.handle || !dma->dst.handle) return absl::OkStatus();  // host moves are not compiled
-    if (dma->indirect) return absl::OkStatus();  // a gather runs the shared data path
+    if (dma->fill) return PrepareFill(*kernels_, *dma->fill, *dma->dst.handle);
+    if (dma->indirect) return PrepareIndirect(*kernels_, *dma);
     const DeviceTensor& src = *dma->src.handle;
     const DeviceTensor& dst = *dma->dst.handle;
     const bool src_in_place = !MayOverlap(src, dst) && InPlaceLayout(src).has_value();

@@ -79,7 +79,10 @@ absl::StatusOr<IndirectLoop> LoopOver(const DeviceTensor& table, const std::stri
   const std::optional<int64_t> first = layout.inverse(Index());
   const std::optional<int64_t> next = row->size > 1 ? layout.inverse(one) : first;
   if (!first || !next) return IndirectError(absl::StrCat("the table ", table.ToString(), " is not addressable by row"));
-  return IndirectLoop{table_axis, row->size, key.name, key.size, *next - *first, scatter};
+  IndirectLoop loop{table_axis, row->size, key.name, key.size, *next - *first, scatter, ""};
+  absl::StatusOr<std::string> sequencer = DeriveIndirectSequencer(table.element(), loop);
+  loop.sequencer = sequencer.ok() ? *sequencer : absl::StrCat("none: ", sequencer.status().message());
+  return loop;
 }
 
 // `table`'s axis names with `key` in `table_axis`'s place, sorted (as Mapping::axis_names).
@@ -165,7 +168,7 @@ absl::StatusOr<DeviceTensor> Scatter(Dma& dma, const DeviceTensor& rows, const D
 
 absl::Status GatherInto(const IndirectLoop& loop, const DmaTensors& tensors) {
   VISA_CHECK(tensors.index.has_value(), "a gather runs with its index tensor");
-  ASSIGN_OR_RETURN(std::vector<int64_t> rows, RowNumbers(loop, *tensors.index));
+  ASSIGN_OR_RETURN(std::vector<int64_t> rows, IndirectRows(loop, *tensors.index));
   const DeviceTensor& table = tensors.src;
   const DeviceTensor& out = tensors.dst;
   ASSIGN_OR_RETURN(HostTensor source, ReadAs(table, table.full_mapping()));
@@ -183,9 +186,9 @@ absl::Status GatherInto(const IndirectLoop& loop, const DmaTensors& tensors) {
   return WriteInto(image, out);
 }
 
-absl::Status ScatterInto(const IndirectLoop& loop, const DmaTensors& tensors) {
-  VISA_CHECK(tensors.index.has_value() && tensors.base.has_value(), "a scatter runs with its index and base");
-  ASSIGN_OR_RETURN(std::vector<int64_t> rows, RowNumbers(loop, *tensors.index));
+absl::StatusOr<std::vector<int64_t>> IndirectRows(const IndirectLoop& loop, const DeviceTensor& index) {
+  ASSIGN_OR_RETURN(std::vector<int64_t> rows, RowNumbers(loop, index));
+  if (!loop.scatter) return rows;
   absl::flat_hash_map<int64_t, int64_t> writer;  // row W -> the k that writes it
   for (int64_t k = 0; k < static_cast<int64_t>(rows.size()); ++k) {
     auto [it, fresh] = writer.emplace(rows[k], k);
@@ -196,6 +199,14 @@ absl::Status ScatterInto(const IndirectLoop& loop, const DmaTensors& tensors) {
           "; a scatter writes each row once (which write would win is not defined)"));
     }
   }
+  return rows;
+}
+
+absl::Status ScatterInto(const IndirectLoop& loop, const DmaTensors& tensors) {
+  VISA_CHECK(tensors.index.has_value() && tensors.base.has_value(), "a scatter runs with its index and base");
+  ASSIGN_OR_RETURN(std::vector<int64_t> rows, IndirectRows(loop, *tensors.index));
+  absl::flat_hash_map<int64_t, int64_t> writer;  // row W -> the k that writes it (IndirectRows: once)
+  for (int64_t k = 0; k < static_cast<int64_t>(rows.size()); ++k) writer.emplace(rows[k], k);
   const DeviceTensor& out = tensors.dst;
   const Mapping layout = out.full_mapping();
   ASSIGN_OR_RETURN(HostTensor image, ReadAs(*tensors.base, layout));

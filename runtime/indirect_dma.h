@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "runtime/backend.h"
@@ -26,6 +27,10 @@ absl::StatusOr<DeviceTensor> Scatter(Dma& dma, const DeviceTensor& rows, const D
                                      const DeviceTensor& into, const std::string& table_axis,
                                      const Destination& dst);
 absl::Status ScatterInto(const IndirectLoop& loop, const DmaTensors& tensors);
+
+// The row numbers a recorded gather or scatter's index tensor holds, checked as the op runs: each
+// inside 0..|W| - 1, and for a scatter no two the same (errors name rule "Indirect Access").
+absl::StatusOr<std::vector<int64_t>> IndirectRows(const IndirectLoop& loop, const DeviceTensor& index);
 
 // The data path of a recorded gather (Backend::Run's default for a DmaOp with `indirect`): reads
 // the index tensor, then moves every destination element from the table row it selects.

@@ -188,7 +188,13 @@ struct StageTerms {
                        absl::StrFormat("one packet per cycle: Time::SIZE = %d", s.in.time.size())));
   }
 
-  void operator()(const CastStage&) const {
+  void operator()(const CastStage& s) const {
+    if (s.kind != CastKind::kEngine) {
+      out.push_back(Term("commit_cast", Kind::kStream, std::nullopt,
+                         "Commit Adapter stage, \"nearly zero cost\" like truncating; no cycle formula in the "
+                         "manual (Commit Engine > Adapter Stage Costs)"));
+      return;
+    }
     out.push_back(Term("cast", Kind::kStream, std::nullopt,
                        "pass-through, \"never the pipeline bottleneck\"; no cycle formula in the "
                        "manual (Cast Engine)"));
@@ -329,6 +335,16 @@ std::string OpDescription::ToString() const {
 
 OpDescription Describe(const DmaOp& op) {
   OpDescription d;
+  if (op.fill) {
+    // Generate Mode: the sub context's ITOS commands, one 32-bit word each, reading nothing.
+    d.resource = Resource::kSub;
+    if (std::optional<MemoryRange> dst = RangeOf(op.dst)) d.writes.push_back(*dst);
+    d.terms.push_back(Term("memset", Kind::kStream, std::nullopt,
+                           absl::StrFormat("%d ITOS writes of 32 bits per slice; no ITOS throughput in the "
+                                           "manual (Commit Engine > Sub-Context Operations)",
+                                           op.fill->words_per_slice)));
+    return d;
+  }
   d.resource = Resource::kDma;
   std::optional<MemoryRange> src = RangeOf(op.src);
   std::optional<MemoryRange> dst = RangeOf(op.dst);

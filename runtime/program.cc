@@ -32,6 +32,9 @@ std::string DescribeStage(const Stage& stage) {
 }
 
 std::string OpText(const Op& op, size_t index) {
+  if (const auto* dma = std::get_if<DmaOp>(&op.body); dma && dma->fill) {
+    return absl::StrCat("op ", index, ": memset ", dma->context, " ", dma->dst.text, "\n  ", dma->fill->Describe(), "\n");
+  }
   if (const auto* dma = std::get_if<DmaOp>(&op.body)) {
     std::string text = absl::StrCat("op ", index, ": dma ", dma->context, " ", dma->src.text, " -> ", dma->dst.text, "\n");
     if (!dma->operation.empty()) absl::StrAppend(&text, "  operation ", dma->operation, "\n");

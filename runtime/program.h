@@ -15,6 +15,7 @@
 #include "dsl/dma_descriptor.h"
 #include "dsl/fetch_engine.h"
 #include "dsl/indirect_access.h"
+#include "dsl/memset_fill.h"
 #include "dsl/register_file_load.h"
 #include "dsl/stream.h"
 #include "dsl/switch_engine.h"
@@ -45,6 +46,8 @@ struct DmaOp {
   std::optional<DmaDescriptors> descriptors;
   std::string no_descriptors;
   std::string operation;  // the named operation this move is part of ("ChipShuffle ..."), or empty
+  // A memset (dsl/memset_fill.h): `dst` (also `src`, read by nothing) gets the value; context "sub".
+  std::optional<MemsetFill> fill = std::nullopt;
 };
 
 struct BeginStage {

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "dsl/commit_cast.h"
 #include "dsl/status_macros.h"
 #include "runtime/uninitialized_reads.h"
 
@@ -198,6 +199,18 @@ Stream Stream::accumulate(const Mapping& time, const Mapping& packet, Accumulati
 Stream Stream::cast(DType out, const Mapping& packet) && {
   if (!Allow(StreamCall::kCast)) return std::move(*this);
   return std::move(*this).Then(StreamCall::kCast, PlanCast(shape_, out, packet), &OutOf<CastStage>);
+}
+
+Stream Stream::commit_cast(DType to) && {
+  if (!Allow(StreamCall::kCommitCast)) return std::move(*this);
+  return std::move(*this).Then(StreamCall::kCommitCast, PlanCommitCast(shape_, kind_, to, /*relu=*/false),
+                               &OutOf<CastStage>);
+}
+
+Stream Stream::commit_cast_relu(DType to) && {
+  if (!Allow(StreamCall::kCommitCastRelu)) return std::move(*this);
+  return std::move(*this).Then(StreamCall::kCommitCastRelu, PlanCommitCast(shape_, kind_, to, /*relu=*/true),
+                               &OutOf<CastStage>);
 }
 
 absl::Status Stream::Finish(Stage stage, const DeviceTensor& output, bool reserved) {

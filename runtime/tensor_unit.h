@@ -126,6 +126,10 @@ class Stream {
   // Cast Engine and Transpose Engine.
   Stream cast(DType out, const Mapping& packet) &&;
   Stream transpose(const Mapping& time, const Mapping& packet) &&;
+  // Commit Adapter cast (main context): f32 -> bf16 on the way into DM, the packet mapping kept;
+  // the ReLU form sends negative non-NaN values (and -0) to +0 first (dsl/commit_cast.h).
+  Stream commit_cast(DType to) &&;
+  Stream commit_cast_relu(DType to) &&;
   // Commit Engine: a new DM tensor with Element `element` at `address` (same Chip, Cluster, Slice).
   absl::StatusOr<DmTensor> commit(const Mapping& element, Address address) &&;
   // The same with the Slice Bitmap: only enabled slices receive the data; the others keep what
@@ -232,6 +236,8 @@ class Stream {
   VISA_CONSUMED_STREAM_CALL(commit)
   VISA_CONSUMED_STREAM_CALL(commit_view)
   VISA_CONSUMED_STREAM_CALL(named)
+  VISA_CONSUMED_STREAM_CALL(commit_cast)
+  VISA_CONSUMED_STREAM_CALL(commit_cast_relu)
   VISA_CONSUMED_STREAM_CALL(to_trf)
   VISA_CONSUMED_STREAM_CALL(to_vrf)
   VISA_CONSUMED_STREAM_CALL(vector_clip)
@@ -316,6 +322,9 @@ class TensorUnit {
   // Two tensors with identical mappings alternating along `axis` (I = 2), an outer Time term.
   Stream begin_interleaved(const Mapping& axis, const DmTensor& lhs, const DmTensor& rhs);
   TuContextKind kind() const { return kind_; }
+  // Generate Mode (sub context): fills the live cells of a DM tensor or view with `value`, which
+  // must be exactly a value of its type (runtime/memset.h has the rules).
+  absl::Status memset(const DmTensor& view, double value);
 
  private:
   friend class Context;

@@ -5,6 +5,10 @@
 
 #include <vector>
 
+#include <algorithm>
+
+#include <Eigen/Core>
+
 #include "dsl/status_macros.h"
 #include "runtime/indirect_dma.h"
 
@@ -103,6 +107,52 @@ Sample KvCacheAppend() {
   return s;
 }
 
+// A Commit Adapter cast with ReLU: f32 rows fetched and collected, then committed as bf16 through
+// commit_cast_relu. The host reference: max(x, 0) rounded to bf16 by Eigen (nearest even).
+Sample CommitCastRelu() {
+  Sample s;
+  s.name = "commit_cast_relu";
+  s.description = "Commit Adapter: f32 rows committed as bf16 through commit_cast_relu (ReLU, then nearest even)";
+  s.axes = "A = 16, B = 64";
+  s.dtype = DType::kF32;
+  s.element = "A, B";
+  s.kernel = [](Context& ctx, const DmTensor& input, const MappingScope& m) -> absl::StatusOr<DeviceTensor> {
+    ASSIGN_OR_RETURN(DmTensor out, ctx.main.begin(input.view())
+                                       .fetch(DType::kF32, m.m("A, B / 8"), m.m("B % 8"))
+                                       .collect(m.m("A, B / 8"), m.m("B % 8"))
+                                       .commit_cast_relu(DType::kBF16)
+                                       .commit(m.m("A, B"), 1 << 16));
+    return out;
+  };
+  s.readback = "A, B";
+  s.reference = [](const Index& at, const HostTensor& input) {
+    const float x = static_cast<float>(*input.Get(at));
+    return static_cast<double>(static_cast<float>(Eigen::bfloat16(std::max(x, 0.0f))));
+  };
+  return s;
+}
+
+// Memset on the sub context: rows A = 2..5 of an i8 tensor filled with -7 through a tile view
+// (Generate Mode); the other rows keep their values.
+Sample MemsetRows() {
+  Sample s;
+  s.name = "memset_rows";
+  s.description = "Generate Mode: rows 2..5 of an i8 tensor filled with -7 by ctx.sub.memset on a tile view";
+  s.axes = "A = 8, B = 64";
+  s.dtype = DType::kI8;
+  s.element = "A, B";
+  s.kernel = [](Context& ctx, const DmTensor& input, const MappingScope& m) -> absl::StatusOr<DeviceTensor> {
+    ASSIGN_OR_RETURN(DmTensor rows, input.tile(m.m("A"), 4, 2));
+    RETURN_IF_ERROR(ctx.sub.memset(rows, -7));
+    return input;
+  };
+  s.readback = "A, B";
+  s.reference = [](const Index& at, const HostTensor& input) {
+    return at["A"] >= 2 && at["A"] < 6 ? -7.0 : *input.Get(at);
+  };
+  return s;
+}
+
 }  // namespace
 
 std::vector<Sample> PrimitiveSamples() {
@@ -110,6 +160,8 @@ std::vector<Sample> PrimitiveSamples() {
   samples.push_back(MaskedFetchLeftRightPad());
   samples.push_back(EmbeddingLookup());
   samples.push_back(KvCacheAppend());
+  samples.push_back(CommitCastRelu());
+  samples.push_back(MemsetRows());
   return samples;
 }
 

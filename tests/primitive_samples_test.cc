@@ -1,5 +1,6 @@
 // The primitive samples as `visa explain` shows them: the masking configuration of the left- and
-// right-padded fetch, and the IndirectLoop entries of the gather and the scatter.
+// right-padded fetch, the IndirectLoop entries of the gather and the scatter (with the derived
+// sequencer configuration), the commit cast and the memset.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -28,9 +29,21 @@ TEST(PrimitiveSamplesExplain, GatherAndScatterShowTheirIndirectLoops) {
   EXPECT_THAT(Explain("embedding_lookup"),
               HasSubstr("indirect IndirectLoop (limit 8, [offset0, offset1, ...] = index[K] x 32 elements) "
                         "gathers rows of W = 16 into K"));
+  EXPECT_THAT(Explain("embedding_lookup"), HasSubstr("sequencer [K -> (8, [index[K] x 32]), V -> 32 : 1] : 32"));
   const std::string scatter = Explain("kv_cache_append");
+  EXPECT_THAT(scatter, HasSubstr("sequencer [K -> (2, [index[K] x 32]), V -> 32 : 1] : 32"));
   EXPECT_THAT(scatter, HasSubstr("scatters rows of K into W = 16"));
   EXPECT_THAT(scatter, HasSubstr("into DmTensor<i8"));
+}
+
+TEST(PrimitiveSamplesExplain, CommitCastAndMemsetShowTheirConfiguration) {
+  const std::string cast = Explain("commit_cast_relu");
+  EXPECT_THAT(cast, HasSubstr("commit_cast_relu f32 -> bf16: packet [B % 8] (8 x f32 = 32 B -> 16 B)"));
+  EXPECT_THAT(cast, HasSubstr("commit_in_size 16 B"));
+  const std::string memset = Explain("memset_rows");
+  EXPECT_THAT(memset, HasSubstr("memset sub DmTensor<i8"));
+  EXPECT_THAT(memset, HasSubstr("memset i8 = -7 (pattern 0xf9, ITOS word 0xf9f9f9f9): 64 words per slice x 1 slices"));
+  EXPECT_THAT(memset, HasSubstr("sub pipeline"));
 }
 
 }  // namespace

@@ -1,0 +1,21 @@
+// The JIT's gathers and scatters (the manual's IndirectLoop, dsl/indirect_access.h): compiled moves
+// bring the table (or the tensor scattered into) and the rows into dense row-major images, the
+// IndirectLoop `(limit, [offset0, offset1, ...])` copies whole rows at the offsets the index tensor
+// holds when the op runs, and a compiled move writes the result into its destination. Every
+// element is copied, never converted, so the bits are the interpreter's (runtime/indirect_dma.cc);
+// the index checks are the same function (IndirectRows). Rows that are not whole bytes (an odd
+// number of 4-bit elements) are Unimplemented.
+#pragma once
+
+#include "absl/status/status.h"
+#include "jit/kernel_cache.h"
+#include "runtime/backend.h"
+#include "runtime/program.h"
+
+namespace visa::jit {
+
+absl::Status RunIndirect(KernelCache& kernels, const DmaOp& op, const DmaTensors& tensors);
+// Compiles the op's moves ahead of a run (Prepare); the row copies need no code.
+absl::Status PrepareIndirect(KernelCache& kernels, const DmaOp& op);
+
+}  // namespace visa::jit
