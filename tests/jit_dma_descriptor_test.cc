@@ -17,7 +17,7 @@
 namespace visa::jit {
 namespace {
 
-// Device-to-device moves of a program (host transfers and gathers have no descriptor) and how
+// Device-to-device moves of a program (host transfers, gathers and fills have no descriptor) and how
 // many of them recorded descriptors.
 struct DeviceMoves {
   int64_t moves = 0, described = 0;
@@ -26,7 +26,8 @@ DeviceMoves CountDeviceMoves(const Program& program) {
   DeviceMoves count;
   for (const Op& op : program.ops) {
     const auto* dma = std::get_if<DmaOp>(&op.body);
-    if (dma == nullptr || dma->indirect || !dma->src.handle || !dma->dst.handle) continue;
+    // A memset (fill) moves nothing: it writes a value (runtime/memset.h).
+    if (dma == nullptr || dma->indirect || dma->fill || !dma->src.handle || !dma->dst.handle) continue;
     ++count.moves;
     if (dma->descriptors) {
       ++count.described;
