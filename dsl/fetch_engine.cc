@@ -173,7 +173,8 @@ std::string MaskConfig::Describe() const {
 std::string FetchStage::Describe() const {
   std::string text = absl::StrCat("fetch ", Name(in_dtype), " -> ", Name(out.dtype), " time [",
                                   out.time.ToString(), "] packet [", out.packet.ToString(), "]");
-  absl::StrAppend(&text, "\n    sequencer ", sequencer.ToLabeledString());
+  absl::StrAppend(&text, "\n    sequencer ", indirect ? indirect->loop.sequencer : sequencer.ToLabeledString());
+  if (indirect) absl::StrAppend(&text, "\n    indirect ", indirect->Describe());
   absl::StrAppend(&text, "\n    contiguous ", access.contiguous_bytes, " B, fetch_size ",
                   access.access_bytes, " B, fetches_per_packet ", access.accesses_per_packet,
                   ", cycles ", access.cycles);

@@ -8,6 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "dsl/dtype.h"
+#include "dsl/indirect_fetch.h"
 #include "dsl/mapping.h"
 #include "dsl/sequencer.h"
 #include "dsl/stream.h"
@@ -42,6 +43,9 @@ struct FetchStage {
   MaskConfig mask;
   SequencerConfig sequencer;  // per slice, over the DM Element
   AccessPlan access;          // fetch_size, fetches per packet (batching), cycles
+  // An IndirectLoop as the sequencer's outermost entry (dsl/indirect_fetch.h): `sequencer`'s first
+  // entry then walks K (|K| : W's stride) and the offsets come from the index tensor at run time.
+  std::optional<IndirectFetch> indirect;
   std::string Describe() const;
 };
 

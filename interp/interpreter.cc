@@ -48,10 +48,15 @@ absl::StatusOr<uint32_t> Adapt(const FetchStage& stage, uint32_t bits, int64_t t
 absl::StatusOr<HostTensor> FetchStream(const std::vector<DmTensor>& inputs, const BeginStage& begin,
                                        const FetchStage& stage) {
   ASSIGN_OR_RETURN(HostTensor source, SourceImage(inputs, begin));
+  return FetchFromImage(source, begin, stage, static_cast<int64_t>(inputs.size()));
+}
+
+absl::StatusOr<HostTensor> FetchFromImage(const HostTensor& source, const BeginStage& begin, const FetchStage& stage,
+                                          int64_t tensors) {
   // The adapter is element-wise, so it runs over the source image (tensor t of an interleave is
   // its t-th block) and the move then only rearranges; padded stream positions read the mask value.
   std::vector<uint32_t> bits = source.ToBits();
-  const int64_t per_tensor = static_cast<int64_t>(bits.size()) / static_cast<int64_t>(inputs.size());
+  const int64_t per_tensor = static_cast<int64_t>(bits.size()) / tensors;
   for (int64_t p = 0; p < static_cast<int64_t>(bits.size()); ++p) {
     ASSIGN_OR_RETURN(bits[p], Adapt(stage, bits[p], begin.interleave ? p / per_tensor : 0));
   }
@@ -116,6 +121,11 @@ struct Evaluator {
   TuContextKind context;
 
   absl::StatusOr<HostTensor> Fetch(const BeginStage& begin, const FetchStage& stage) {
+    if (stage.indirect) {
+      VISA_CHECK(tensors.fetch_index.has_value(), "an indirect fetch runs with its index tensor");
+      RETURN_IF_ERROR(CheckAllWritten(*tensors.fetch_index, "the IndirectLoop's index read by an indirect fetch"));
+      return IndirectFetchStream(tensors.inputs[0], *tensors.fetch_index, begin, stage);
+    }
     const std::vector<DeviceTensor> sources(tensors.inputs.begin(), tensors.inputs.end());
     RETURN_IF_ERROR(CheckStreamReads(sources, begin.interleave, stage.out.Full(),
                                      absl::StrCat("the fetch of a ", TuContextName(context), "-context pipeline")));

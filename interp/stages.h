@@ -15,6 +15,14 @@ namespace visa::interp {
 // one, or two alternating along the begin stage's interleave axis.
 absl::StatusOr<HostTensor> FetchStream(const std::vector<DmTensor>& inputs, const BeginStage& begin,
                                        const FetchStage& stage);
+// The Fetch Adapter over a source image holding `tensors` tensors one after the other (an
+// interleave's), then the move into the stream laid out by `stage.out.Full()`.
+absl::StatusOr<HostTensor> FetchFromImage(const HostTensor& source, const BeginStage& begin, const FetchStage& stage,
+                                          int64_t tensors);
+// An indirect fetch (FetchStage::indirect, interp/indirect_fetch.cc): the index tensor's rows
+// checked, the rows W = index[k] gathered into K index by index, then fetched as FetchFromImage.
+absl::StatusOr<HostTensor> IndirectFetchStream(const DmTensor& table, const DeviceTensor& index,
+                                               const BeginStage& begin, const FetchStage& stage);
 // An engine that only changes which position holds which index (switch, collect, transpose).
 absl::StatusOr<HostTensor> RearrangeStream(const HostTensor& stream, const StreamShape& out);
 // The Cast Engine: every element converted, then laid out by the stage's output shape.

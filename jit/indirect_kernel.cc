@@ -14,13 +14,6 @@
 #include "runtime/indirect_dma.h"
 
 namespace visa::jit {
-namespace {
-
-// `row_axis` outermost, then the tensor's other axes: rows of `row_elements` contiguous elements.
-struct RowLayout {
-  Mapping layout;
-  int64_t row_elements = 1;
-};
 
 absl::StatusOr<RowLayout> RowsOf(const Mapping& tensor, const std::string& row_axis, const Axis& row) {
   std::vector<Mapping> parts;
@@ -36,6 +29,8 @@ absl::StatusOr<RowLayout> RowsOf(const Mapping& tensor, const std::string& row_a
   out.layout = Pair(parts);
   return out;
 }
+
+namespace {
 
 absl::StatusOr<Axis> AxisOf(const Mapping& tensor, const std::string& name) {
   for (const Axis& a : tensor.symbols()) {
@@ -83,12 +78,13 @@ absl::StatusOr<Source> SourceOf(const DeviceTensor& tensor) {
   return source;
 }
 
+}  // namespace
+
 Mapping SourceLayout(const DeviceTensor& tensor) {
   std::optional<Mapping> in_place = InPlaceLayout(tensor);
   return in_place ? *in_place : tensor.full_mapping();
 }
 
-// A dense image of `tensor` laid out by `rows` (a compiled move).
 absl::StatusOr<std::vector<uint8_t>> DenseRows(KernelCache& kernels, const DeviceTensor& tensor, const Mapping& rows) {
   ASSIGN_OR_RETURN(Source source, SourceOf(tensor));
   std::vector<uint8_t> image(static_cast<size_t>(StorageBytes(tensor.dtype(), rows.size())), 0);
@@ -96,6 +92,8 @@ absl::StatusOr<std::vector<uint8_t>> DenseRows(KernelCache& kernels, const Devic
                                source.view.data, source.view.positions, /*allow_drop=*/false).status());
   return image;
 }
+
+namespace {
 
 // The image laid out by `rows` into the destination's live positions (a compiled move).
 absl::Status WriteRows(KernelCache& kernels, const std::vector<uint8_t>& image, const Mapping& rows,

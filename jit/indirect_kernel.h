@@ -7,6 +7,10 @@
 // number of 4-bit elements) are Unimplemented.
 #pragma once
 
+#include <cstdint>
+#include <string>
+#include <vector>
+
 #include "absl/status/status.h"
 #include "jit/kernel_cache.h"
 #include "runtime/backend.h"
@@ -17,5 +21,17 @@ namespace visa::jit {
 absl::Status RunIndirect(KernelCache& kernels, const DmaOp& op, const DmaTensors& tensors);
 // Compiles the op's moves ahead of a run (Prepare); the row copies need no code.
 absl::Status PrepareIndirect(KernelCache& kernels, const DmaOp& op);
+
+// The row images both indirect paths share (the fetch's IndirectLoop too, jit/indirect_fetch.h):
+// `row` outermost, then the tensor's axes other than `row_axis`: rows of `row_elements` elements.
+struct RowLayout {
+  Mapping layout;
+  int64_t row_elements = 1;
+};
+absl::StatusOr<RowLayout> RowsOf(const Mapping& tensor, const std::string& row_axis, const Axis& row);
+// A dense image of `tensor` laid out by `rows` (a compiled move from where it lives).
+absl::StatusOr<std::vector<uint8_t>> DenseRows(KernelCache& kernels, const DeviceTensor& tensor, const Mapping& rows);
+// Where DenseRows reads `tensor` from: its in-place layout, else its full mapping (staged).
+Mapping SourceLayout(const DeviceTensor& tensor);
 
 }  // namespace visa::jit

@@ -15,6 +15,7 @@
 #include "jit/direct_pipeline.h"
 #include "jit/dma_nest.h"
 #include "jit/fill_kernel.h"
+#include "jit/indirect_fetch.h"
 #include "jit/indirect_kernel.h"
 #include "jit/in_place.h"
 #include "jit/mapping_facts.h"
@@ -218,6 +219,10 @@ struct KernelRunner {
   PaddingCache& padded;
 
   absl::StatusOr<HostTensor> Fetch(const BeginStage& begin, const FetchStage& stage) {
+    if (stage.indirect) {
+      VISA_CHECK(tensors.fetch_index.has_value(), "an indirect fetch runs with its index tensor");
+      return RunIndirectFetch(kernels, tensors.inputs[0], *tensors.fetch_index, stage);
+    }
     ASSIGN_OR_RETURN(std::optional<HostTensor> walked, FetchBySequencer(begin, stage));
     if (walked) return *std::move(walked);
     ++kernels.stats().derived_fetches;
@@ -459,6 +464,10 @@ struct KernelCompiler {
 
   absl::StatusOr<Stream> Fetch(const BeginStage& begin, const FetchStage& stage) {
     const DeviceTensor& input = *op.inputs[0].handle;
+    if (stage.indirect) {
+      RETURN_IF_ERROR(PrepareIndirectFetch(kernels, input, stage));
+      return Stream{stage.out.Full(), stage.out.dtype};
+    }
     const Mapping full = input.full_mapping();
     const Mapping source = begin.interleave ? Pair({*begin.interleave, full}) : full;
     ASSIGN_OR_RETURN(ElementOp element_op, FetchAdapterOp(stage, begin.interleave.has_value(), full.size()));
@@ -605,6 +614,10 @@ absl::StatusOr<HostTensor> JitBackend::RunFused(const FusedContraction& plan, co
 
 absl::Status JitBackend::Run(const PipelineOp& op, const PipelineTensors& tensors) {
   KernelRunner runner{*kernels_, tensors, padded_};
+  if (op.fetch_index) {  // an IndirectLoop: offsets known only now, so never one fused or direct kernel
+    ++kernels_->stats().staged_pipelines;
+    return WalkPipeline(op, runner);
+  }
   ASSIGN_OR_RETURN(const FusedContraction* fused, FusedPlanFor(op));
   if (fused != nullptr && tensors.weights) {
     absl::StatusOr<HostTensor> stream = RunFused(*fused, tensors);
@@ -704,6 +717,7 @@ absl::Status JitBackend::PrepareOp(const Op& op) {
   const auto& pipe = std::get<PipelineOp>(op.body);
   if (pipe.inputs.empty() || !pipe.inputs[0].handle) return absl::OkStatus();
   KernelCompiler compiler{*kernels_, pipe};
+  if (pipe.fetch_index) return WalkPipeline(pipe, compiler);  // as Run: stage by stage
   if (pipe.output.handle) {
     ASSIGN_OR_RETURN(const DirectPipeline* direct, DirectPlanFor(pipe, *pipe.inputs[0].handle, *pipe.output.handle));
     if (direct != nullptr) return kernels_->Compile(direct->dst, direct->src, direct->op, /*allow_drop=*/true);

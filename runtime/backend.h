@@ -23,6 +23,7 @@ struct PipelineTensors {
   // target of a commit_view. Only its live positions change (and only on enabled slices).
   DeviceTensor output;
   std::vector<DeviceTensor> vrf_operands = {};  // a vector stage's VRF operands, as PipelineOp::vrf_operands
+  std::optional<DeviceTensor> fetch_index = std::nullopt;  // an indirect fetch's index (PipelineOp::fetch_index)
 };
 
 // A DMA move's tensors: `dst` is claimed at the recorded placement and receives every element of

@@ -65,9 +65,14 @@ absl::Status Executor::Run(const PipelineOp& op) {
     ASSIGN_OR_RETURN(DeviceTensor vrf, Resolve(ref));
     vrf_operands.push_back(vrf);
   }
+  std::optional<DeviceTensor> fetch_index;
+  if (op.fetch_index) {
+    ASSIGN_OR_RETURN(DeviceTensor index, Resolve(*op.fetch_index));
+    fetch_index.emplace(index);
+  }
   ASSIGN_OR_RETURN(DeviceTensor output, Output(op.output));
-  absl::Status done =
-      backend_.Run(op, PipelineTensors{std::move(inputs), std::move(weights), output, std::move(vrf_operands)});
+  absl::Status done = backend_.Run(
+      op, PipelineTensors{std::move(inputs), std::move(weights), output, std::move(vrf_operands), std::move(fetch_index)});
   if (!done.ok()) {
     if (!output.is_view()) output.Release();
     return done;

@@ -366,6 +366,8 @@ OpDescription Describe(const PipelineOp& op) {
   for (const TensorRef& in : op.inputs) AddRange(d.reads, in);
   if (op.weights) AddRange(d.reads, *op.weights);
   for (const TensorRef& vrf : op.vrf_operands) AddRange(d.reads, vrf);
+  // An indirect fetch reads its index, and (the rows unknown until it runs) the whole table.
+  if (op.fetch_index) AddRange(d.reads, *op.fetch_index);
   AddRange(d.writes, op.output);
   StreamShape shape;
   for (const Stage& stage : op.stages) {

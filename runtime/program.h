@@ -64,6 +64,7 @@ struct PipelineOp {
   std::vector<TensorRef> inputs;
   std::optional<TensorRef> weights;  // the TRF tensor an `align` pairs the stream with
   std::vector<TensorRef> vrf_operands;  // the VRF tensors a vector stage's operands read (VeOperand::vrf)
+  std::optional<TensorRef> fetch_index;  // an indirect fetch's index tensor (FetchStage::indirect)
   std::vector<Stage> stages;
   TensorRef output;
   std::string operation;  // the named operation the pipeline implements ("ParallelCopy", ...), or empty

@@ -217,6 +217,7 @@ absl::Status Stream::Finish(Stage stage, const DeviceTensor& output, bool reserv
   op_.stages.push_back(std::move(stage));
   op_.output = RefOf(output);
   PipelineTensors tensors{inputs_, weights_, output, vrf_operands_};
+  if (op_.fetch_index) tensors.fetch_index = op_.fetch_index->handle;
   absl::Status done = ctx_->Submit(Op{std::move(op_)}, tensors);
   if (!reserved) return done;
   // The inputs are read; now the new tensor owns its ranges (clobbering what was there).

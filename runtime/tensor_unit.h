@@ -113,6 +113,12 @@ class Stream {
                           const Mapping& packet) &&;
   // Masking: padded packet positions read as `pad_value` instead of an arbitrary value.
   Stream fetch_masked(DType out, double pad_value, const Mapping& time, const Mapping& packet) &&;
+  // Indirect Access (runtime/indirect_fetch_calls.cc, dsl/indirect_fetch.h): Time starts with the
+  // i32 DM `index` tensor's axis K, which the stream holds where the DM Element holds the rows
+  // `table_axis`; the Fetch Sequencer's outermost entry is the IndirectLoop, reading row index[k]
+  // at step k. An index outside the rows fails the op when it runs.
+  Stream fetch_indirect(DType out, const DmTensor& index, const std::string& table_axis, const Mapping& time,
+                        const Mapping& packet) &&;
   // Switch Engine (`switch` is a C++ keyword): redistributes the stream across slices.
   Stream switch_engine(const SwitchConfig& config, const Mapping& slice, const Mapping& time) &&;
   // Collect Engine.
@@ -226,6 +232,7 @@ class Stream {
   VISA_CONSUMED_STREAM_CALL(fetch_with_zero_points)
   VISA_CONSUMED_STREAM_CALL(fetch_with_table)
   VISA_CONSUMED_STREAM_CALL(fetch_masked)
+  VISA_CONSUMED_STREAM_CALL(fetch_indirect)
   VISA_CONSUMED_STREAM_CALL(switch_engine)
   VISA_CONSUMED_STREAM_CALL(collect)
   VISA_CONSUMED_STREAM_CALL(align)
