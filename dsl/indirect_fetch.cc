@@ -84,6 +84,22 @@ std::string IndirectText(const SequencerConfig& config, const IndirectLoop& loop
   return text;
 }
 
+// Consecutive steps of the IndirectLoop read unrelated rows, so a contiguous run (and a fetch)
+// ends with the entries inside it; the cycles count |K| steps.
+absl::Status LimitToOneRow(const SequencerConfig& config, DType in, TuContextKind context, AccessPlan& access) {
+  SequencerConfig inner = config;
+  inner.entries.erase(inner.entries.begin());
+  const TensorUnitContext unit = context == TuContextKind::kMain ? TensorUnitContext::kMain : TensorUnitContext::kSub;
+  ASSIGN_OR_RETURN(AccessPlan row, PlanFetch(inner, ElementBits{Bits(in)}, unit));
+  access.contiguous_bytes = std::min(access.contiguous_bytes, row.contiguous_bytes);
+  if (row.access_bytes < access.access_bytes) {
+    access.access_bytes = row.access_bytes;
+    access.accesses_per_packet = (access.packet_bytes + access.access_bytes - 1) / access.access_bytes;
+  }
+  access.cycles = config.time_size() * access.accesses_per_packet;
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 std::string IndirectFetch::Describe() const {
@@ -120,7 +136,7 @@ absl::StatusOr<FetchStage> PlanIndirectFetchStage(const StreamShape& begin, TuCo
   IndirectLoop loop{table_axis, w.size, key.name, key.size, entries[0].stride, /*scatter=*/false, ""};
   entries[0].size = key.size;
   entries[0].label = key.name;
-  stage.access.cycles = stage.sequencer.time_size() * stage.access.accesses_per_packet;
+  RETURN_IF_ERROR(LimitToOneRow(stage.sequencer, stage.in_dtype, context, stage.access));
   stage.out.time = time;
   loop.sequencer = IndirectText(stage.sequencer, loop);
   stage.indirect = IndirectFetch{loop, ""};

@@ -74,5 +74,6 @@ std::vector<Sample> ContractionSamples();
 std::vector<Sample> VectorSamples();
 std::vector<Sample> CollectiveSamples();  // the manual's 4-chip ReduceScatter and AllReduce
 std::vector<Sample> VectorReduceSamples();  // samples/vector_reduce_samples.cc
+std::vector<Sample> IndirectFetchSamples();  // the Fetch Sequencer's IndirectLoop (embedding lookups)
 
 }  // namespace visa::samples

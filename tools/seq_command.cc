@@ -5,6 +5,9 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "dsl/fetch_engine.h"
+#include "dsl/indirect_fetch.h"
 #include "dsl/mapping_parser.h"
 #include "dsl/sequencer.h"
 #include "dsl/status_macros.h"
@@ -29,6 +32,9 @@ std::string Config(const SequencerConfig& config, bool labels) {
 // Flags that mean nothing for the kind of sequencer asked for (a fetch / commit, or a DMA) are
 // refused rather than ignored: the user expects them to change the answer.
 absl::Status CheckFlagCombination(const SeqOptions& options) {
+  if (!options.indirect.empty() && (options.dma || options.write)) {
+    return absl::InvalidArgumentError("--indirect is a fetch's IndirectLoop; it takes neither --dma nor --write");
+  }
   if (options.dma) {
     if (!options.buf.empty()) {
       return absl::InvalidArgumentError("--buf is the fetch / commit buffer; a DMA takes --src and --dst instead");
@@ -48,6 +54,44 @@ absl::Status CheckFlagCombination(const SeqOptions& options) {
   if (options.src_tier != "hbm" || options.dst_tier != "hbm") {
     return absl::InvalidArgumentError("--src-tier and --dst-tier describe a DMA; add --dma");
   }
+  return absl::OkStatus();
+}
+
+// `--indirect W:K`: the fetch of --buf (one slice's DM Element) as fetch_indirect plans it, the
+// IndirectLoop over rows W numbered by K in place of W's entry (dsl/indirect_fetch.h).
+absl::Status RunIndirect(const SeqOptions& options, const Axes& axes, DType dtype, const Mapping& buf,
+                         const Mapping& time, const Mapping& packet, std::ostream& out) {
+  const size_t colon = options.indirect.find(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == options.indirect.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("--indirect takes ROWS:INDEX (e.g. W:K), got `", options.indirect, "`"));
+  }
+  const std::string rows = options.indirect.substr(0, colon);
+  ASSIGN_OR_RETURN(Mapping key, ParseMapping(options.indirect.substr(colon + 1), axes));
+  if (key.kind() != Mapping::Kind::kSymbol) {
+    return absl::InvalidArgumentError(absl::StrCat("--indirect: the index axis `", key.ToString(), "` must be one axis"));
+  }
+  ASSIGN_OR_RETURN(Mapping one, ParseMapping("1", axes));
+  ASSIGN_OR_RETURN(Mapping cluster, ParseMapping("1 # 2", axes));
+  ASSIGN_OR_RETURN(Mapping slice, ParseMapping("1 # 256", axes));
+  const StreamShape begin{dtype, one, cluster, slice, one, buf, std::nullopt};
+  const TuContextKind context = options.context == "sub" ? TuContextKind::kSub : TuContextKind::kMain;
+  ASSIGN_OR_RETURN(FetchStage stage, PlanIndirectFetchStage(begin, context, dtype, rows, key.axis(), time, packet));
+  const IndirectLoop& loop = stage.indirect->loop;
+  std::string config = loop.sequencer;
+  if (!options.labels) {  // the manual's unlabeled form: the IndirectLoop first, then `size : stride`
+    std::vector<std::string> entries = {absl::StrCat("(", loop.limit, ", [index[", loop.key_axis, "] x ", loop.row_stride, "])")};
+    for (size_t i = 1; i < stage.sequencer.entries.size(); ++i) {
+      entries.push_back(absl::StrCat(stage.sequencer.entries[i].size, " : ", stage.sequencer.entries[i].stride));
+    }
+    config = absl::StrCat("[", absl::StrJoin(entries, ", "), "] : ", stage.sequencer.packet_size);
+    if (stage.sequencer.base_offset != 0) absl::StrAppend(&config, " @ base_addr = ", stage.sequencer.base_offset);
+  }
+  out << "config: " << config << "\n";
+  out << "indirect: limit " << loop.limit << ", offsets index[" << loop.key_axis << "] x " << loop.row_stride
+      << " elements, rows " << loop.table_axis << " = " << loop.table_size << "\n";
+  out << "contiguous_bytes: " << stage.access.contiguous_bytes << "\n";
+  out << "access_bytes: " << stage.access.access_bytes << "\n";
+  out << "cycles: " << stage.access.cycles << "\n";
   return absl::OkStatus();
 }
 
@@ -84,6 +128,7 @@ absl::Status Run(const SeqOptions& options, std::ostream& out) {
   }
   TensorUnitContext context = options.context == "sub" ? TensorUnitContext::kSub : TensorUnitContext::kMain;
   ASSIGN_OR_RETURN(Mapping buf, ParseMapping(options.buf, axes));
+  if (!options.indirect.empty()) return RunIndirect(options, axes, dtype, buf, time, packet, out);
   SequencerMode mode = options.write ? SequencerMode::kCommit : SequencerMode::kRead;
   ASSIGN_OR_RETURN(SequencerConfig config,
                    DeriveSequencer(buf, time, packet, mode, std::max(1, 64 / element.bits)));
@@ -124,6 +169,9 @@ void AddSeqCommand(CLI::App& app, SeqOptions& options, int& exit_code) {
   seq->add_option("--src-tier", options.src_tier, "DMA source tier: hbm, dm or spm")->needs(dma);
   seq->add_option("--dst-tier", options.dst_tier, "DMA destination tier: hbm, dm or spm")->needs(dma);
   seq->add_flag("--labels", options.labels, "Name the stream digit of every entry");
+  seq->add_option("--indirect", options.indirect,
+                  "ROWS:INDEX, e.g. W:K: a fetch whose outermost entry is the IndirectLoop over rows W, "
+                  "numbered by the index axis K (Time starts with K)");
   seq->add_flag("--cycles", options.cycles, "With --dma: the DMA's requests, HBM channels and cycle estimate")->needs(dma);
   seq->callback([&options, &exit_code] { exit_code = RunSeq(options, std::cout, std::cerr); });
 }

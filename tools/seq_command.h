@@ -21,6 +21,7 @@ struct SeqOptions {
   std::string src_tier = "hbm", dst_tier = "hbm";
   bool labels = false;  // print which stream digit each entry came from
   bool cycles = false;  // --dma: print the DMA's requests and cycle estimate
+  std::string indirect;  // "W:K": a fetch whose IndirectLoop reads rows W by the index axis K
 };
 
 // Exit codes: 0 success, 2 error (a rule the mappings break, or bad input), printed as `error: ...`.
