@@ -19,6 +19,8 @@
 #include "runtime/op_description.h"
 #include "runtime/tensor_unit.h"
 #include "runtime/transfer.h"
+#include "samples/sample.h"
+#include "tools/check_command.h"
 #include "tools/seq_command.h"
 
 namespace visa {
@@ -146,7 +148,9 @@ TEST_F(IndirectFetchTest, FetchesTheRowsTheIndexNamesOnBothBackends) {
     const std::vector<double> want = HostGather(kTokens);
     for (int64_t p = 0; p < got.mapping().size(); ++p) ASSERT_EQ(*got.Get(p), want[p]) << "jit " << jit << " at " << p;
     bits.push_back(got.ToBits());
-    if (jit) EXPECT_EQ(run->jit->stats().fused_pipelines + run->jit->stats().direct_pipelines, 0);
+    if (jit) {
+      EXPECT_EQ(run->jit->stats().fused_pipelines + run->jit->stats().direct_pipelines, 0);
+    }
   }
   EXPECT_EQ(bits[0], bits[1]);
 }
@@ -375,6 +379,34 @@ TEST(SeqIndirect, RefusesAWriteAndBadSyntaxAndBrokenRules) {
   o.packet = "V % 8";
   EXPECT_THAT(Seq(o, code), HasSubstr("error: Indirect Access: the IndirectLoop is the Fetch Sequencer's outermost"));
   EXPECT_EQ(code, 2);
+}
+
+// ---- the samples ----------------------------------------------------------------------------
+
+TEST(IndirectFetchSamples, MatchTheirHostReferencesAndAreIdenticalOnBothBackends) {
+  for (const char* name : {"embedding_fetch", "embedding_fetch_strided", "gathered_matmul"}) {
+    const samples::Sample* sample = samples::FindSample(name);
+    ASSERT_NE(sample, nullptr) << name;
+    interp::Interpreter interp;
+    absl::StatusOr<samples::SampleRun> run = sample->Run(interp);
+    ASSERT_TRUE(run.ok()) << name << ": " << run.status();
+    EXPECT_FALSE(run->mismatch.has_value()) << name << ": " << *run->mismatch;
+    std::ostringstream out, err;
+    EXPECT_EQ(cli::CheckSampleCommand({.sample = name, .progress = false}, out, err), 0) << out.str() << err.str();
+    EXPECT_EQ(out.str(), absl::StrCat(name, ": identical\n"));
+  }
+}
+
+TEST(IndirectFetchSamples, EmbeddingFetchExplainsItsIndirectLoop) {
+  interp::Interpreter interp;
+  absl::StatusOr<samples::SampleRun> run = samples::FindSample("embedding_fetch")->Run(interp);
+  ASSERT_TRUE(run.ok()) << run.status();
+  const std::string text = run->program.ToText();
+  // W = 16 rows of V = 32 i8: the row stride is 32 elements, one 32-byte packet per token.
+  EXPECT_THAT(text, HasSubstr("fetch i8 -> i8 time [K] packet [V]\n    sequencer [K -> (8, [index[K] x 32]), "
+                              "V -> 32 : 1] : 32\n    indirect IndirectLoop (limit 8, [offset0, offset1, ...] = "
+                              "index[K] x 32 elements) gathers rows of W = 16 into K"));
+  EXPECT_THAT(text, HasSubstr("contiguous 32 B, fetch_size 32 B, fetches_per_packet 1, cycles 8"));
 }
 
 }  // namespace
