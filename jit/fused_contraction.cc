@@ -223,6 +223,7 @@ absl::StatusOr<Plan> PlanFusedContraction(const PipelineOp& op) {
   spec.target = base.target;
   spec.w_packet = base.w_packet;
   spec.x_packet = split->second;
+  spec.slice_accumulators = true;  // RunFused hands each slice its own accumulators
   bool built = false;
   for (const Digit& digit : LaneCandidates(base.w_time)) {
     if (BuildBlocks(digit, split->first, base.w_time, base.retained, spec)) {

@@ -580,16 +580,69 @@ absl::StatusOr<const FusedContraction*> JitBackend::FusedPlanFor(const PipelineO
   return std::get_if<FusedContraction>(it->second.get());
 }
 
-absl::StatusOr<HostTensor> JitBackend::RunFused(const FusedContraction& plan, const PipelineTensors& tensors) {
+const ContractionEpilogue* JitBackend::EpilogueFor(const PipelineOp& op, const FusedContraction& plan,
+                                                   const DeviceTensor& output) {
+  const auto* commit = std::get_if<CommitStage>(&op.stages.back());
+  const std::optional<Mapping> in_place = commit != nullptr ? InPlaceLayout(output) : std::nullopt;
+  std::string key = PipelineKey(op);
+  if (in_place) {
+    const Placement& placement = output.placement();
+    absl::StrAppend(&key, "\nto ", MappingKey(*in_place), " ", Name(output.dtype()), " ", InPlacePositions(output), " ",
+                    output.is_view(), " ", placement.prefix_size, " ", placement.live_prefixes.size(), " ",
+                    placement.live_prefixes.empty() ? -1 : placement.live_prefixes.back());
+  }
+  auto it = epilogues_.find(key);
+  if (it == epilogues_.end()) {
+    std::variant<ContractionEpilogue, std::string> epilogue = std::string("the pipeline does not commit in place");
+    if (in_place) {
+      const int64_t stream = op.stages.size() >= 2 && std::holds_alternative<CastStage>(op.stages[op.stages.size() - 2])
+                                 ? std::get<CastStage>(op.stages[op.stages.size() - 2]).out.Full().size()
+                                 : plan.out_layout.size();
+      std::optional<MoveNest> nest = CommitNest(*commit, output, stream);
+      if (nest && nest->max_dst() >= InPlacePositions(output)) nest.reset();
+      epilogue = PlanContractionEpilogue(plan, op, nest, SequencerUnit(output), output.dtype());
+    }
+    if (std::getenv("VISA_JIT_DEBUG") != nullptr) {
+      const auto* reason = std::get_if<std::string>(&epilogue);
+      std::fprintf(stderr, "contraction epilogue: %s\n",
+                   reason ? absl::StrCat("on the accumulator image: ", *reason).c_str()
+                          : absl::StrCat("fused, ", std::get<ContractionEpilogue>(epilogue).nest.ToString(),
+                                         " per slice").c_str());
+    }
+    it = epilogues_.emplace(std::move(key), std::make_unique<std::variant<ContractionEpilogue, std::string>>(
+                                                std::move(epilogue))).first;
+  }
+  return std::get_if<ContractionEpilogue>(it->second.get());
+}
+
+absl::StatusOr<std::optional<HostTensor>> JitBackend::RunFused(const FusedContraction& plan,
+                                                               const ContractionEpilogue* epilogue,
+                                                               const PipelineTensors& tensors) {
   std::vector<const uint8_t*> x_base, w_base;
   RETURN_IF_ERROR(PointersOf(plan, tensors.inputs[0], *tensors.weights, x_base, w_base));
   const bool fma = fma_first_level_ && plan.fma_spec && ProductsAreExact(plan, x_base, w_base);
   kernels_->stats().fma_pipelines += fma;
   ASSIGN_OR_RETURN(LaneContractionFn fn, kernels_->LaneContraction(fma ? *plan.fma_spec : plan.spec));
-  const int64_t slots = plan.acc_layout.size();
-  std::vector<uint32_t> acc(static_cast<size_t>(slots), 0);
-  std::vector<uint8_t> written(static_cast<size_t>(slots), 0);
+  const int64_t slice_slots = plan.spec.rows * plan.spec.out_times * plan.spec.out_packet;
+  std::optional<InPlace> output;
+  if (epilogue != nullptr) {
+    output = InPlaceOf(tensors.output);
+    if (!output || epilogue->max_dst >= output->positions) epilogue = nullptr;
+  }
+  EpilogueFn write = nullptr;
+  if (epilogue != nullptr) {
+    ASSIGN_OR_RETURN(write, kernels_->Epilogue(*epilogue));
+  }
+  // Without the epilogue, the accumulator image the stages after accumulate start from.
+  std::vector<uint32_t> acc;
+  std::vector<uint8_t> written;
+  if (epilogue == nullptr) {
+    acc.assign(static_cast<size_t>(plan.acc_layout.size()), 0);
+    written.assign(static_cast<size_t>(plan.acc_layout.size()), 0);
+  }
   const int64_t scratch_bytes = plan.spec.ScratchBytes();
+  const int64_t slice_bytes = (5 * slice_slots + 63) / 64 * 64;  // one slice's accumulators and flags
+  const int64_t out_bits = StorageBits(tensors.output.dtype());
   // The work is split over live slices only: half the positions of a `1 # 2` cluster are dead,
   // and a split by position would hand one thread all the work.
   std::vector<int64_t> live;
@@ -597,14 +650,28 @@ absl::StatusOr<HostTensor> JitBackend::RunFused(const FusedContraction& plan, co
     if (plan.spec.live_outer[o]) live.push_back(o);
   }
   Parallel(static_cast<int64_t>(live.size()), kernels_->threads(), [&](int64_t begin, int64_t end) {
-    // Packed operands stay in this thread's cache from one slice to the next.
+    // Packed operands and one slice's accumulators stay in this thread's cache from one slice to
+    // the next.
     thread_local std::vector<uint8_t> scratch;
-    if (static_cast<int64_t>(scratch.size()) < scratch_bytes + 64) scratch.resize(scratch_bytes + 64);
+    const int64_t needed = scratch_bytes + slice_bytes + 64;
+    if (static_cast<int64_t>(scratch.size()) < needed) scratch.resize(needed);
     uint8_t* aligned = scratch.data() + (64 - reinterpret_cast<uintptr_t>(scratch.data()) % 64) % 64;
+    auto* slice_acc = reinterpret_cast<uint32_t*>(aligned + scratch_bytes);
+    uint8_t* slice_written = aligned + scratch_bytes + 4 * slice_slots;
     for (int64_t i = begin; i < end; ++i) {
-      fn(x_base.data(), w_base.data(), acc.data(), written.data(), aligned, live[i], live[i] + 1);
+      const int64_t o = live[i];
+      if (epilogue == nullptr) {
+        fn(x_base.data(), w_base.data(), acc.data() + o * slice_slots, written.data() + o * slice_slots, aligned, o,
+           o + 1);
+        continue;
+      }
+      fn(x_base.data(), w_base.data(), slice_acc, slice_written, aligned, o, o + 1);
+      const int64_t start = epilogue->unit_start[o];
+      if (start < 0) continue;  // nothing of this slice is committed
+      write(output->data + start * out_bits / 8, reinterpret_cast<const uint8_t*>(slice_acc + epilogue->first_slot));
     }
   });
+  if (epilogue != nullptr) return std::nullopt;
   std::vector<uint8_t> bytes(static_cast<size_t>(StorageBytes(plan.acc_type, plan.out_layout.size())), 0);
   RETURN_IF_ERROR(kernels_->Move(plan.out_layout, plan.acc_layout, CopyOp(plan.acc_type), bytes.data(),
                                  plan.out_layout.size(), reinterpret_cast<const uint8_t*>(acc.data()),
@@ -620,10 +687,15 @@ absl::Status JitBackend::Run(const PipelineOp& op, const PipelineTensors& tensor
   }
   ASSIGN_OR_RETURN(const FusedContraction* fused, FusedPlanFor(op));
   if (fused != nullptr && tensors.weights) {
-    absl::StatusOr<HostTensor> stream = RunFused(*fused, tensors);
+    const ContractionEpilogue* epilogue = EpilogueFor(op, *fused, tensors.output);
+    absl::StatusOr<std::optional<HostTensor>> stream = RunFused(*fused, epilogue, tensors);
     if (stream.ok()) {
       ++kernels_->stats().fused_pipelines;
-      return WalkPipelineFrom(op, fused->accumulate_stage + 1, *std::move(stream), runner);
+      if (!stream->has_value()) {
+        ++kernels_->stats().fused_epilogues;
+        return absl::OkStatus();
+      }
+      return WalkPipelineFrom(op, fused->accumulate_stage + 1, **std::move(stream), runner);
     }
     if (!absl::IsFailedPrecondition(stream.status())) return stream.status();
   }
@@ -727,6 +799,9 @@ absl::Status JitBackend::PrepareOp(const Op& op) {
     // The fused first level is what runs on ordinary data; the other compiles if ever needed.
     const bool fma = fma_first_level_ && fused->fma_spec;
     RETURN_IF_ERROR(kernels_->LaneContraction(fma ? *fused->fma_spec : fused->spec).status());
+    if (const ContractionEpilogue* epilogue = pipe.output.handle ? EpilogueFor(pipe, *fused, *pipe.output.handle) : nullptr) {
+      return kernels_->Epilogue(*epilogue).status();
+    }
     return WalkPipelineFrom(pipe, fused->accumulate_stage + 1, KernelCompiler::Stream{fused->out_layout, fused->acc_type},
                             compiler);
   }

@@ -16,6 +16,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
+#include "jit/contraction_epilogue.h"
 #include "jit/direct_pipeline.h"
 #include "jit/fused_contraction.h"
 #include "jit/kernel_cache.h"
@@ -76,9 +77,16 @@ class JitBackend : public Backend {
   absl::Status PrepareOp(const Op& op);
   // The op's fused plan, or nullptr when it runs stage by stage (planned once per configuration).
   absl::StatusOr<const FusedContraction*> FusedPlanFor(const PipelineOp& op);
-  // Runs the fused front of `op`: the Reducer's output stream image; FailedPrecondition when the
-  // tensors do not line up with the plan (the op then runs stage by stage).
-  absl::StatusOr<HostTensor> RunFused(const FusedContraction& plan, const PipelineTensors& tensors);
+  // The op's fused epilogue into `output` (contraction_epilogue.h), or nullptr when the stages
+  // after accumulate run on the accumulator image (the reason, with VISA_JIT_DEBUG, on stderr).
+  // Planned once per op and output layout.
+  const ContractionEpilogue* EpilogueFor(const PipelineOp& op, const FusedContraction& plan,
+                                         const DeviceTensor& output);
+  // Runs the fused front of `op`: with `epilogue`, the whole op (nullopt), else the Reducer's
+  // output stream image; FailedPrecondition when the tensors do not line up with the plan (the
+  // op then runs stage by stage).
+  absl::StatusOr<std::optional<HostTensor>> RunFused(const FusedContraction& plan, const ContractionEpilogue* epilogue,
+                                                     const PipelineTensors& tensors);
 
   // The op's one move between memories when it is pure data movement, else nullptr (the reason,
   // with VISA_JIT_DEBUG, on stderr). Planned once per op and ends (DirectPipelineKey).
@@ -92,6 +100,7 @@ class JitBackend : public Backend {
   absl::flat_hash_set<uint64_t> prepared_;
   PaddingCache padded_;
   absl::flat_hash_map<std::string, std::unique_ptr<std::variant<FusedContraction, std::string>>> fused_plans_;
+  absl::flat_hash_map<std::string, std::unique_ptr<std::variant<ContractionEpilogue, std::string>>> epilogues_;
 };
 
 }  // namespace visa::jit

@@ -52,6 +52,9 @@ constexpr Optimization kLaneOptimization{IrPipeline::kKernel, 3};
 // (matmul_i8 70 ms); float lane kernels gain nothing from it and would compile up to 129 ms.
 constexpr Optimization kIntegerLaneOptimization{IrPipeline::kO2, 3};
 constexpr Optimization kContractionOptimization{IrPipeline::kKernel, 3};
+// A fused contraction's epilogue (contraction_epilogue.h): one loop the vectorizer turns into
+// loads, conversions, shuffles and stores.
+constexpr Optimization kEpilogueOptimization{IrPipeline::kKernel, 3};
 // The Vector Engine's element loops and the two-group zip (not measured yet): the kernel pipeline,
 // whose loop vectorizer covers their inline arithmetic.
 constexpr Optimization kVectorOptimization{IrPipeline::kKernel, 3};
@@ -168,6 +171,14 @@ absl::StatusOr<LaneContractionFn> KernelCache::LaneContraction(const LaneContrac
                      BuildLaneContractionFunction(module, name, spec);
                    }));
   return reinterpret_cast<LaneContractionFn>(address);
+}
+
+absl::StatusOr<EpilogueFn> KernelCache::Epilogue(const ContractionEpilogue& epilogue) {
+  ASSIGN_OR_RETURN(void* address, Cached(EpilogueKey(epilogue), kEpilogueOptimization,
+                                         [&](llvm::Module& module, const std::string& name) {
+                                           BuildEpilogueFunction(module, name, epilogue);
+                                         }));
+  return reinterpret_cast<EpilogueFn>(address);
 }
 
 absl::StatusOr<VectorFn> KernelCache::Vector(const VectorKernelSpec& spec) {

@@ -17,6 +17,7 @@
 #include "absl/status/statusor.h"
 #include "dsl/mapping.h"
 #include "jit/compiler.h"
+#include "jit/contraction_epilogue.h"
 #include "jit/contraction_kernel.h"
 #include "jit/lane_contraction_kernel.h"
 #include "jit/move_kernel.h"
@@ -40,6 +41,7 @@ struct JitStats {
   int64_t derived_dmas = 0;       // DMA moves run otherwise, counted by why in derived_dma_reasons
   std::map<std::string, int64_t> derived_dma_reasons;
   int64_t fused_pipelines = 0;  // pipelines whose front ran as one lane contraction kernel
+  int64_t fused_epilogues = 0;  // of those, pipelines whose cast and commit ran fused after it
   int64_t fma_pipelines = 0;    // fused pipelines whose operands allowed the fused first tree level
   int64_t direct_pipelines = 0; // data-movement pipelines run as one move between memories
   int64_t direct_plans = 0;     // data-movement pipelines planned (once per op and ends)
@@ -74,6 +76,9 @@ class KernelCache {
   // Whether two layouts place every index at the same position (a move between them is a copy of
   // the whole image); cached.
   absl::StatusOr<bool> SameLayout(const Mapping& a, const Mapping& b);
+
+  // The compiled per-slice epilogue of a fused contraction (cached by its key).
+  absl::StatusOr<EpilogueFn> Epilogue(const ContractionEpilogue& epilogue);
 
   // The compiled fused contraction kernel of `spec` (cached by its key).
   absl::StatusOr<LaneContractionFn> LaneContraction(const LaneContractionSpec& spec);

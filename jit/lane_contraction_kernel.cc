@@ -480,7 +480,8 @@ class Builder {
     return b_.CreateAdd(b_.CreateMul(b_.CreateAdd(b_.CreateMul(ab, I64(s_.rows)), I64(r)), I64(s_.groups())), I64(g));
   }
 
-  // Lane accumulators into acc[((o * rows + r) * out_times + retained) * out_packet + target].
+  // Lane accumulators into acc[((o * rows + r) * out_times + retained) * out_packet + target] (o
+  // left out with slice_accumulators).
   void Scatter(Value* o) {
     Value* acc = fn_->getArg(2);
     Value* written = fn_->getArg(3);
@@ -492,9 +493,9 @@ class Builder {
           EmitIf(b_, b_.CreateICmpSGE(retained, I64(0)), [&] {
             for (int64_t r = 0; r < s_.rows; ++r) {
               if (!s_.live_row[r]) continue;
+              Value* slice_row = s_.slice_accumulators ? I64(r) : b_.CreateAdd(b_.CreateMul(o, I64(s_.rows)), I64(r));
               Value* row_base = b_.CreateMul(
-                  b_.CreateAdd(b_.CreateMul(b_.CreateAdd(b_.CreateMul(o, I64(s_.rows)), I64(r)), I64(s_.out_times)),
-                               retained),
+                  b_.CreateAdd(b_.CreateMul(slice_row, I64(s_.out_times)), retained),
                   I64(s_.out_packet));
               for (int64_t g = 0; g < s_.groups(); ++g) {
                 if (s_.target[g] < 0) continue;
@@ -534,10 +535,11 @@ int64_t LaneContractionSpec::ScratchBytes() const { return Scratch(*this).end; }
 
 std::string LaneContractionSpec::Key() const {
   return absl::StrFormat(
-      "lanes %s>%s %s*%s>%s %s%s r%d p%d g%d ot%d op%d %016x %016x %016x %016x %016x %016x %016x %016x %016x "
+      "lanes %s>%s %s*%s>%s %s%s%s r%d p%d g%d ot%d op%d %016x %016x %016x %016x %016x %016x %016x %016x %016x "
       "%016x %016x %016x",
       std::string(Name(dm_type)), fetch.Key(), std::string(Name(x_type)), std::string(Name(w_type)),
-      std::string(Name(acc_type)), ReduceOpName(op), fma_first_level ? " fma" : "", rows, packet, group, out_times, out_packet,
+      std::string(Name(acc_type)), ReduceOpName(op), fma_first_level ? " fma" : "",
+      slice_accumulators ? " slice" : "", rows, packet, group, out_times, out_packet,
       StableHash(live_outer), StableHash(live_row), StableHash(live_packet), StableHash(target),
       StableHash(w_offset), StableHash(w_packet), StableHash(x_lane), StableHash(x_packet),
       StableHash(acc_lane), StableHash(step_x), StableHash(step_w), StableHash(step_acc));

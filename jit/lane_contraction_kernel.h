@@ -34,7 +34,8 @@ inline constexpr int64_t kLanes = 16;
 
 // x_base[o]: the slice's DM bytes at the fetched tensor's Element (nullptr: no data); w_base[o *
 // rows + r]: the TRF row's bytes at the weights' Element; acc / written: [outer][row][retained
-// time][contracted packet]; scratch: LaneContractionSpec::ScratchBytes() per calling thread.
+// time][contracted packet] (one slice's part with slice_accumulators); scratch:
+// LaneContractionSpec::ScratchBytes() per calling thread.
 using LaneContractionFn = void (*)(const uint8_t* const* x_base, const uint8_t* const* w_base, uint32_t* acc,
                                    uint8_t* written, uint8_t* scratch, int64_t begin, int64_t end);
 
@@ -60,6 +61,10 @@ struct LaneContractionSpec {
   // The first tree level as fma(x0, w0, x1 * w1): only for operands whose products are exact
   // (exact_products.h), where it gives the same bits with one instruction fewer per pair.
   bool fma_first_level = false;
+  // acc / written hold one slice's accumulators ([row][retained time][contracted packet]) and
+  // each call runs one slice: the caller's epilogue (contraction_epilogue.h) takes them from a
+  // small per-thread buffer instead of a full-size image.
+  bool slice_accumulators = false;
 
   int64_t groups() const { return packet / group; }
   int64_t w_blocks() const { return static_cast<int64_t>(w_offset.size()); }
