@@ -8,6 +8,7 @@
 #include "jit/accumulator_math.h"
 #include "jit/byte_quads.h"
 #include "jit/ir_loops.h"
+#include "jit/lane_prefetch.h"
 #include "jit/lane_transpose.h"
 #include "jit/stable_hash.h"
 #include "llvm/IR/IRBuilder.h"
@@ -28,6 +29,10 @@ constexpr int64_t kAlign = 64;
 constexpr size_t kRowsPerOperandLoad = 4;
 // Rows whose integer pair sums share each operand load: two chains each, 16 accumulators.
 constexpr size_t kRowsPerPairLoad = 8;
+
+// llvm.prefetch locality: 3 is prefetcht0. Measured on the GEMM i8 op (AMD Zen): the kernel's CPU
+// time 1.45 ms with it, 1.85 ms with prefetcht1, 1.95 ms with prefetcht2, 2.8 ms without.
+constexpr int kPrefetchLocality = 3;
 
 int64_t RoundUp(int64_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
@@ -151,9 +156,81 @@ class Builder {
     PackWeights(o);
     PackOperand(b_.CreateLoad(b_.getPtrTy(), b_.CreateGEP(b_.getPtrTy(), fn_->getArg(0), o)));
     b_.CreateMemSet(seen_, b_.getInt8(0), I64(s_.acc_blocks()), llvm::MaybeAlign(1));
-    EmitLoop(b_, I64(0), I64(static_cast<int64_t>(s_.step_x.size())), [&](Value* step) { Step(step); },
-             /*unroll=*/false);
+    NextSlice(o);
+    EmitLoop(b_, I64(0), I64(static_cast<int64_t>(s_.step_x.size())), [&](Value* step) {
+      Step(step);
+      PrefetchNextSlice(step);
+    }, /*unroll=*/false);
     Scatter(o);
+  }
+
+  // The slice after `o` when it is live (its data is prefetched during o's steps): next_ its
+  // position, next_live_ whether there is one.
+  void NextSlice(Value* o) {
+    const int64_t outer = static_cast<int64_t>(s_.live_outer.size());
+    Value* after = b_.CreateAdd(o, I64(1));
+    Value* in_range = b_.CreateICmpSLT(after, I64(outer));
+    next_ = b_.CreateSelect(in_range, after, o);
+    next_live_ = b_.CreateAnd(in_range, b_.CreateICmpNE(Table(s_.live_outer, next_, 8), b_.getInt8(0)));
+  }
+
+  // A share of the next slice's operand and weight lines, spread evenly over the steps (which
+  // only compute), so packing the next slice finds them in the cache.
+  void PrefetchNextSlice(Value* step) {
+    const std::vector<int64_t> x_lines = OperandLines(s_), w_lines = WeightLines(s_);
+    std::vector<int64_t> rows;
+    for (int64_t r = 0; r < s_.rows; ++r) {
+      if (s_.live_row[r]) rows.push_back(r);
+    }
+    const int64_t steps = std::max<int64_t>(1, static_cast<int64_t>(s_.step_x.size()));
+    const int64_t x_count = static_cast<int64_t>(x_lines.size());
+    const int64_t w_count = std::min(kMaxPrefetchLines, static_cast<int64_t>(w_lines.size() * rows.size()));
+    if (x_count == 0 && w_count == 0) return;
+    EmitIf(b_, next_live_, [&] {
+      if (x_count > 0) {
+        Value* base = b_.CreateLoad(b_.getPtrTy(), b_.CreateGEP(b_.getPtrTy(), fn_->getArg(0), next_));
+        llvm::GlobalVariable* table = ConstantTable(x_lines);
+        const int64_t per_step = (x_count + steps - 1) / steps;
+        for (int64_t j = 0; j < per_step; ++j) {
+          Value* i = Clamp(b_.CreateAdd(b_.CreateMul(step, I64(per_step)), I64(j)), x_count);
+          Prefetch(b_.CreateGEP(b_.getInt8Ty(), base, TableAt(table, i)));
+        }
+      }
+      if (w_count > 0) {
+        llvm::GlobalVariable* table = ConstantTable(w_lines);
+        const int64_t per_row = static_cast<int64_t>(w_lines.size());
+        const int64_t per_step = (w_count + steps - 1) / steps;
+        for (int64_t j = 0; j < per_step; ++j) {
+          Value* i = Clamp(b_.CreateAdd(b_.CreateMul(step, I64(per_step)), I64(j)), w_count);
+          Value* row = Table(rows, b_.CreateUDiv(i, I64(per_row)), 64);
+          Value* base = b_.CreateLoad(b_.getPtrTy(), b_.CreateGEP(b_.getPtrTy(), fn_->getArg(1),
+                                                                  b_.CreateAdd(b_.CreateMul(next_, I64(s_.rows)), row)));
+          Prefetch(b_.CreateGEP(b_.getInt8Ty(), base, TableAt(table, b_.CreateURem(i, I64(per_row)))));
+        }
+      }
+    });
+  }
+
+  Value* Clamp(Value* i, int64_t count) {
+    return b_.CreateSelect(b_.CreateICmpULT(i, I64(count)), i, I64(count - 1));
+  }
+
+  // A constant i64 table in the module, read at runtime indices by TableAt.
+  llvm::GlobalVariable* ConstantTable(const std::vector<int64_t>& values) {
+    auto* array = llvm::ArrayType::get(b_.getInt64Ty(), values.size());
+    std::vector<llvm::Constant*> entries;
+    for (int64_t v : values) entries.push_back(b_.getInt64(static_cast<uint64_t>(v)));
+    return new llvm::GlobalVariable(m_, array, true, llvm::GlobalValue::PrivateLinkage,
+                                    llvm::ConstantArray::get(array, entries), "lines");
+  }
+  Value* TableAt(llvm::GlobalVariable* table, Value* i) {
+    return b_.CreateLoad(b_.getInt64Ty(), b_.CreateInBoundsGEP(table->getValueType(), table, {I64(0), i}));
+  }
+
+  // A read prefetch (kPrefetchLocality).
+  void Prefetch(Value* address) {
+    b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {b_.getPtrTy()},
+                       {address, b_.getInt32(0), b_.getInt32(kPrefetchLocality), b_.getInt32(1)});
   }
 
   // Wp[(kw * rows + r) * packet + p] = widen(w row r at w_offset[kw] + w_packet[p]).
@@ -594,6 +671,8 @@ class Builder {
   Value* seen_ = nullptr;
   Value* tile_ = nullptr;
   Value* sign_fix_ = nullptr;
+  Value* next_ = nullptr;
+  Value* next_live_ = nullptr;
   llvm::MDNode* domain_ = nullptr;
   llvm::MDNode* device_scope_ = nullptr;
   llvm::MDNode* scratch_scope_ = nullptr;
