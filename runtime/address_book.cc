@@ -80,13 +80,35 @@ void AddressBook::Claim(int64_t id, absl::Span<const int64_t> units, ByteRange r
   record.claim = space_range;
   record.units.assign(units.begin(), units.end());
   auto& unit_maps = spaces_[space];
+  // A program run again claims in every unit exactly the range the previous run's tensor owned:
+  // the victim is looked up once, and its clobbers of consecutive units share one record.
+  int64_t last_owner = 0;
+  Record* last_victim = nullptr;
+  auto clobber = [&](int64_t owner, int64_t unit) {
+    if (owner == id) return;
+    if (owner != last_owner) {
+      last_owner = owner;
+      last_victim = &tensors_.at(owner);
+    }
+    std::vector<Clobber>& clobbers = last_victim->clobbers;
+    if (!clobbers.empty()) {
+      Clobber& previous = clobbers.back();
+      if (previous.writer == id && previous.unit_end == unit && previous.victim == last_victim->claim &&
+          previous.writer_range == space_range) {
+        previous.unit_end = unit + 1;
+        return;
+      }
+    }
+    clobbers.push_back(Clobber{id, unit, unit + 1, last_victim->claim, space_range});
+  };
   for (int64_t unit : units) {
     UnitMap& map = unit_maps[unit];
-    Cut(map, space_range, [&](int64_t owner, ByteRange) {
-      if (owner == id) return;
-      Record& victim = tensors_.at(owner);
-      victim.clobbers.push_back(Clobber{id, unit, victim.claim, space_range});
-    });
+    if (auto exact = map.find(space_range.begin); exact != map.end() && exact->second.end == space_range.end) {
+      clobber(exact->second.id, unit);
+      exact->second.id = id;
+      continue;
+    }
+    Cut(map, space_range, [&](int64_t owner, ByteRange) { clobber(owner, unit); });
     map[space_range.begin] = Owned{space_range.end, id};
   }
 }
@@ -114,10 +136,12 @@ absl::Status AddressBook::CheckReadable(int64_t id, absl::Span<const int64_t> un
   std::sort(sorted.begin(), sorted.end());
   for (const Clobber& c : record.clobbers) {
     if (!c.writer_range.Overlaps(space_range)) continue;
-    if (!std::binary_search(sorted.begin(), sorted.end(), c.unit)) continue;
+    auto read = std::lower_bound(sorted.begin(), sorted.end(), c.unit);
+    if (read == sorted.end() || *read >= c.unit_end) continue;
+    const int64_t unit = *read;
     return absl::FailedPreconditionError(absl::StrCat(
         "Address Collision: addresses must not collide (manual, \"Execution Contexts\"): ",
-        Describe(id, c.unit, c.victim), " was overwritten by ", Describe(c.writer, c.unit, c.writer_range),
+        Describe(id, unit, c.victim), " was overwritten by ", Describe(c.writer, unit, c.writer_range),
         ", so it can no longer be read; place the two tensors at non-overlapping addresses (or "
         "use Address::Any())"));
   }

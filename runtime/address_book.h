@@ -64,7 +64,8 @@ class AddressBook {
  private:
   struct Clobber {
     int64_t writer = 0;
-    int64_t unit = 0;
+    int64_t unit = 0;      // the units [unit, unit_end): one record for a writer's consecutive units
+    int64_t unit_end = 0;
     ByteRange victim;  // the victim's claimed range (space addresses)
     ByteRange writer_range;
   };

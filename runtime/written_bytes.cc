@@ -33,18 +33,29 @@ int64_t WrittenBytes::PageLength(int64_t page) const {
 
 void WrittenBytes::MarkBits(Page& page, int64_t from, int64_t to) {
   uint64_t* bits = page.bits.get();
+  uint64_t* summary = bits + kWordsPerPage;
   for (int64_t bit = from; bit < to;) {
     const int64_t word = bit / 64;
     const int64_t stop = std::min<int64_t>(to - word * 64, 64);
     if (bit % 64 == 0 && stop == 64) {
-      // Whole words: the common case of a tensor's runs, a store and a count per 64 bytes.
+      // Whole words: the common case of a tensor's runs. Words already full are skipped by their
+      // summary bits, up to 64 of them per compare.
       const int64_t last = to / 64;
-      // A run marked again (every later run of a program) finds its words full: a compare each.
-      for (int64_t w = word; w < last; ++w) {
-        const uint64_t old = bits[w];
-        if (old == ~uint64_t{0}) continue;
-        page.marked += old == 0 ? 64 : 64 - std::popcount(old);
-        bits[w] = ~uint64_t{0};
+      for (int64_t w = word; w < last;) {
+        const int64_t group_end = std::min<int64_t>(last, (w / 64 + 1) * 64);
+        const uint64_t wanted = BitsBetween(w % 64, group_end - (w / 64) * 64);
+        uint64_t& full = summary[w / 64];
+        if ((full & wanted) == wanted) {
+          w = group_end;
+          continue;
+        }
+        for (; w < group_end; ++w) {
+          const uint64_t old = bits[w];
+          if (old == ~uint64_t{0}) continue;
+          page.marked += old == 0 ? 64 : 64 - std::popcount(old);
+          bits[w] = ~uint64_t{0};
+        }
+        full |= wanted;
       }
       bit = last * 64;
       continue;
@@ -52,6 +63,7 @@ void WrittenBytes::MarkBits(Page& page, int64_t from, int64_t to) {
     const uint64_t mask = BitsBetween(bit % 64, stop);
     page.marked += std::popcount(mask & ~bits[word]);
     bits[word] |= mask;
+    if (bits[word] == ~uint64_t{0}) summary[word / 64] |= uint64_t{1} << (word % 64);
     bit = word * 64 + stop;
   }
 }
@@ -70,7 +82,7 @@ void WrittenBytes::Mark(int64_t address, int64_t size) {
       page.bits.reset();
       page.marked = length;
     } else {
-      if (!page.bits) page.bits = std::make_unique<uint64_t[]>(kWordsPerPage);  // value-initialized: unwritten
+      if (!page.bits) page.bits = std::make_unique<uint64_t[]>(kWordsPerPage + kSummaryWords);  // zeros: unwritten
       MarkBits(page, at - start, page_end - start);
       if (page.marked == length) page.bits.reset();
     }
@@ -87,8 +99,18 @@ std::optional<int64_t> WrittenBytes::FirstUnwritten(int64_t address, int64_t siz
     auto it = pages_.find(index);
     if (it == pages_.end()) return at;
     const uint64_t* bits = it->second.bits.get();
+    const uint64_t* summary = bits == nullptr ? nullptr : bits + kWordsPerPage;
     for (int64_t bit = at - start, stop = page_end - start; bits != nullptr && bit < stop;) {
       const int64_t word = bit / 64;
+      if (bit % 64 == 0) {
+        // Skip the words ahead that the summary says are full (a zero bit of `open` each).
+        const uint64_t open = ~summary[word / 64] >> (word % 64);
+        const int64_t full = open == 0 ? 64 - word % 64 : std::countr_zero(open);
+        if (full > 0) {
+          bit = std::min(stop, (word + full) * 64);
+          continue;
+        }
+      }
       const int64_t to = std::min<int64_t>(stop - word * 64, 64);
       const uint64_t missing = ~bits[word] & BitsBetween(bit % 64, to);
       if (missing != 0) return start + word * 64 + std::countr_zero(missing);
@@ -102,7 +124,7 @@ std::optional<int64_t> WrittenBytes::FirstUnwritten(int64_t address, int64_t siz
 int64_t WrittenBytes::resident_bytes() const {
   int64_t bitmaps = 0;
   for (const auto& [index, page] : pages_) bitmaps += page.bits != nullptr;
-  return bitmaps * kWordsPerPage * static_cast<int64_t>(sizeof(uint64_t));
+  return bitmaps * (kWordsPerPage + kSummaryWords) * static_cast<int64_t>(sizeof(uint64_t));
 }
 
 }  // namespace visa

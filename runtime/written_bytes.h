@@ -12,8 +12,9 @@
 namespace visa {
 
 // One bit per memory byte, kept a page (64 KiB of memory) at a time: a page nothing marked costs
-// nothing, a page partly marked costs an 8 KiB bitmap, and a page marked completely (what whole
-// tensors written unit by unit leave) drops its bitmap and costs only its entry. So a 48 GB HBM
+// nothing, a page partly marked costs an 8 KiB bitmap (and a 128-byte summary with a bit per full
+// bitmap word), and a page marked completely (what whole tensors written unit by unit leave) drops
+// its bitmap and costs only its entry. So a 48 GB HBM
 // whose kernels touch a few megabytes costs a few kilobytes, and a run writing 50 MB of DM in
 // whole units costs almost nothing. A fresh shadow says nothing was written. Addresses are the
 // memory's linear addresses; ranges must lie inside [0, capacity) (callers pass ranges the device
@@ -36,10 +37,14 @@ class WrittenBytes {
   // Memory bytes one bitmap page covers (a bit each): 8 KB of bitmap per 64 KB of memory.
   static constexpr int64_t kPageBytes = int64_t{64} * 1024;
   static constexpr int64_t kWordsPerPage = kPageBytes / 64;
+  // Summary words after the bitmap: bit w of the summary is set when bitmap word w is full, so a
+  // range marked again (a program's every later run re-marks its outputs) is checked 4 KiB of
+  // memory per compare instead of 64 bytes.
+  static constexpr int64_t kSummaryWords = kWordsPerPage / 64;
 
   struct Page {
     int64_t marked = 0;               // bytes of the page marked so far
-    std::unique_ptr<uint64_t[]> bits; // null once every byte of the page is marked
+    std::unique_ptr<uint64_t[]> bits; // bitmap then summary; null once every byte is marked
   };
 
   void CheckRange(int64_t address, int64_t size) const;

@@ -21,6 +21,7 @@ namespace {
 
 using ::testing::AllOf;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 MappingScope Scope(absl::string_view axes) { return MappingScope(*Axes::Parse(axes)); }
 
@@ -155,6 +156,33 @@ TEST(AddressBook, OverwritingClobbersAndALaterReadNamesBothTensors) {
                                  HasSubstr("`b`"), HasSubstr("[0x100, 0x200)"),
                                  HasSubstr("[0x180, 0x280)"), HasSubstr("slice 1")));
   EXPECT_TRUE(book.CheckReadable(b, {1}, {0x180, 0x280}).ok());
+}
+
+TEST(AddressBook, AClaimOfTheSameRangeInManyUnitsClobbersEachUnitByName) {
+  // What a program run again does: a new tensor claims exactly the previous one's range in every
+  // unit. Every unit is clobbered, and a read names the first unit read that was overwritten.
+  AddressBook book;
+  int64_t a = book.Add("a", Tier::kDm);
+  int64_t b = book.Add("b", Tier::kDm);
+  int64_t c = book.Add("c", Tier::kDm);
+  book.Claim(a, {2, 3, 4, 5, 9}, {0x100, 0x200});
+  book.Claim(b, {3, 4, 5}, {0x100, 0x200});  // exactly a's range in three consecutive units
+  book.Claim(c, {9}, {0x100, 0x200});
+  EXPECT_TRUE(book.CheckReadable(a, {2}, {0x100, 0x200}).ok());
+  EXPECT_THAT(Msg(book.CheckReadable(a, {2, 4}, {0x100, 0x200})),
+              AllOf(HasSubstr("`a`"), HasSubstr("`b`"), HasSubstr("slice 4,"), Not(HasSubstr("slice 3,"))));
+  EXPECT_THAT(Msg(book.CheckReadable(a, {5, 3}, {0x100, 0x200})), HasSubstr("slice 3,"));
+  EXPECT_THAT(Msg(book.CheckReadable(a, {9}, {0x100, 0x200})), AllOf(HasSubstr("`c`"), HasSubstr("slice 9,")));
+  EXPECT_TRUE(book.CheckReadable(b, {3, 4, 5}, {0x100, 0x200}).ok());
+  // b's range is free of a: a claim of b's own range again clobbers nothing.
+  book.Claim(b, {3, 4, 5}, {0x100, 0x200});
+  EXPECT_TRUE(book.CheckReadable(b, {3, 4, 5}, {0x100, 0x200}).ok());
+  // Releasing b frees its units for a search.
+  book.Release(b);
+  book.Release(c);
+  EXPECT_EQ(book.FindFree(Tier::kDm, {3, 4, 5}, 0x100, 0x100, 1 << 20), 0);
+  EXPECT_EQ(book.FindFree(Tier::kDm, {2}, 0x100, 0x100, 1 << 20), 0);
+  EXPECT_EQ(book.FindFree(Tier::kDm, {2}, 0x200, 0x100, 1 << 20), 0x200);
 }
 
 TEST(AddressBook, FindFreeSkipsOwnedRangesAndReleaseFreesThem) {

@@ -39,7 +39,8 @@ TEST(WrittenBytes, MarksAndFindsAcrossWordsAndPages) {
   EXPECT_EQ(bytes.FirstUnwritten(page - 71, 10), page - 71);
   EXPECT_EQ(bytes.FirstUnwritten(page - 70, 101), page + 30);
   EXPECT_EQ(bytes.FirstUnwritten(page + 29, 0), std::nullopt);  // an empty range holds nothing unwritten
-  EXPECT_EQ(bytes.resident_bytes(), 2 * page / 8);  // two bitmap pages, a bit per byte
+  // Two bitmap pages, a bit per byte, each with its summary (a bit per 64-byte bitmap word).
+  EXPECT_EQ(bytes.resident_bytes(), 2 * (page / 8 + page / 64 / 8));
   bytes.Mark(page + 30, 1);
   EXPECT_EQ(bytes.FirstUnwritten(page - 70, 101), std::nullopt);
 }
@@ -55,7 +56,7 @@ TEST(WrittenBytes, APageMarkedCompletelyKeepsNoBitmap) {
   // Pieces that overlap and arrive out of order complete a page too; until then it has a bitmap.
   bytes.Mark(2 * page + 1000, 50000);
   bytes.Mark(2 * page + 999, 2);  // overlaps one marked byte: counted once
-  EXPECT_EQ(bytes.resident_bytes(), page / 8);
+  EXPECT_EQ(bytes.resident_bytes(), page / 8 + page / 64 / 8);
   EXPECT_EQ(bytes.FirstUnwritten(2 * page, page), 2 * page);
   bytes.Mark(2 * page, 1000);
   EXPECT_EQ(bytes.FirstUnwritten(2 * page, page), 2 * page + 51000);
@@ -104,6 +105,59 @@ TEST(WrittenBytes, WholeWordsAndPartialWordsAgreeWithAByteModel) {
       }
     }
     ASSERT_EQ(bytes.FirstUnwritten(from, span), expected) << "draw " << i;
+  }
+}
+
+TEST(WrittenBytes, RemarkedRangesAndFullWordSummariesAgreeWithAByteModel) {
+  // Word-aligned marks (the whole-word path and its summary of full words), repeated marks of the
+  // same ranges, and unaligned marks completing words, against a byte model; every search checked.
+  const int64_t page = 64 * 1024;
+  const int64_t size = 2 * page + 4096 + 13;
+  WrittenBytes bytes(size);
+  std::vector<bool> model(size, false);
+  uint64_t state = 777;
+  auto next = [&state](int64_t bound) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<int64_t>((state >> 33) % static_cast<uint64_t>(bound));
+  };
+  auto mark = [&](int64_t at, int64_t length) {
+    bytes.Mark(at, length);
+    for (int64_t b = at; b < at + length; ++b) model[b] = true;
+  };
+  auto check = [&](int64_t from, int64_t span) {
+    std::optional<int64_t> expected;
+    for (int64_t b = from; b < from + span; ++b) {
+      if (!model[b]) {
+        expected = b;
+        break;
+      }
+    }
+    return bytes.FirstUnwritten(from, span) == expected;
+  };
+  // A full first 4 KiB group, then a whole-word mark over it and a hole: the hole is marked.
+  mark(0, 4096);
+  mark(4096 + 1, 4095);
+  ASSERT_TRUE(check(0, 8192));
+  EXPECT_EQ(bytes.FirstUnwritten(0, 8192), 4096);
+  mark(0, 8192);
+  EXPECT_EQ(bytes.FirstUnwritten(0, 8192), std::nullopt);
+  // A word completed by two unaligned marks counts as full for a later whole-word search.
+  mark(8192 + 10, 54);
+  mark(8192, 10);
+  EXPECT_EQ(bytes.FirstUnwritten(8192, 128), 8192 + 64);
+  for (int i = 0; i < 400; ++i) {
+    int64_t at = next(size);
+    int64_t length = next(std::min<int64_t>(size - at, 9000) + 1);
+    if (i % 2 == 0) {  // aligned to whole words
+      at = at / 64 * 64;
+      length = std::min(size - at, length / 64 * 64);
+    }
+    mark(at, length);
+    if (i % 5 == 0) mark(at, length);  // again: nothing changes
+    const int64_t from = next(size);
+    ASSERT_TRUE(check(from, next(size - from + 1))) << "draw " << i;
+    const int64_t aligned = from / 64 * 64;
+    ASSERT_TRUE(check(aligned, next(size - aligned + 1))) << "draw " << i;
   }
 }
 
