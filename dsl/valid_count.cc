@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "dsl/engine_errors.h"
+#include "dsl/left_padding.h"
 #include "dsl/normal_form.h"
 #include "dsl/status_macros.h"
 
@@ -277,6 +278,9 @@ std::string CounterText(const VcgCounter& c) {
 
 }  // namespace
 
+// The VCG for an axis without a left pad (a stand-in R' counts from the start of its pad).
+static absl::StatusOr<ValidCountConfig> PlanUnshifted(const StreamShape& in, const std::string& axis);
+
 const char* VcgModeName(VcgMode mode) {
   switch (mode) {
     case VcgMode::kUnneeded: return "Unneeded";
@@ -301,7 +305,45 @@ const char* NarrowingName(Narrowing narrowing) {
   return narrowing == Narrowing::kSplit ? "split_way4" : "trim_way4";
 }
 
-absl::StatusOr<ValidCountConfig> PlanValidCount(const StreamShape& in, const std::string& axis) {
+absl::StatusOr<std::optional<LeftPaddedAxis>> FindLeftPaddedAxis(const StreamShape& in, const std::string& axis) {
+  if (!HasLeftPadding(in.time) && !HasLeftPadding(in.packet)) return std::nullopt;
+  ASSIGN_OR_RETURN(ShiftedStream shifted, ShiftLeftPadding(Mapping(), in.time, in.packet));
+  std::optional<LeftPaddedAxis> found;
+  for (const ShiftedAxis& shift : shifted.axes) {
+    if (shift.axis != axis) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Left padding: the reduce's stream left-pads ", shift.axis, ", which is not the reduce axis ", axis,
+          " (Time [", in.time.ToString(), "], Packet [", in.packet.ToString(),
+          "]); only the reduce axis may be left-padded here"));
+    }
+    found = LeftPaddedAxis{axis, shift.stand_in, shift.left, in};
+    found->shifted.time = shifted.time;
+    found->shifted.packet = shifted.packet;
+  }
+  return found;
+}
+
+absl::StatusOr<ValidCountConfig> PlanValidCount(const StreamShape& in, const std::string& axis,
+                                                bool left_pad_is_identity) {
+  ASSIGN_OR_RETURN(std::optional<LeftPaddedAxis> left, FindLeftPaddedAxis(in, axis));
+  if (!left) return PlanUnshifted(in, axis);
+  if (!left_pad_is_identity) {
+    return EngineError(kVcg, "left padding: a valid count keeps a prefix of the flit (lanes [0, vc)) and a gate ",
+                       "a prefix of the steps (idx < V), so the ", left->left, " pad positions in front of ", axis,
+                       " (Time ", Bracket(in.time), ", Packet ", Bracket(in.packet),
+                       ") cannot be left out; way out (Padding Strategy): fetch with the op's identity as pad_value "
+                       "(fetch_masked) and reduce with ReducePadding::kLeftIdentity, so the VCG leaves out the right "
+                       "pad only");
+  }
+  ASSIGN_OR_RETURN(ValidCountConfig config, PlanUnshifted(left->shifted, left->stand_in));
+  config.in = in;
+  config.axis = axis;
+  config.left_pad = left->left;
+  config.stand_in = left->stand_in;
+  return config;
+}
+
+static absl::StatusOr<ValidCountConfig> PlanUnshifted(const StreamShape& in, const std::string& axis) {
   for (const Mapping* m : {&in.chip, &in.cluster, &in.slice, &in.time, &in.packet}) RETURN_IF_ERROR(m->status());
   if (in.packet.size() != kVeLanes) {
     return EngineError(kVcg, "the VCG tags 8-way flits: Packet ", Bracket(in.packet), " has ", in.packet.size(),
@@ -415,6 +457,12 @@ std::vector<int> Way4ValidCounts(const ValidCountConfig& config, int64_t slice, 
 std::string ValidCountConfig::Describe() const {
   std::string text = absl::StrCat("valid count generator: ", VcgModeName(mode), " (", VcgPlacementName(placement),
                                   "), ", axis, " = ", axis_size, " padded to ", padded_size);
+  if (left_pad > 0) {
+    text = absl::StrCat("valid count generator: ", VcgModeName(mode), " (", VcgPlacementName(placement), "), ", axis,
+                        " = ", axis_size - left_pad, " left-padded by ", left_pad, ": counts ", stand_in, " = # ",
+                        left_pad, " + ", axis, " = ", axis_size, " values (the fetch filled the left pad with the "
+                        "op's identity), padded to ", padded_size);
+  }
   if (mode == VcgMode::kUnneeded) return absl::StrCat(text, ", every flit full (vc 8)");
   std::vector<std::string> counter_text;
   for (const VcgCounter& c : counters) counter_text.push_back(CounterText(c));

@@ -8,6 +8,11 @@
 // is their product. `PlanValidCount` decides whether the reduce axis's placement over Slice, Time
 // and Packet is one the VCG can express (the manual's tables), derives that configuration, and
 // `ValidCount` evaluates the formula. Only the reduce axis is tracked: one gate dim at most.
+// A left pad of the reduce axis (`# n + R + # m`, "Masking Configuration") is beyond the VCG:
+// both its counts keep a prefix (lanes [0, vc) of a flit, steps with idx < V), so the n leading
+// positions cannot be left out. The manual's way out ("Padding Strategy") is the op's identity as
+// the fetch adapter's pad_value: the VCG then counts R's stand-in R' = `# n + R` (n + |R| values,
+// the pad included) and leaves out the right pad only.
 // A flit whose Slice or Time position is padding by itself (a digit with a single live value
 // names no axis, e.g. R # 16 / 8 for R = 2) holds no element at all; its count means nothing and
 // the reduce never reads it (its output position is padding too).
@@ -15,6 +20,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -65,7 +71,9 @@ struct VcgGate {
 struct ValidCountConfig {
   StreamShape in;             // the Way8 stream the VCG tags
   std::string axis;           // the reduce axis
-  int64_t axis_size = 0;      // |R|
+  int64_t axis_size = 0;      // |R| (with a left pad: n + |R|, what the VCG counts)
+  int64_t left_pad = 0;       // n of `# n + R`: positions the fetch filled with the op's identity
+  std::string stand_in;       // R' (the name the counters carry) when left_pad > 0
   int64_t padded_size = 0;    // p of R # p (the reach of R's parts)
   VcgMode mode = VcgMode::kUnneeded;
   VcgPlacement placement = VcgPlacement::kNone;
@@ -77,9 +85,23 @@ struct ValidCountConfig {
   std::string Describe() const;
 };
 
+// A reduce axis the stream left-pads, seen as the sequencer sees it (dsl/left_padding.h).
+struct LeftPaddedAxis {
+  std::string axis;      // R
+  std::string stand_in;  // R' = `# n + R`, n + |R| values
+  int64_t left = 0;      // n
+  StreamShape shifted;   // the stream with `# n + R` read as R' (Slice, Chip, Cluster as they were)
+};
+// nullopt when no Time or Packet of `in` left-pads `axis`; an error names the rule "Left padding"
+// when the stream cannot be read through a stand-in (another axis left-padded too, two amounts).
+absl::StatusOr<std::optional<LeftPaddedAxis>> FindLeftPaddedAxis(const StreamShape& in, const std::string& axis);
+
 // Derives the VCG configuration for reducing `axis` of the Way8 stream `in` (Packet of 8 lanes),
-// or says which rule of "Valid Count Generator's Interface" the placement breaks.
-absl::StatusOr<ValidCountConfig> PlanValidCount(const StreamShape& in, const std::string& axis);
+// or says which rule of "Valid Count Generator's Interface" the placement breaks. A left-padded
+// axis is planned only when `left_pad_is_identity` (the fetch filled the pad with the op's
+// identity); otherwise it is an error naming the rule and that way out.
+absl::StatusOr<ValidCountConfig> PlanValidCount(const StreamShape& in, const std::string& axis,
+                                                bool left_pad_is_identity = false);
 
 // vc(s, t) = packet_vc(t) x gate_0(s, t) x ...: lanes [0, vc) of flit (slice, t) are real data.
 int ValidCount(const ValidCountConfig& config, int64_t slice, int64_t t);

@@ -112,7 +112,11 @@ VeReduceOp ReduceOpOf(InterSliceReduceOpF32 op) {
 }
 
 const char* ReducePaddingName(ReducePadding padding) {
-  return padding == ReducePadding::kValidCount ? "valid count" : "identity padding";
+  switch (padding) {
+    case ReducePadding::kValidCount: return "valid count";
+    case ReducePadding::kIdentity: return "identity padding";
+    default: return "identity left pad + valid count";
+  }
 }
 
 absl::StatusOr<IntraSliceReduceStage> PlanIntraSliceReduce(const StreamShape& way8, Narrowing narrowing,
@@ -133,10 +137,19 @@ absl::StatusOr<IntraSliceReduceStage> PlanIntraSliceReduce(const StreamShape& wa
   stage.narrowing = narrowing;
   stage.padding = padding;
 
+  // A left-padded axis (`# n + R + # m`) is eliminated as its stand-in R' = `# n + R`.
+  ASSIGN_OR_RETURN(std::optional<LeftPaddedAxis> left, FindLeftPaddedAxis(in, axis));
+  if (padding == ReducePadding::kLeftIdentity && !left) {
+    return EngineError(kIntra, "ReducePadding::kLeftIdentity is for a left-padded reduce axis (# n + ", axis,
+                       " + # m), but Time ", Bracket(in.time), " and Packet ", Bracket(in.packet), " do not left-pad ",
+                       axis, " (use kValidCount or kIdentity)");
+  }
+  const StreamShape& view = left ? left->shifted : in;
+  const std::string& label = left ? left->stand_in : axis;
   std::vector<std::pair<int64_t, Factor>> time_parts, packet_parts;
   std::vector<Factor> kept_time, kept_packet;
-  RETURN_IF_ERROR(SplitAxis(in.time, "Time", axis, time_parts, kept_time));
-  RETURN_IF_ERROR(SplitAxis(in.packet, "Packet", axis, packet_parts, kept_packet));
+  RETURN_IF_ERROR(SplitAxis(view.time, "Time", label, time_parts, kept_time));
+  RETURN_IF_ERROR(SplitAxis(view.packet, "Packet", label, packet_parts, kept_packet));
   if (time_parts.empty() && packet_parts.empty()) {
     return EngineError(kIntra, "the reduce axis ", axis, " is in neither Time [", in.time.ToString(),
                        "] nor Packet [", in.packet.ToString(), "] (a Slice axis is reduced by the Inter-Slice Block)");
@@ -192,8 +205,8 @@ absl::StatusOr<IntraSliceReduceStage> PlanIntraSliceReduce(const StreamShape& wa
     }
   }
 
-  if (padding == ReducePadding::kValidCount) {
-    absl::StatusOr<ValidCountConfig> vcg = PlanValidCount(way8, axis);
+  if (padding != ReducePadding::kIdentity) {
+    absl::StatusOr<ValidCountConfig> vcg = PlanValidCount(way8, axis, padding == ReducePadding::kLeftIdentity);
     if (vcg.ok() && narrowing == Narrowing::kTrim) vcg = CheckTrim(*vcg).ok() ? vcg : CheckTrim(*vcg);
     if (!vcg.ok()) {
       return EngineError(kIntra, vcg.status().message(), " (or pad ", axis,
@@ -207,9 +220,9 @@ absl::StatusOr<IntraSliceReduceStage> PlanIntraSliceReduce(const StreamShape& wa
   stage.out.packet = out_packet;
   stage.out_time_of.assign(in.time.size(), -1);
   for (int64_t t = 0; t < in.time.size(); ++t) {
-    const Cell cell = in.time.map(t);
+    const Cell cell = view.time.map(t);
     if (!cell.live()) continue;
-    std::optional<int64_t> target = out_time.inverse(WithoutAxis(cell.index, axis));
+    std::optional<int64_t> target = out_time.inverse(WithoutAxis(cell.index, label));
     if (target) stage.out_time_of[t] = *target;
   }
   return stage;

@@ -40,9 +40,12 @@ VeReduceOp ReduceOpOf(IntraSliceReduceOpF32 op);
 VeReduceOp ReduceOpOf(InterSliceReduceOpI32 op);
 VeReduceOp ReduceOpOf(InterSliceReduceOpF32 op);
 
-// How padding of the reduce axis is kept out of the result ("Padding Strategy").
-enum class ReducePadding { kValidCount, kIdentity };
-const char* ReducePaddingName(ReducePadding padding);  // "valid count", "identity padding"
+// How padding of the reduce axis is kept out of the result ("Padding Strategy"): the VCG; the
+// op's identity in every pad position (written by the fetch's pad_value); or, for a left-padded
+// axis (`# n + R + # m`), the identity in the left pad and the VCG for the right one.
+enum class ReducePadding { kValidCount, kIdentity, kLeftIdentity };
+// "valid count", "identity padding", "identity left pad + valid count"
+const char* ReducePaddingName(ReducePadding padding);
 
 struct IntraSliceReduceStage {
   StreamShape in;   // the 4-way stream (Packet of 4)

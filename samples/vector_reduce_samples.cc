@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "dsl/status_macros.h"
 #include "samples/contraction_sample.h"
+#include "samples/masked_reduce_samples.h"
 
 namespace visa::samples {
 namespace {
@@ -417,6 +418,7 @@ std::vector<Sample> VectorReduceSamples() {
   std::vector<Sample> samples = {ReduceTime(), ReducePacket(), ReduceTimePacket(), ReduceSliceTimePacket(),
                                  InterBroadcast(), InterPromotion(), RowSoftmax(), RmsNormSplitReduce()};
   for (Sample& s : InterSliceI32Samples()) samples.push_back(std::move(s));
+  for (Sample& s : MaskedReduceSamples()) samples.push_back(std::move(s));
   return samples;
 }
 
