@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -29,6 +31,8 @@ struct Mapping::Node {
 
   mutable std::once_flag normal_once;
   mutable std::unique_ptr<NormalForm> normal;
+  mutable std::once_flag unshifted_once;
+  mutable std::optional<Mapping> unshifted;  // see Unshifted: the twin without left paddings
 };
 
 namespace {
@@ -593,6 +597,75 @@ std::optional<std::optional<int64_t>> InverseByParts(const Mapping& m, const Ind
   return std::optional<int64_t>(position);
 }
 
+// The twin of a left-padded mapping: each `# n + B` replaced by its hidden axis b' (Shift in
+// axes.h) as a plain symbol of n + |B| values. Positions of the twin hold b' where the mapping
+// holds b = b' - n, so an index's inverse is the twin's inverse at b' = b + n, which the twin's
+// normal form answers digit by digit instead of a search over every position. Only when each B is
+// named through one hidden axis and nowhere else (else b would be a sum the twin cannot split).
+struct UnshiftBuilder {
+  std::map<std::string, std::string> hidden_of;  // B -> b'
+  std::set<std::string> plain;                   // axes named outside left paddings
+  bool ambiguous = false;
+
+  std::optional<Mapping> Build(const Mapping& m) {
+    if (!HasShift(m.symbols())) {
+      for (const std::string& name : m.axis_names()) plain.insert(name);
+      return m;
+    }
+    switch (m.kind()) {
+      case Mapping::Kind::kLeftPad: {
+        const Axis hidden = m.symbols().front();
+        auto [it, inserted] = hidden_of.emplace(hidden.shift->base, hidden.name);
+        if (!inserted && it->second != hidden.name) ambiguous = true;
+        return Ok(Mapping::Symbol(Axis{hidden.name, hidden.size}));
+      }
+      case Mapping::Kind::kPair: {
+        std::optional<Mapping> major = Build(m.major()), minor = Build(m.minor());
+        if (!major || !minor) return std::nullopt;
+        return Ok(Mapping::MakePair(*major, *minor));
+      }
+      case Mapping::Kind::kPadding:
+      case Mapping::Kind::kResize:
+      case Mapping::Kind::kStride:
+      case Mapping::Kind::kModulo: {
+        std::optional<Mapping> inner = Build(m.inner());
+        if (!inner) return std::nullopt;
+        if (m.kind() == Mapping::Kind::kPadding) return Ok(Mapping::MakePadding(*inner, m.size(), m.pad_kind()));
+        if (m.kind() == Mapping::Kind::kResize) return Ok(Mapping::MakeResize(*inner, m.size()));
+        if (m.kind() == Mapping::Kind::kStride) return Ok(Mapping::MakeStride(*inner, m.argument()));
+        return Ok(Mapping::MakeModulo(*inner, m.argument()));
+      }
+      default:  // a linear combination never holds a shift (LeftPadWithCombination)
+        return std::nullopt;
+    }
+  }
+
+  static std::optional<Mapping> Ok(absl::StatusOr<Mapping> m) {
+    return m.ok() ? std::optional<Mapping>(*std::move(m)) : std::nullopt;
+  }
+};
+
+std::optional<Mapping> UnshiftedTwin(const Mapping& m) {
+  UnshiftBuilder builder;
+  std::optional<Mapping> twin = builder.Build(m);
+  if (!twin || builder.ambiguous) return std::nullopt;
+  for (const auto& [base, hidden] : builder.hidden_of) {
+    if (builder.plain.count(base) != 0) return std::nullopt;
+  }
+  return twin;
+}
+
+// The index the twin holds where the mapping holds `index`: each B's value moved to b' = b + n.
+Index UnshiftedIndex(const Mapping& m, const Index& index) {
+  Index twin = index;
+  for (const Axis& hidden : m.symbols()) {
+    if (!hidden.shift) continue;
+    twin.Set(hidden.shift->base, 0);
+    twin.Set(hidden.name, index[hidden.shift->base] + hidden.shift->left);
+  }
+  return twin;
+}
+
 }  // namespace
 
 std::optional<int64_t> Mapping::inverse(const Index& index) const {
@@ -602,6 +675,10 @@ std::optional<int64_t> Mapping::inverse(const Index& index) const {
   }
   absl::StatusOr<std::optional<int64_t>> fast = normal_form().inverse(index);
   if (fast.ok()) return *fast;
+  if (HasShift(node_->axes)) {
+    std::call_once(node_->unshifted_once, [this] { node_->unshifted = UnshiftedTwin(*this); });
+    if (node_->unshifted) return node_->unshifted->inverse(UnshiftedIndex(*this, index));
+  }
   if (std::optional<std::optional<int64_t>> parts = InverseByParts(*this, index)) return *parts;
   // The factors cannot answer (overlapping digits, composites): search position by position.
   const Cell wanted = Cell::Live(index);
