@@ -41,7 +41,11 @@ struct Row {
   DType dtype = DType::kI32;
   Op op = Op::kAddSat;
   std::string element;  // the DM element when it is not time, packet
+  std::string garbage;  // a plain mapping over the element's bytes, written first with large values
 };
+
+// Far from every ValueAt and every sum of them: a pad counted by mistake shows.
+double GarbageAt(int64_t p) { return static_cast<double>(100000 + (p * 53) % 977); }
 
 Mapping ElementOf(const Row& row, const MappingScope& s) {
   return row.element.empty() ? Pair({s.m(row.time), s.m(row.packet)}) : s.m(row.element);
@@ -84,6 +88,16 @@ class VcgPlacementTest : public ::testing::Test {
     std::vector<double> all(static_cast<size_t>(whole.size()));
     for (size_t p = 0; p < all.size(); ++p) all[p] = ValueAt(static_cast<int64_t>(p));
     ASSIGN_OR_RETURN(HostTensor host, HostTensor::FromValues(row.dtype, whole, all));
+    if (!row.garbage.empty()) {  // the element's pads keep what memory held (WriteAs leaves them)
+      const Mapping plain = s.m(row.garbage);
+      const Mapping plain_whole = Pair({s.m(row.slice), plain});
+      std::vector<double> junk(static_cast<size_t>(plain_whole.size()));
+      for (size_t p = 0; p < junk.size(); ++p) junk[p] = GarbageAt(static_cast<int64_t>(p));
+      ASSIGN_OR_RETURN(HostTensor garbage, HostTensor::FromValues(row.dtype, plain_whole, junk));
+      ASSIGN_OR_RETURN(Placement under,
+                       Place(ctx.device(), row.dtype, Tier::kDm, {s.m("1"), s.m("1 # 2"), s.m(row.slice), plain}, 0));
+      RETURN_IF_ERROR(WriteAs(garbage, ctx.device(), under).status());
+    }
     ASSIGN_OR_RETURN(Placement placement,
                      Place(ctx.device(), row.dtype, Tier::kDm, {s.m("1"), s.m("1 # 2"), s.m(row.slice), element}, 0));
     ASSIGN_OR_RETURN(DeviceTensor written, WriteAs(host, ctx.device(), placement));
@@ -381,6 +395,28 @@ TEST_F(VcgPlacementTest, LeftPadIsBeyondTheVcg) {
 
 // The way out run as a whole kernel is the sample masked_row_sum / masked_row_max
 // (samples/masked_reduce_samples.cc, `visa check`).
+
+// The DM element itself left-padded (`A % 2, # 3 + R + # 5`): its pads hold garbage (a plain
+// tensor written over the same bytes first), the masked fetch replaces them with the op's identity
+// and the VCG leaves out the right pad. Writing such an element took minutes before the inverse of
+// a left-padded mapping was answered digit by digit (tests/left_pad_inverse_test.cc).
+TEST_F(VcgPlacementTest, LeftPaddedDmElementWithGarbageInItsPads) {
+  Row row = kLeftPadded;
+  row.name = "left-padded DM element";
+  row.axes = "A = 8, R = 24, X = 64, Z = 32";
+  row.element = "A % 2, # 3 + R + # 5";
+  row.garbage = "A % 2, Z";
+  for (Op op : {Op::kAdd, Op::kMax, Op::kMin}) {
+    row.op = op;
+    const Outcome o = Run(row, Identity(op, row.dtype), ReducePadding::kLeftIdentity);
+    ExpectMatchesHost(row, o);
+    EXPECT_THAT(o.explain, HasSubstr("lpad")) << o.explain;
+  }
+  // i32, AddSat: the identity 0.
+  row.dtype = DType::kI32;
+  row.op = Op::kAddSat;
+  ExpectMatchesHost(row, Run(row, 0.0, ReducePadding::kLeftIdentity));
+}
 
 TEST_F(VcgPlacementTest, LeftIdentityRules) {
   // The fetch must pad with the op's identity: 0 is not Max's.
