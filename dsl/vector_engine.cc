@@ -521,12 +521,8 @@ absl::Status VectorChain::Fxp(FxpBinaryOp op, const VeArgs& args, const VeBranch
                                    {VeFn::kMulFxp, VeAlu::kFxpMul, "MulFxp"},
                                    {VeFn::kMulInt, VeAlu::kFxpMul, "MulInt"},
                                    {VeFn::kLogicRightShift, VeAlu::kFxpRshift, "LogicRightShift"},
-                                   {VeFn::kArithRightShift, VeAlu::kFxpRshift, "ArithRightShift"}};
-  if (op == FxpBinaryOp::kArithRightShiftRound) {
-    return absl::UnimplementedError(
-        "Fxp Cluster: ArithRightShiftRound has no rounding rule in the manual (\"arithmetic right shift with "
-        "rounding\"), so its result is not defined here");
-  }
+                                   {VeFn::kArithRightShift, VeAlu::kFxpRshift, "ArithRightShift"},
+                                   {VeFn::kArithRightShiftRound, VeAlu::kFxpRshift, "ArithRightShiftRound"}};
   const OpAlu& o = kOps[static_cast<int>(op)];
   return AddOp("vector_fxp", o.name, VeStage::kFxp, o.fn, o.alu, DType::kI32, 2, args, operand, DType::kI32);
 }
@@ -640,6 +636,18 @@ absl::Status VectorChain::FpUnary(FpUnaryOp op, const VeArgs& args, std::optiona
                guard);
 }
 
+namespace {
+// The manual's Float table lists MaskMulF on the two multiplier lanes only (Mul0, Mul1), not on
+// FpFma as MulF may run.
+absl::Status MaskMulAlu(const char* call, FpBinaryOp op) {
+  if (op.mul != FpMulAlu::kFma) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "Float Cluster: MaskMulF runs on FpMul0 or FpMul1 (the manual's table lists MaskMulF(FpMulAlu::Mul0) and "
+      "MaskMulF(FpMulAlu::Mul1)), not FpMulAlu::Fma, at `", call,
+      "`; use MulF(FpMulAlu::Fma) or MaskFmaF with operand1 0.0 for a masked product on FpFma"));
+}
+}  // namespace
+
 absl::Status VectorChain::FpBinary(FpBinaryOp op, const VeArgs& args, const VeBranched& operand) {
   VeFn fn = VeFn::kAddF;
   VeAlu alu = VeAlu::kFpFma;
@@ -654,19 +662,19 @@ absl::Status VectorChain::FpBinary(FpBinaryOp op, const VeArgs& args, const VeBr
       name = op.mul == FpMulAlu::kMul0 ? "MulF(Mul0)" : op.mul == FpMulAlu::kMul1 ? "MulF(Mul1)" : "MulF(Fma)";
       break;
     case FpBinaryOp::Kind::kMaskMulF:
-      return absl::UnimplementedError(
-          "Float Cluster: MaskMulF (\"masked multiply\") has no mask semantics in the manual");
+      RETURN_IF_ERROR(MaskMulAlu("vector_fp_binary", op));
+      fn = VeFn::kMaskMulF;
+      alu = op.mul == FpMulAlu::kMul0 ? VeAlu::kFpMul0 : VeAlu::kFpMul1;
+      name = op.mul == FpMulAlu::kMul0 ? "MaskMulF(Mul0)" : "MaskMulF(Mul1)";
+      break;
   }
   return AddOp("vector_fp_binary", name, VeStage::kFloat, fn, alu, DType::kF32, 2, args, operand, DType::kF32);
 }
 
 absl::Status VectorChain::FpTernary(FpTernaryOp op, const VeArgs& args, const VeBranched& operand) {
-  if (op == FpTernaryOp::kMaskFmaF) {
-    return absl::UnimplementedError("Float Cluster: MaskFmaF (\"masked fused multiply-add\") has no mask semantics in "
-                                    "the manual");
-  }
-  return AddOp("vector_fp_ternary", "FmaF", VeStage::kFloat, VeFn::kFmaF, VeAlu::kFpFma, DType::kF32, 3, args,
-               operand, DType::kF32);
+  const bool masked = op == FpTernaryOp::kMaskFmaF;
+  return AddOp("vector_fp_ternary", masked ? "MaskFmaF" : "FmaF", VeStage::kFloat,
+               masked ? VeFn::kMaskFmaF : VeFn::kFmaF, VeAlu::kFpFma, DType::kF32, 3, args, operand, DType::kF32);
 }
 
 absl::Status VectorChain::FpDiv(FpDivBinaryOp, const VeArgs& args, const VeBranched& operand) {

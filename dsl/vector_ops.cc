@@ -4,6 +4,7 @@
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 namespace visa {
 namespace {
@@ -47,6 +48,11 @@ int32_t MulFxp(int32_t a, int32_t b) {
 int32_t MulInt(int32_t a, int32_t b) { return I(U(a) * U(b)); }
 int32_t LogicRightShift(int32_t a, int32_t b) { return I(U(a) >> Amount(b)); }
 int32_t ArithRightShift(int32_t a, int32_t b) { return a >> Amount(b); }
+int32_t ArithRightShiftRound(int32_t a, int32_t b) {
+  const uint32_t s = Amount(b);
+  if (s == 0) return a;
+  return static_cast<int32_t>((int64_t{a} + (int64_t{1} << (s - 1))) >> s);  // >> floors on int64
+}
 float FxpToFp(int32_t x, int int_width) {
   // The double product is exact; the cast rounds once, to nearest even.
   return static_cast<float>(static_cast<double>(x) * std::ldexp(1.0, int_width - 31));
@@ -75,6 +81,22 @@ float AbsMin(float a, float b) { return std::fabs(a) < std::fabs(b) ? a : b; }
 float AbsMax(float a, float b) { return std::fabs(a) > std::fabs(b) ? a : b; }
 float Max(float a, float b) { return std::fmax(a, b); }
 float Min(float a, float b) { return std::fmin(a, b); }
+namespace {
+// The factors of a masked product: a zero factor turns its partner into +-1.
+std::pair<float, float> MaskedFactors(float a, float b) {
+  if (a == 0.0f) b = std::copysign(1.0f, b);
+  else if (b == 0.0f) a = std::copysign(1.0f, a);
+  return {a, b};
+}
+}  // namespace
+float MaskMulF(float a, float b) {
+  const auto [x, y] = MaskedFactors(a, b);
+  return x * y;
+}
+float MaskFmaF(float a, float b, float c) {
+  const auto [x, y] = MaskedFactors(a, b);
+  return std::fma(x, y, c);
+}
 }  // namespace ve
 
 extern "C" {
@@ -124,6 +146,9 @@ VISA_VE_F2(AbsMinF32, ve::AbsMin(x, y))
 VISA_VE_F2(AbsMaxF32, ve::AbsMax(x, y))
 VISA_VE_F2(AddF32Clip, x + y)
 uint32_t visa_ve_FilterOut(uint32_t, uint32_t, uint32_t) { return 0; }
+VISA_VE_I2(ArithRightShiftRound, ve::ArithRightShiftRound(I(a), I(b)))
+VISA_VE_F2(MaskMulF, ve::MaskMulF(x, y))
+uint32_t visa_ve_MaskFmaF(uint32_t a, uint32_t b, uint32_t c) { return U(ve::MaskFmaF(F(a), F(b), F(c))); }
 #undef VISA_VE_I2
 #undef VISA_VE_F1
 #undef VISA_VE_F2
@@ -153,7 +178,8 @@ constexpr VeFnInfo kFns[] = {
     ENTRY(AbsMaxI32, 2, kI32, kI32),     ENTRY(MinF32, 2, kF32, kF32),
     ENTRY(MaxF32, 2, kF32, kF32),        ENTRY(AbsMinF32, 2, kF32, kF32),
     ENTRY(AbsMaxF32, 2, kF32, kF32),     ENTRY(AddF32Clip, 2, kF32, kF32),
-    ENTRY(FilterOut, 1, kI32, kI32),
+    ENTRY(FilterOut, 1, kI32, kI32),     ENTRY(ArithRightShiftRound, 2, kI32, kI32),
+    ENTRY(MaskMulF, 2, kF32, kF32),      ENTRY(MaskFmaF, 3, kF32, kF32),
 };
 #undef ENTRY
 static_assert(sizeof(kFns) / sizeof(kFns[0]) == static_cast<size_t>(VeFn::kCount));

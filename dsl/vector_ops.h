@@ -63,6 +63,7 @@ enum class VeFn : uint8_t {
   kMinI32, kMaxI32, kAbsMinI32, kAbsMaxI32,
   kMinF32, kMaxF32, kAbsMinF32, kAbsMaxF32, kAddF32Clip,
   kFilterOut,  // the Filter stage on an element it drops: 0 bits (dsl/vector_filter.cc)
+  kArithRightShiftRound, kMaskMulF, kMaskFmaF,  // semantics decided here: see ve:: below
   kCount,
 };
 
@@ -93,6 +94,17 @@ int32_t MulFxp(int32_t a, int32_t b);
 int32_t MulInt(int32_t a, int32_t b);
 int32_t LogicRightShift(int32_t a, int32_t b);
 int32_t ArithRightShift(int32_t a, int32_t b);
+// The manual names these three without a formula and the notes find none; decided here:
+// ArithRightShiftRound is a >> s rounded to nearest, ties toward +infinity (round half up, as
+// MulFxp rounds), s = b mod 32, computed without overflow: floor((a + 2^(s-1)) / 2^s), and a itself
+// for s = 0. It never leaves i32 (|a| / 2 + 1 <= 2^30 for s >= 1).
+int32_t ArithRightShiftRound(int32_t a, int32_t b);
+// MaskMulF / MaskFmaF: a product whose factor is zero is zero, whatever the other factor holds
+// (infinity, NaN): multiplying by a 0 / 1 mask clears masked lanes even where they overflowed.
+// The zero factor's partner is replaced by +-1 (its sign kept), so the product is the IEEE signed
+// zero of the two signs; otherwise they are a * b and fmaf(a, b, c).
+float MaskMulF(float a, float b);
+float MaskFmaF(float a, float b, float c);
 float FxpToFp(int32_t x, int int_width);
 int32_t FpToFxp(float x, int int_width);
 float Sigmoid(float x);

@@ -1,7 +1,9 @@
 // The Vector Engine's two-group mode (manual, "Two-Group Mode"): vector_intra_slice_unzip, the
 // per-group operands (slots guarded by GroupId, bit 3 of the execution id) and the _zip ops that
 // merge the pair, with the mode's rules (stash and trim / pad unavailable, the pair's ALUs shared).
+#include <array>
 #include <tuple>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "dsl/status_macros.h"
@@ -56,7 +58,15 @@ VeBranched VectorChain::Groups(const std::optional<VeOperand>& g0, const std::op
         "Two-Group Mode: per-group operands need the pair vector_intra_slice_unzip() makes");
     return slots;
   }
-  for (const auto& [operand, group, o1] : {std::tuple{g0, GroupId::kZero, o1_g0}, std::tuple{g1, GroupId::kOne, o1_g1}}) {
+  // Immediates fill reg0..reg2 before the rf slot, which must come last; the two groups' guards
+  // are disjoint, so taking group 1's constant before group 0's VRF tensor changes no element.
+  auto constants_first = [](const std::optional<VeOperand>& a, const std::optional<VeOperand>& b) {
+    return a && b && a->kind != VeOperand::Kind::kConstant && b->kind == VeOperand::Kind::kConstant;
+  };
+  std::array<std::tuple<std::optional<VeOperand>, GroupId, std::optional<float>>, 2> groups{
+      std::tuple{g0, GroupId::kZero, o1_g0}, std::tuple{g1, GroupId::kOne, o1_g1}};
+  if (constants_first(g0, g1)) std::swap(groups[0], groups[1]);
+  for (const auto& [operand, group, o1] : groups) {
     if (!operand) continue;
     if (operand->kind == VeOperand::Kind::kStash) {
       slots.status = absl::FailedPreconditionError("Two-Group Mode: a group operand is a constant or a VRF tensor, not "
@@ -113,11 +123,10 @@ absl::Status VectorChain::LogicZip(LogicBinaryOpF32 op, const VeArgs& args) {
 absl::Status VectorChain::FxpZip(FxpBinaryOp op, const VeArgs& args) {
   static constexpr VeFn kFns[] = {VeFn::kAddFxp,    VeFn::kAddFxpSat,        VeFn::kSubFxp, VeFn::kSubFxpSat,
                                   VeFn::kLeftShift, VeFn::kFxpLeftShiftSat,  VeFn::kMulFxp, VeFn::kMulInt,
-                                  VeFn::kLogicRightShift, VeFn::kArithRightShift};
+                                  VeFn::kLogicRightShift, VeFn::kArithRightShift, VeFn::kArithRightShiftRound};
   static constexpr VeAlu kAlus[] = {VeAlu::kFxpAdd,    VeAlu::kFxpAdd, VeAlu::kFxpAdd, VeAlu::kFxpAdd,
                                     VeAlu::kFxpLshift, VeAlu::kFxpLshift, VeAlu::kFxpMul, VeAlu::kFxpMul,
-                                    VeAlu::kFxpRshift, VeAlu::kFxpRshift};
-  if (op == FxpBinaryOp::kArithRightShiftRound) return Fxp(op, {}, {});
+                                    VeAlu::kFxpRshift, VeAlu::kFxpRshift, VeAlu::kFxpRshift};
   const int i = static_cast<int>(op);
   return Zip("vector_fxp_zip", Info(kFns[i]).name, VeStage::kFxp, kFns[i], kAlus[i], DType::kI32, args);
 }
@@ -133,7 +142,11 @@ absl::Status VectorChain::FpZip(FpBinaryOp op, const VeArgs& args) {
       fn = VeFn::kMulF;
       alu = op.mul == FpMulAlu::kMul0 ? VeAlu::kFpMul0 : op.mul == FpMulAlu::kMul1 ? VeAlu::kFpMul1 : VeAlu::kFpFma;
       break;
-    case FpBinaryOp::Kind::kMaskMulF: return FpBinary(op, args, {});
+    case FpBinaryOp::Kind::kMaskMulF:
+      if (op.mul == FpMulAlu::kFma) return FpBinary(op, args, {});  // refused there, naming the rule
+      fn = VeFn::kMaskMulF;
+      alu = op.mul == FpMulAlu::kMul0 ? VeAlu::kFpMul0 : VeAlu::kFpMul1;
+      break;
   }
   return Zip("vector_fp_zip", Info(fn).name, VeStage::kFloat, fn, alu, DType::kF32, args);
 }

@@ -114,6 +114,26 @@ Value* EmitInline(llvm::IRBuilder<>& b, llvm::Module& module, VeFn fn, Value* a,
     case VeFn::kDivF: return bits(b.CreateFDiv(fa(), fc()));
     case VeFn::kFmaF: return bits(intrinsic(llvm::Intrinsic::fma, f32, {fa(), fc(), b.CreateBitCast(d, f32)}));
     case VeFn::kSqrt: return bits(intrinsic(llvm::Intrinsic::sqrt, f32, {fa()}));
+    case VeFn::kArithRightShiftRound: {
+      // floor((a + 2^(s-1)) / 2^s) in 64 bits; (1 << s) >> 1 is the half, 0 for s = 0.
+      Value* s = b.CreateZExt(amount(), i64);
+      Value* half = b.CreateLShr(b.CreateShl(b.getInt64(1), s), b.getInt64(1));
+      return b.CreateTrunc(b.CreateAShr(b.CreateAdd(b.CreateSExt(a, i64), half), s), i32);
+    }
+    case VeFn::kMaskMulF:
+    case VeFn::kMaskFmaF: {
+      // A zero factor turns its partner into +-1 (ve::MaskMulF).
+      Value* x = fa();
+      Value* y = fc();
+      Value* one = llvm::ConstantFP::get(f32, 1.0);
+      Value* x_zero = b.CreateFCmpOEQ(x, llvm::ConstantFP::get(f32, 0.0));
+      Value* y_zero = b.CreateFCmpOEQ(y, llvm::ConstantFP::get(f32, 0.0));
+      Value* x_masked = b.CreateSelect(b.CreateAnd(b.CreateNot(x_zero), y_zero),
+                                       intrinsic(llvm::Intrinsic::copysign, f32, {one, x}), x);
+      Value* y_masked = b.CreateSelect(x_zero, intrinsic(llvm::Intrinsic::copysign, f32, {one, y}), y);
+      if (fn == VeFn::kMaskMulF) return bits(b.CreateFMul(x_masked, y_masked));
+      return bits(intrinsic(llvm::Intrinsic::fma, f32, {x_masked, y_masked, b.CreateBitCast(d, f32)}));
+    }
     case VeFn::kAbsMinF32: {
       Value* fabs_a = intrinsic(llvm::Intrinsic::fabs, f32, {fa()});
       Value* fabs_c = intrinsic(llvm::Intrinsic::fabs, f32, {fc()});
