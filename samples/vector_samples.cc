@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "dsl/status_macros.h"
 #include "samples/contraction_sample.h"
+#include "samples/vector_branch_samples.h"
 
 namespace visa::samples {
 namespace {
@@ -366,7 +367,9 @@ std::vector<Sample> VectorSamples() {
                                  PairAdd("vector_pair_scale_add",
                                          "Vector Engine two-group mode: MulInt 10 on group 0 only, then clip_zip(AddFxp)",
                                          true)};
-  for (auto group : {SliceShapeSamples(), MatmulSamples()}) samples.insert(samples.end(), group.begin(), group.end());
+  for (auto group : {SliceShapeSamples(), MatmulSamples(), VectorBranchSamples()}) {
+    samples.insert(samples.end(), group.begin(), group.end());
+  }
   return samples;
 }
 
