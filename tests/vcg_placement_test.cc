@@ -286,7 +286,10 @@ TEST_F(VcgPlacementTest, TimePacket) {
 
 // "Time + Packet (R fills fewer than 8 positions)" (R = 7, Packet [R # 8 % 4 # 8]) is planned in
 // valid_count_test: the fetch cannot read R # 8's inner digit into a padded packet from DM
-// ("Incompatible Shapes"), so it has no whole-kernel row here.
+// ("Incompatible Shapes"), so it has no whole-kernel row here. Not from an element that pads each
+// half-row itself either (`A % 2, R # 8 / 4, [R # 8 % 4] # 8`, the stream equal to it): the fetch
+// refuses R's coordinates adding up across two buffer digits ("no sequencer entry can carry
+// between them").
 
 TEST_F(VcgPlacementTest, TimePacketPerfectlyAligned) {
   const Row row{"time + packet aligned", "A = 8, R = 24, X = 64", "X, A / 2", "A % 2, R / 8", "R % 8",
@@ -341,6 +344,9 @@ TEST_F(VcgPlacementTest, TimeSliceTimeInterleaveIsRefused) {
 // "Time + Packet (Packet not innermost)" and "(mixed Packet axes)" are refused by the VCG in
 // valid_count_test: their Packet ([R # 24 / 8 # 8] strided, [A, R # 24 % 4]) is no stream the
 // fetch reads from DM (its packet's innermost entry must be contiguous), so no whole kernel here.
+// An element laid out as the stream (`A % 2, R # 24 % 8, [R # 24 / 8] # 8`, `R # 24 / 4, A,
+// R # 24 % 4`) does not help: the fetch refuses a stream whose `R # 24` crosses a digit boundary
+// of the buffer ("Incompatible Shapes"), before the reduce is planned.
 
 TEST_F(VcgPlacementTest, SlicePacketIsRefused) {
   const Row row{"slice + packet", "R = 2045", "R # 2048 / 8", "1", "R # 2048 % 8", "R # 2048 % 8 / 4", "R # 2048 % 4",
