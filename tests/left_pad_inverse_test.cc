@@ -8,6 +8,7 @@
 #include <chrono>
 #include <optional>
 
+#include "absl/strings/str_cat.h"
 #include "dsl/mapping_parser.h"
 #include "runtime/device.h"
 #include "runtime/host_tensor.h"
@@ -47,6 +48,30 @@ TEST(LeftPadInverse, EqualsTheSearchOverPositions) {
   ExpectInverseIsTheSearch("B = 5, C = 3", "[# 2 + B + # 1] % 4, C, [# 2 + B + # 1] / 4");
   ExpectInverseIsTheSearch("B = 5", "[#{0} 1 + B] # 16");
   ExpectInverseIsTheSearch("A = 3, B = 4, C = 2", "# 1 + A, C, # 2 + B + # 2");
+}
+
+// Every small shape of the forms a masked stream takes: the padded row split into two digits
+// around another axis, in both orders, with and without a right pad.
+TEST(LeftPadInverse, EqualsTheSearchOnEverySmallSplitRow) {
+  int checked = 0;
+  for (int left = 1; left <= 3; ++left) {
+    for (int size = 1; size <= 6; ++size) {
+      for (int right = 0; right <= 3; ++right) {
+        for (int k : {2, 3, 4}) {
+          const std::string row = absl::StrCat("[# ", left, " + B", right > 0 ? absl::StrCat(" + # ", right) : "", "]");
+          const std::string axes = absl::StrCat("B = ", size, ", C = 2");
+          MappingScope s(*Axes::Parse(axes));
+          for (const std::string& text : {absl::StrCat(row, " / ", k, ", C, ", row, " % ", k),
+                                           absl::StrCat(row, " % ", k, ", C, ", row, " / ", k)}) {
+            if (!s.m(text).ok()) continue;  // a stride that does not divide the row
+            ExpectInverseIsTheSearch(axes, text);
+            ++checked;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 100);
 }
 
 TEST(LeftPadInverse, IndicesOutsideTheAxisOrNotHeldHaveNone) {
