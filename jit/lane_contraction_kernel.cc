@@ -392,33 +392,32 @@ class Builder {
   // out[p] = widen(src[p]) for the packet's bf16 elements (all 0 when `empty` holds), 16 at a
   // time: a bf16 pattern shifted up 16 bits is its f32 value except for subnormals and NaNs,
   // which the contraction's widening flushes and makes canonical. One vfpclassps per 16 finds
-  // those; only a chunk holding one widens element by element (the same op as everywhere).
-  // The generic loop vectorizes to ten instructions per 16 elements; this is five.
+  // those; only a packet holding one widens again element by element (the same op as
+  // everywhere). The generic loop vectorizes to ten instructions per 16 elements; this is four.
   void WidenBf16Row(Value* src, Value* out, Value* empty) {
     auto* halves = llvm::FixedVectorType::get(b_.getInt16Ty(), kLanes);
     auto* units = llvm::FixedVectorType::get(b_.getInt32Ty(), kLanes);
     auto* floats = llvm::FixedVectorType::get(b_.getFloatTy(), kLanes);
+    Value* any = b_.getFalse();
     for (int64_t c = 0; c < s_.packet / kLanes; ++c) {
-      Value* from = b_.CreateGEP(b_.getInt16Ty(), src, I64(c * kLanes));
-      Value* to = b_.CreateGEP(b_.getInt32Ty(), out, I64(c * kLanes));
-      auto* raw = b_.CreateAlignedLoad(halves, from, llvm::Align(2));
+      auto* raw = b_.CreateAlignedLoad(halves, b_.CreateGEP(b_.getInt16Ty(), src, I64(c * kLanes)), llvm::Align(2));
       MarkLoads(raw, 1);
       Value* wide = b_.CreateShl(b_.CreateZExt(raw, units), b_.CreateVectorSplat(kLanes, b_.getInt32(16)));
       if (empty != nullptr) wide = b_.CreateSelect(empty, llvm::Constant::getNullValue(units), wide);
-      ScratchStore(b_.CreateAlignedStore(wide, to, llvm::Align(4)));
+      ScratchStore(b_.CreateAlignedStore(wide, b_.CreateGEP(b_.getInt32Ty(), out, I64(c * kLanes)), llvm::Align(4)));
       // vfpclassps categories: 0x01 quiet NaN, 0x20 subnormal, 0x80 signaling NaN.
       Value* rare = b_.CreateIntrinsic(llvm::Intrinsic::x86_avx512_fpclass_ps_512, {},
                                        {b_.CreateBitCast(wide, floats), b_.getInt32(0xA1)});
-      Value* any = b_.CreateICmpNE(b_.CreateBitCast(rare, b_.getInt16Ty()), b_.getInt16(0));
-      EmitIf(b_, any, [&] {
-        EmitLoop(b_, I64(0), I64(kLanes), [&](Value* d) {
-          Value* h = b_.CreateZExt(DeviceLoad(b_.CreateLoad(b_.getInt16Ty(), b_.CreateGEP(b_.getInt16Ty(), from, d))),
-                                   b_.getInt32Ty());
-          Value* value = Widen(b_, m_, DType::kBF16, s_.acc_type, h);
-          ScratchStore(b_.CreateStore(value, b_.CreateGEP(b_.getInt32Ty(), to, d)));
-        }, /*unroll=*/false);
-      });
+      any = b_.CreateOr(any, b_.CreateICmpNE(b_.CreateBitCast(rare, b_.getInt16Ty()), b_.getInt16(0)));
     }
+    EmitIf(b_, any, [&] {
+      EmitLoop(b_, I64(0), I64(s_.packet), [&](Value* p) {
+        Value* h = b_.CreateZExt(DeviceLoad(b_.CreateLoad(b_.getInt16Ty(), b_.CreateGEP(b_.getInt16Ty(), src, p))),
+                                 b_.getInt32Ty());
+        Value* value = Widen(b_, m_, DType::kBF16, s_.acc_type, h);
+        ScratchStore(b_.CreateStore(value, b_.CreateGEP(b_.getInt32Ty(), out, p)));
+      }, /*unroll=*/false);
+    });
   }
 
   // Tile columns [first, first + count) transposed into out[(first + c) * 16 + d].
