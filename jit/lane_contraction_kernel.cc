@@ -35,6 +35,12 @@ constexpr size_t kRowsPerPairLoad = 8;
 constexpr int kPrefetchLocality = 3;
 // Prefetches of each kind (operand, weights) per step at most (the GEMM i8 op needs 4 of each).
 constexpr int64_t kMaxPrefetchesPerStep = 16;
+// Steps back within which a step's operand or weight block counts as recently used (still in L1)
+// when the steps are ordered for interleaved packing.
+constexpr int64_t kReuseWindow = 8;
+// Steps x accumulator blocks above which the steps keep the spec's order (the greedy order looks
+// at every block's next step for every step; the GEMM's is 256 x 8).
+constexpr int64_t kMaxOrderWork = int64_t{1} << 22;
 
 int64_t RoundUp(int64_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
@@ -121,7 +127,9 @@ class Builder {
   Builder(llvm::Module& module, const LaneContractionSpec& spec)
       : m_(module), s_(spec), b_(module.getContext()), layout_(spec), packing_(PackingOf(spec)),
         pairs_(packing_ == Packing::kPairs), quads_(packing_ == Packing::kQuads),
-        vnni_(pairs_ && HostHas("avx512vnni")) {}
+        vnni_(pairs_ && HostHas("avx512vnni")), interleaved_(packing_ == Packing::kValues) {
+    Schedule();
+  }
 
   void Build(const std::string& name) {
     llvm::Type* ptr = b_.getPtrTy();
@@ -155,15 +163,25 @@ class Builder {
   Value* I64(int64_t v) { return b_.getInt64(v); }
 
   void Slice(Value* o) {
-    PackWeights(o);
-    PackOperand(b_.CreateLoad(b_.getPtrTy(), b_.CreateGEP(b_.getPtrTy(), fn_->getArg(0), o)));
+    o_ = o;
+    dm_ = b_.CreateLoad(b_.getPtrTy(), b_.CreateGEP(b_.getPtrTy(), fn_->getArg(0), o));
+    if (!interleaved_) {
+      PackWeights(o);
+      PackOperand(dm_);
+    }
     b_.CreateMemSet(seen_, b_.getInt8(0), I64(s_.acc_blocks()), llvm::MaybeAlign(1));
     NextSlice(o);
-    EmitLoop(b_, I64(0), I64(static_cast<int64_t>(s_.step_x.size())), [&](Value* step) {
+    EmitLoop(b_, I64(0), I64(static_cast<int64_t>(step_x_.size())), [&](Value* step) {
+      PackBefore(step);
       Step(step);
       PrefetchNextSlice(step);
     }, /*unroll=*/false);
     Scatter(o);
+  }
+
+  // The lane accumulators of accumulator block `ab`, Row r, tree group g.
+  Value* LaneSlot(Value* ab, int64_t r, int64_t g) {
+    return b_.CreateGEP(b_.getInt32Ty(), accp_, b_.CreateMul(AccCell(ab, r, g), I64(kLanes)));
   }
 
   // The slice after `o` when it is live (its data is prefetched during o's steps): next_ its
@@ -243,29 +261,36 @@ class Builder {
 
   // Wp[(kw * rows + r) * packet + p] = widen(w row r at w_offset[kw] + w_packet[p]).
   void PackWeights(Value* o) {
+    EmitLoop(b_, I64(0), I64(s_.w_blocks()), [&](Value* kw) { PackWeightBlock(o, kw, kw); }, /*unroll=*/false);
+  }
+
+  // Weight block kw of every live Row, into packed block `slot`.
+  void PackWeightBlock(Value* o, Value* kw, Value* slot) {
     const int bits = StorageBits(s_.w_type);
     for (int64_t r = 0; r < s_.rows; ++r) {
       if (!s_.live_row[r]) continue;
       Value* row = b_.CreateLoad(b_.getPtrTy(), b_.CreateGEP(b_.getPtrTy(), fn_->getArg(1),
                                                              b_.CreateAdd(b_.CreateMul(o, I64(s_.rows)), I64(r))));
-      EmitLoop(b_, I64(0), I64(s_.w_blocks()), [&](Value* kw) {
-        Value* first = Table(s_.w_offset, kw, 64);
-        Value* out = b_.CreateGEP(b_.getInt32Ty(), wp_,
-                                  b_.CreateMul(b_.CreateAdd(b_.CreateMul(kw, I64(s_.rows)), I64(r)), I64(s_.packet)));
-        EmitLoop(b_, I64(0), I64(s_.packet), [&](Value* p) {
-          Value* raw = DeviceLoad(EmitLoadRaw(b_, row, b_.CreateAdd(first, PacketOffset(b_, m_, s_.w_packet, p)), bits));
-          Value* wide = Widen(b_, m_, s_.w_type, s_.acc_type, raw);
-          if (packing_ == Packing::kValues) {
-            ScratchStore(b_.CreateStore(wide, b_.CreateGEP(b_.getInt32Ty(), out, p)));
-            return;
-          }
-          // Pairs (quads): 16-bit (8-bit) [kw][r][p], padding positions 0 (they add nothing to a sum).
-          Value* narrow_out = b_.CreateGEP(PackedType(), wp_, WeightRowStart(kw, r));
-          ScratchStore(b_.CreateStore(LivePacketOrZero(p, b_.CreateTrunc(wide, PackedType())),
-                                      b_.CreateGEP(PackedType(), narrow_out, p)));
-        });
-        if (quads_) StoreSignFix(kw, r);
-      }, /*unroll=*/false);
+      Value* first = Table(s_.w_offset, kw, 64);
+      Value* out = b_.CreateGEP(b_.getInt32Ty(), wp_,
+                                b_.CreateMul(b_.CreateAdd(b_.CreateMul(slot, I64(s_.rows)), I64(r)), I64(s_.packet)));
+      if (FastBf16(s_.w_type, s_.w_packet)) {
+        WidenBf16Row(b_.CreateGEP(b_.getInt16Ty(), row, first), out, nullptr);
+        continue;
+      }
+      EmitLoop(b_, I64(0), I64(s_.packet), [&](Value* p) {
+        Value* raw = DeviceLoad(EmitLoadRaw(b_, row, b_.CreateAdd(first, PacketOffset(b_, m_, s_.w_packet, p)), bits));
+        Value* wide = Widen(b_, m_, s_.w_type, s_.acc_type, raw);
+        if (packing_ == Packing::kValues) {
+          ScratchStore(b_.CreateStore(wide, b_.CreateGEP(b_.getInt32Ty(), out, p)));
+          return;
+        }
+        // Pairs (quads): 16-bit (8-bit) [kw][r][p], padding positions 0 (they add nothing to a sum).
+        Value* narrow_out = b_.CreateGEP(PackedType(), wp_, WeightRowStart(slot, r));
+        ScratchStore(b_.CreateStore(LivePacketOrZero(p, b_.CreateTrunc(wide, PackedType())),
+                                    b_.CreateGEP(PackedType(), narrow_out, p)));
+      });
+      if (quads_) StoreSignFix(slot, r);
     }
   }
 
@@ -275,19 +300,23 @@ class Builder {
   // the tile is transposed 16 x 16 in registers into [packet unit][lane]; stored 16 lanes apart
   // directly, every element was a scatter.
   void PackOperand(Value* dm) {
+    EmitLoop(b_, I64(0), I64(s_.x_blocks()), [&](Value* block) { PackOperandBlock(dm, block, block); },
+             /*unroll=*/false);
+  }
+
+  // Operand block `block` into packed block `slot`.
+  void PackOperandBlock(Value* dm, Value* block, Value* slot) {
     const int64_t units = OperandUnits();
     const int64_t tile_stride = TileStride();
-    EmitLoop(b_, I64(0), I64(s_.x_blocks()), [&](Value* block) {
-      EmitLoop(b_, I64(0), I64(kLanes), [&](Value* d) {
-        WidenLane(dm, b_.CreateAdd(b_.CreateMul(block, I64(kLanes)), d),
-                  b_.CreateGEP(b_.getInt32Ty(), tile_, b_.CreateMul(d, I64(tile_stride))));
-      }, /*unroll=*/false);
-      Value* out = b_.CreateGEP(b_.getInt32Ty(), xp_, b_.CreateMul(block, I64(units * kLanes)));
-      EmitLoop(b_, I64(0), I64(units / kLanes), [&](Value* tile) {
-        TransposeTile(b_.CreateMul(tile, I64(kLanes)), kLanes, out);
-      }, /*unroll=*/false);
-      if (units % kLanes != 0) TransposeTile(I64(units / kLanes * kLanes), units % kLanes, out);
+    EmitLoop(b_, I64(0), I64(kLanes), [&](Value* d) {
+      WidenLane(dm, b_.CreateAdd(b_.CreateMul(block, I64(kLanes)), d),
+                b_.CreateGEP(b_.getInt32Ty(), tile_, b_.CreateMul(d, I64(tile_stride))));
     }, /*unroll=*/false);
+    Value* out = b_.CreateGEP(b_.getInt32Ty(), xp_, b_.CreateMul(slot, I64(units * kLanes)));
+    EmitLoop(b_, I64(0), I64(units / kLanes), [&](Value* tile) {
+      TransposeTile(b_.CreateMul(tile, I64(kLanes)), kLanes, out);
+    }, /*unroll=*/false);
+    if (units % kLanes != 0) TransposeTile(I64(units / kLanes * kLanes), units % kLanes, out);
   }
 
   // 32-bit units per lane of a packed operand block: a value, a 16-bit pair or a byte quad each.
@@ -326,6 +355,10 @@ class Builder {
     Value* offset = Table(s_.x_lane, lane, 64);
     Value* empty = b_.CreateICmpSLT(offset, I64(0));
     Value* first = b_.CreateSelect(empty, I64(0), offset);
+    if (s_.dm_type == s_.x_type && s_.fetch.kind == ElementOp::Kind::kCopy && FastBf16(s_.x_type, s_.x_packet)) {
+      WidenBf16Row(b_.CreateGEP(b_.getInt16Ty(), dm, first), row, empty);
+      return;
+    }
     EmitLoop(b_, I64(0), I64(s_.packet), [&](Value* p) {
       Value* pos = b_.CreateAdd(first, PacketOffset(b_, m_, s_.x_packet, p));
       Value* stream = EmitElementOp(b_, m_, s_.fetch, DeviceLoad(EmitLoadRaw(b_, dm, pos, bits)), pos);
@@ -349,6 +382,44 @@ class Builder {
     });
   }
 
+  // Whether a bf16 operand's packet widens by WidenBf16Row: f32 values, packets of whole 16-element
+  // chunks read contiguously, and AVX512DQ's vfpclassps for the rare-value test.
+  bool FastBf16(DType type, const std::vector<int64_t>& packet_offsets) const {
+    return type == DType::kBF16 && s_.acc_type == DType::kF32 && packing_ == Packing::kValues &&
+           s_.packet % kLanes == 0 && StrideOf(packet_offsets) == std::optional<int64_t>(1) && HostHas("avx512dq");
+  }
+
+  // out[p] = widen(src[p]) for the packet's bf16 elements (all 0 when `empty` holds), 16 at a
+  // time: a bf16 pattern shifted up 16 bits is its f32 value except for subnormals and NaNs,
+  // which the contraction's widening flushes and makes canonical. One vfpclassps per 16 finds
+  // those; only a packet holding one widens again element by element (the same op as
+  // everywhere). The generic loop vectorizes to ten instructions per 16 elements; this is four.
+  void WidenBf16Row(Value* src, Value* out, Value* empty) {
+    auto* halves = llvm::FixedVectorType::get(b_.getInt16Ty(), kLanes);
+    auto* units = llvm::FixedVectorType::get(b_.getInt32Ty(), kLanes);
+    auto* floats = llvm::FixedVectorType::get(b_.getFloatTy(), kLanes);
+    Value* any = b_.getFalse();
+    for (int64_t c = 0; c < s_.packet / kLanes; ++c) {
+      auto* raw = b_.CreateAlignedLoad(halves, b_.CreateGEP(b_.getInt16Ty(), src, I64(c * kLanes)), llvm::Align(2));
+      MarkLoads(raw, 1);
+      Value* wide = b_.CreateShl(b_.CreateZExt(raw, units), b_.CreateVectorSplat(kLanes, b_.getInt32(16)));
+      if (empty != nullptr) wide = b_.CreateSelect(empty, llvm::Constant::getNullValue(units), wide);
+      ScratchStore(b_.CreateAlignedStore(wide, b_.CreateGEP(b_.getInt32Ty(), out, I64(c * kLanes)), llvm::Align(4)));
+      // vfpclassps categories: 0x01 quiet NaN, 0x20 subnormal, 0x80 signaling NaN.
+      Value* rare = b_.CreateIntrinsic(llvm::Intrinsic::x86_avx512_fpclass_ps_512, {},
+                                       {b_.CreateBitCast(wide, floats), b_.getInt32(0xA1)});
+      any = b_.CreateOr(any, b_.CreateICmpNE(b_.CreateBitCast(rare, b_.getInt16Ty()), b_.getInt16(0)));
+    }
+    EmitIf(b_, any, [&] {
+      EmitLoop(b_, I64(0), I64(s_.packet), [&](Value* p) {
+        Value* h = b_.CreateZExt(DeviceLoad(b_.CreateLoad(b_.getInt16Ty(), b_.CreateGEP(b_.getInt16Ty(), src, p))),
+                                 b_.getInt32Ty());
+        Value* value = Widen(b_, m_, DType::kBF16, s_.acc_type, h);
+        ScratchStore(b_.CreateStore(value, b_.CreateGEP(b_.getInt32Ty(), out, p)));
+      }, /*unroll=*/false);
+    });
+  }
+
   // Tile columns [first, first + count) transposed into out[(first + c) * 16 + d].
   void TransposeTile(Value* first, int64_t count, Value* out) {
     llvm::Type* units = llvm::FixedVectorType::get(b_.getInt32Ty(), kLanes);
@@ -367,9 +438,9 @@ class Builder {
   // One step: every live Row's trees over the step's 16 lanes, combined into their slots.
   void Step(Value* step) {
     AccumulatorMath math{b_, IsFloat(s_.acc_type), s_.op, kLanes};
-    Value* bx = Table(s_.step_x, step, 64);
-    Value* kw = Table(s_.step_w, step, 64);
-    Value* ab = Table(s_.step_acc, step, 64);
+    Value* bx = Table(step_x_, step, 64);
+    Value* kw = Table(step_w_, step, 64);
+    Value* ab = Table(step_acc_, step, 64);
     Value* seen_ptr = b_.CreateGEP(b_.getInt8Ty(), seen_, ab);
     Value* first = b_.CreateICmpEQ(b_.CreateLoad(b_.getInt8Ty(), seen_ptr), b_.getInt8(0));
     b_.CreateStore(b_.getInt8(1), seen_ptr);
@@ -377,6 +448,18 @@ class Builder {
       PairStep(math, bx, kw, ab, first);
       return;
     }
+    StepSums(math, step, [&](int64_t r, int64_t g, Value* sum) {
+      Value* slot = LaneSlot(ab, r, g);
+      Value* old = b_.CreateAlignedLoad(math.IntType(), slot, llvm::Align(kAlign));
+      b_.CreateAlignedStore(b_.CreateSelect(first, sum, math.Combine(old, sum)), slot, llvm::Align(kAlign));
+    });
+  }
+
+  // Every live Row's trees over step `step`'s 16 lanes, handed to `take(row, group, sum)` as soon
+  // as a block of Rows has them.
+  void StepSums(AccumulatorMath& math, Value* step, const std::function<void(int64_t, int64_t, Value*)>& take) {
+    Value* bx = Table(x_slot_, step, 64);
+    Value* kw = Table(w_slot_, step, 64);
     Value* x_block = b_.CreateGEP(b_.getInt32Ty(), xp_, b_.CreateMul(bx, I64(s_.packet * kLanes)));
     std::vector<int64_t> rows;
     for (int64_t r = 0; r < s_.rows; ++r) {
@@ -395,11 +478,7 @@ class Builder {
       for (int64_t g = 0; g < s_.groups(); ++g) {
         if (s_.target[g] < 0) continue;
         const std::vector<Value*> sums = Trees(math, x_block, w_rows, g * s_.group, (g + 1) * s_.group);
-        for (size_t i = 0; i < block.size(); ++i) {
-          Value* slot = b_.CreateGEP(b_.getInt32Ty(), accp_, b_.CreateMul(AccCell(ab, block[i], g), I64(kLanes)));
-          Value* old = b_.CreateAlignedLoad(math.IntType(), slot, llvm::Align(kAlign));
-          b_.CreateAlignedStore(b_.CreateSelect(first, sums[i], math.Combine(old, sums[i])), slot, llvm::Align(kAlign));
-        }
+        for (size_t i = 0; i < block.size(); ++i) take(block[i], g, sums[i]);
       }
     }
   }
@@ -665,6 +744,104 @@ class Builder {
     }, /*unroll=*/false);
   }
 
+  // With interleaved packing, the operand and weight blocks a step is the first to use, packed
+  // right before it: the packed block is still in L1 when the step reads it, and the packing's
+  // stores and loads overlap the steps' arithmetic instead of running as a pass of their own
+  // through L2 (the GEMM's packed operands are 256 KiB a slice).
+  void PackBefore(Value* step) {
+    if (!interleaved_) return;
+    Value* x = Table(pack_x_at_, step, 64);
+    EmitIf(b_, b_.CreateICmpSGE(x, I64(0)), [&] { PackOperandBlock(dm_, x, Table(x_slot_, step, 64)); });
+    Value* w = Table(pack_w_at_, step, 64);
+    EmitIf(b_, b_.CreateICmpSGE(w, I64(0)), [&] { PackWeightBlock(o_, w, Table(w_slot_, step, 64)); });
+  }
+
+  // The steps in the order the kernel runs them, and where their packed blocks live. Without
+  // interleaved packing: the spec's order, every block in its own place. With it: each step is
+  // picked among the next steps of every accumulator block (so every slot still receives its
+  // steps in time order) as the one whose operand and weight blocks were used most recently,
+  // and a block is packed at its first use into a slot freed by a block past its last use. For
+  // the GEMM that runs the four accumulator blocks sharing an operand block one after another:
+  // a handful of packed blocks are live at a time (L1) instead of the slice's 256 KiB (L2).
+  void Schedule() {
+    const int64_t n = static_cast<int64_t>(s_.step_x.size());
+    std::vector<int64_t> order;
+    if (interleaved_ && n * s_.acc_blocks() <= kMaxOrderWork) {
+      order = InterleavedOrder();
+    } else {
+      for (int64_t i = 0; i < n; ++i) order.push_back(i);
+    }
+    for (int64_t i : order) {
+      step_x_.push_back(s_.step_x[i]);
+      step_w_.push_back(s_.step_w[i]);
+      step_acc_.push_back(s_.step_acc[i]);
+    }
+    if (!interleaved_) {
+      x_slot_ = step_x_;
+      w_slot_ = step_w_;
+      return;
+    }
+    AssignSlots(step_x_, s_.x_blocks(), x_slot_, pack_x_at_);
+    AssignSlots(step_w_, s_.w_blocks(), w_slot_, pack_w_at_);
+  }
+
+  // The greedy order: a step scores one per block (operand, weights) used in the last
+  // kReuseWindow steps, and one more when its operand block is the last step's; ties go to the
+  // earliest step in the spec's order.
+  std::vector<int64_t> InterleavedOrder() const {
+    const int64_t n = static_cast<int64_t>(s_.step_x.size());
+    std::vector<std::vector<int64_t>> queues(s_.acc_blocks());
+    for (int64_t i = 0; i < n; ++i) queues[s_.step_acc[i]].push_back(i);
+    std::vector<size_t> head(queues.size(), 0);
+    std::vector<int64_t> x_used(s_.x_blocks(), -kReuseWindow - 1), w_used(s_.w_blocks(), -kReuseWindow - 1);
+    std::vector<int64_t> order;
+    for (int64_t t = 0; t < n; ++t) {
+      int64_t best = -1, best_score = -1;
+      for (size_t a = 0; a < queues.size(); ++a) {
+        if (head[a] == queues[a].size()) continue;
+        const int64_t i = queues[a][head[a]];
+        const int64_t score = (t - x_used[s_.step_x[i]] <= kReuseWindow) + (t - w_used[s_.step_w[i]] <= kReuseWindow) +
+                              (x_used[s_.step_x[i]] == t - 1);
+        if (score > best_score || (score == best_score && i < best)) {
+          best = i;
+          best_score = score;
+        }
+      }
+      VISA_CHECK(best >= 0, "every step is in an accumulator block's queue");
+      ++head[s_.step_acc[best]];
+      order.push_back(best);
+      x_used[s_.step_x[best]] = t;
+      w_used[s_.step_w[best]] = t;
+    }
+    return order;
+  }
+
+  // Per step: the slot of the block it reads (`slot`) and the block to pack into it first (`pack`,
+  // -1 when the block is packed already). A slot is free again after its block's last use.
+  static void AssignSlots(const std::vector<int64_t>& blocks, int64_t count, std::vector<int64_t>& slot,
+                          std::vector<int64_t>& pack) {
+    std::vector<int64_t> last(count, -1), slot_of(count, -1);
+    for (size_t t = 0; t < blocks.size(); ++t) last[blocks[t]] = static_cast<int64_t>(t);
+    std::vector<int64_t> free_slots;
+    int64_t slots = 0;
+    for (size_t t = 0; t < blocks.size(); ++t) {
+      const int64_t block = blocks[t];
+      pack.push_back(-1);
+      if (slot_of[block] < 0) {
+        if (free_slots.empty()) {
+          slot_of[block] = slots++;
+        } else {
+          slot_of[block] = free_slots.back();
+          free_slots.pop_back();
+        }
+        pack.back() = block;
+      }
+      slot.push_back(slot_of[block]);
+      if (last[block] == static_cast<int64_t>(t)) free_slots.push_back(slot_of[block]);
+    }
+    VISA_CHECK(slots <= count, "a block's slot lies in its packed area");
+  }
+
   llvm::Module& m_;
   const LaneContractionSpec& s_;
   llvm::IRBuilder<> b_;
@@ -673,6 +850,11 @@ class Builder {
   bool pairs_;  // integer pairs (UsesIntegerPairs): packed operands are 16-bit, in pair order
   bool quads_;  // byte quads (UsesByteQuads): packed operands are 8-bit, the operand's sign flipped
   bool vnni_;
+  bool interleaved_;  // blocks packed right before their first step (PackBefore)
+  std::vector<int64_t> step_x_, step_w_, step_acc_;
+  std::vector<int64_t> x_slot_, w_slot_, pack_x_at_, pack_w_at_;
+  Value* o_ = nullptr;
+  Value* dm_ = nullptr;
   llvm::Function* fn_ = nullptr;
   Value* wp_ = nullptr;
   Value* xp_ = nullptr;

@@ -12,8 +12,11 @@
 // Per slice the kernel (1) widens the weights it needs from the TRF rows in place into a packed
 // [weight block][row][packet] buffer, (2) reads the operand from the slice's DM in place through
 // the fetch sequencer's offsets, applies the Fetch Adapter and widens it into [x block][packet]
-// [16 lanes], (3) walks the steps in time order, and (4) scatters the lane accumulators into the
-// accumulator image [outer][row][retained time][contracted packet].
+// [16 lanes], (3) walks the steps, each accumulator block's in time order, and (4) scatters the
+// lane accumulators into the accumulator image [outer][row][retained time][contracted packet].
+// Float kernels do (1) and (2) block by block inside (3): the steps run in an order that keeps
+// the steps sharing a block together, and each block is packed right before its first step into
+// a slot a finished block freed.
 #pragma once
 
 #include <cstdint>
