@@ -44,7 +44,7 @@ struct JitOptions {
   bool direct_pipelines = true;
   // The fused contraction's first tree level as an FMA where a scan finds every product exact
   // (exact_products.h): the same bits. Off by default because it measured no faster on an AMD
-  // Zen 4 host (its multiplies and adds use separate pipes, and the multiplies are the bound),
+  // Zen 5 host (its multiplies and adds use separate pipes, and the multiplies are the bound),
   // while the scan costs a pass over the operands; on a CPU whose adds share the FMA ports it
   // removes a third of the first level's instructions.
   bool fma_first_level = false;
