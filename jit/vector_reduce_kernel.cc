@@ -1,0 +1,206 @@
+// IR of the Vector Engine's reductions: the interpreter's order of combination as loops over
+// constant tables.
+#include "jit/vector_reduce_kernel.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "dsl/vector_ops.h"
+#include "interp/vector_reduce.h"
+#include "jit/ir_loops.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Intrinsics.h"
+#include "llvm/IR/Module.h"
+
+namespace visa::jit {
+
+std::string IntraReduceKernelSpec::Key() const {
+  return absl::StrCat("vector intra reduce ", VeReduceOpName(op), f32 ? " f32" : " i32",
+                      packet_reduced ? " tree" : " lanes", valid_counts ? " vcg" : "", " s", slices, " o", out_steps,
+                      " [", absl::StrJoin(out_time_of, ","), "]");
+}
+
+std::string InterReduceKernelSpec::Key() const {
+  std::string key = absl::StrCat("vector inter reduce ", VeReduceOpName(op), f32 ? " f32" : " i32", " p", in_positions);
+  for (const std::vector<int64_t>& from : sources) absl::StrAppend(&key, " [", absl::StrJoin(from, ","), "]");
+  return key;
+}
+
+namespace {
+
+using llvm::Value;
+
+// op(acc, x) on i32 bits, or lane by lane on a vector of them: ReduceCombine's arithmetic.
+Value* Combine(llvm::IRBuilder<>& b, llvm::Module& module, VeReduceOp op, bool f32, Value* acc, Value* x) {
+  llvm::Type* type = acc->getType();
+  auto intrinsic = [&](llvm::Intrinsic::ID id, std::vector<Value*> args) -> Value* {
+    return b.CreateCall(llvm::Intrinsic::getDeclaration(&module, id, {type}), args);
+  };
+  if (f32) {
+    if (op == VeReduceOp::kMax || op == VeReduceOp::kMin) {
+      // fmax / fmin through the scalar wrappers the interpreter's functions share (libm's choice
+      // between +0 and -0 is not IR's).
+      const std::string& symbol = Info(op == VeReduceOp::kMax ? VeFn::kMaxF32 : VeFn::kMinF32).symbol;
+      llvm::Type* i32 = b.getInt32Ty();
+      llvm::FunctionCallee callee =
+          module.getOrInsertFunction(symbol, llvm::FunctionType::get(i32, {i32, i32, i32}, false));
+      auto* vector = llvm::dyn_cast<llvm::FixedVectorType>(type);
+      if (vector == nullptr) return b.CreateCall(callee, {acc, x, b.getInt32(0)});
+      Value* result = llvm::PoisonValue::get(type);
+      for (unsigned l = 0; l < vector->getNumElements(); ++l) {
+        Value* lane = b.CreateCall(callee, {b.CreateExtractElement(acc, l), b.CreateExtractElement(x, l), b.getInt32(0)});
+        result = b.CreateInsertElement(result, lane, l);
+      }
+      return result;
+    }
+    llvm::Type* float_type = type->isVectorTy()
+                                 ? static_cast<llvm::Type*>(llvm::VectorType::get(
+                                       b.getFloatTy(), llvm::cast<llvm::VectorType>(type)->getElementCount()))
+                                 : b.getFloatTy();
+    Value* fa = b.CreateBitCast(acc, float_type);
+    Value* fx = b.CreateBitCast(x, float_type);
+    Value* result = b.CreateBitCast(op == VeReduceOp::kMul ? b.CreateFMul(fa, fx) : b.CreateFAdd(fa, fx), type);
+    // A NaN operand's payload, quieted, the first operand's first: what the host's addss / mulss
+    // give for acc + x as the interpreter computes it. LLVM may commute an fadd, which would pick
+    // the other payload when both are NaN.
+    Value* quiet = llvm::ConstantInt::get(type, 0x00400000u);
+    Value* x_nan = b.CreateFCmpUNO(fx, fx);
+    Value* a_nan = b.CreateFCmpUNO(fa, fa);
+    result = b.CreateSelect(x_nan, b.CreateOr(x, quiet), result);
+    return b.CreateSelect(a_nan, b.CreateOr(acc, quiet), result);
+  }
+  switch (op) {
+    case VeReduceOp::kAdd: return b.CreateAdd(acc, x);
+    case VeReduceOp::kAddSat: return intrinsic(llvm::Intrinsic::sadd_sat, {acc, x});
+    case VeReduceOp::kMax: return intrinsic(llvm::Intrinsic::smax, {acc, x});
+    case VeReduceOp::kMin: return intrinsic(llvm::Intrinsic::smin, {acc, x});
+    case VeReduceOp::kMul: return b.CreateMul(acc, x);
+  }
+  return acc;
+}
+
+uint32_t Identity(VeReduceOp op, bool f32) { return interp::ReduceIdentity(op, f32 ? DType::kF32 : DType::kI32); }
+
+llvm::FixedVectorType* Lanes(llvm::IRBuilder<>& b, int lanes) {
+  return llvm::FixedVectorType::get(b.getInt32Ty(), lanes);
+}
+
+Value* LoadLanes(llvm::IRBuilder<>& b, int lanes, Value* base, Value* position) {
+  Value* at = b.CreateGEP(b.getInt32Ty(), base, b.CreateMul(position, b.getInt64(lanes)));
+  return b.CreateAlignedLoad(Lanes(b, lanes), at, llvm::Align(4));
+}
+
+void StoreLanes(llvm::IRBuilder<>& b, int lanes, Value* value, Value* base, Value* position) {
+  Value* at = b.CreateGEP(b.getInt32Ty(), base, b.CreateMul(position, b.getInt64(lanes)));
+  b.CreateAlignedStore(value, at, llvm::Align(4));
+}
+
+llvm::Function* NewFunction(llvm::Module& module, const std::string& name, int pointers) {
+  llvm::LLVMContext& context = module.getContext();
+  std::vector<llvm::Type*> params(pointers, llvm::PointerType::getUnqual(context));
+  params.push_back(llvm::Type::getInt64Ty(context));
+  params.push_back(llvm::Type::getInt64Ty(context));
+  auto* type = llvm::FunctionType::get(llvm::Type::getVoidTy(context), params, false);
+  llvm::Function* fn = llvm::Function::Create(type, llvm::Function::ExternalLinkage, name, module);
+  fn->addFnAttr(llvm::Attribute::NoUnwind);
+  return fn;
+}
+
+}  // namespace
+
+void BuildIntraReduceFunction(llvm::Module& module, const std::string& name, const IntraReduceKernelSpec& spec) {
+  constexpr int kLanes = 4;  // a Way4 flit
+  llvm::LLVMContext& context = module.getContext();
+  llvm::IRBuilder<> b(context);
+  llvm::Type* i8 = b.getInt8Ty();
+  llvm::Type* i32 = b.getInt32Ty();
+  llvm::Function* fn = NewFunction(module, name, 4);
+  b.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", fn));
+  Value* in = fn->getArg(0);
+  Value* out = fn->getArg(1);
+  Value* valid = fn->getArg(2);
+  Value* have = fn->getArg(3);
+  const int64_t steps = static_cast<int64_t>(spec.out_time_of.size());
+  const uint32_t identity = Identity(spec.op, spec.f32);
+  Value* identity_lanes = b.CreateVectorSplat(kLanes, b.getInt32(identity));
+  auto combine = [&](Value* acc, Value* x) { return Combine(b, module, spec.op, spec.f32, acc, x); };
+  EmitLoop(b, fn->getArg(4), fn->getArg(5), [&](Value* block) {
+    Value* in_block = b.CreateGEP(i32, in, b.CreateMul(block, b.getInt64(steps * kLanes)));
+    Value* out_block = b.CreateGEP(i32, out, b.CreateMul(block, b.getInt64(spec.out_steps * kLanes)));
+    Value* valid_row = b.CreateGEP(i32, valid, b.CreateMul(b.CreateSRem(block, b.getInt64(spec.slices)),
+                                                           b.getInt64(steps)));
+    // Slots no contribution reaches (and lanes 1..3 of a collapsed Packet) hold the identity.
+    EmitLoop(b, b.getInt64(0), b.getInt64(spec.out_steps),
+             [&](Value* slot) { StoreLanes(b, kLanes, identity_lanes, out_block, slot); });
+    b.CreateMemSet(have, b.getInt8(0), b.getInt64(spec.out_steps), llvm::MaybeAlign(1));
+    EmitLoop(b, b.getInt64(0), b.getInt64(steps), [&](Value* t) {
+      Value* target = b.CreateSExt(EmitTableLoad(b, module, spec.out_time_of, t, 32), b.getInt64Ty());
+      Value* count = spec.valid_counts ? static_cast<Value*>(b.CreateLoad(i32, b.CreateGEP(i32, valid_row, t)))
+                                       : b.getInt32(kLanes);
+      Value* contributes = b.CreateAnd(b.CreateICmpSGE(target, b.getInt64(0)), b.CreateICmpSGT(count, b.getInt32(0)));
+      EmitIf(b, contributes, [&] {
+        Value* x = LoadLanes(b, kLanes, in_block, t);
+        Value* have_ptr = b.CreateGEP(i8, have, target);
+        Value* had = b.CreateICmpNE(b.CreateLoad(i8, have_ptr), b.getInt8(0));
+        b.CreateStore(b.getInt8(1), have_ptr);
+        if (spec.packet_reduced) {
+          if (spec.valid_counts) {  // lanes at or past the valid count are the identity
+            Value* lane_ids = llvm::ConstantVector::get(
+                {b.getInt32(0), b.getInt32(1), b.getInt32(2), b.getInt32(3)});
+            x = b.CreateSelect(b.CreateICmpSLT(lane_ids, b.CreateVectorSplat(kLanes, count)), x, identity_lanes);
+          }
+          Value* l[kLanes];
+          for (int k = 0; k < kLanes; ++k) l[k] = b.CreateExtractElement(x, k);
+          Value* tree = combine(combine(l[0], l[1]), combine(l[2], l[3]));
+          Value* acc_ptr = b.CreateGEP(i32, out_block, b.CreateMul(target, b.getInt64(kLanes)));
+          Value* acc = b.CreateLoad(i32, acc_ptr);
+          b.CreateStore(b.CreateSelect(had, combine(acc, tree), tree), acc_ptr);
+        } else {
+          Value* acc = LoadLanes(b, kLanes, out_block, target);
+          StoreLanes(b, kLanes, b.CreateSelect(had, combine(acc, x), x), out_block, target);
+        }
+      });
+    });
+  });
+  b.CreateRetVoid();
+}
+
+void BuildInterReduceFunction(llvm::Module& module, const std::string& name, const InterReduceKernelSpec& spec) {
+  constexpr int kLanes = 8;  // a Way8 flit
+  llvm::LLVMContext& context = module.getContext();
+  llvm::IRBuilder<> b(context);
+  llvm::Type* i32 = b.getInt32Ty();
+  llvm::Function* fn = NewFunction(module, name, 2);
+  b.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", fn));
+  Value* in = fn->getArg(0);
+  Value* out = fn->getArg(1);
+  llvm::AllocaInst* acc_slot = b.CreateAlloca(Lanes(b, kLanes));
+  // The sources as CSR tables: output q combines list[start[q] .. start[q + 1]).
+  std::vector<int64_t> start{0}, list;
+  for (const std::vector<int64_t>& from : spec.sources) {
+    list.insert(list.end(), from.begin(), from.end());
+    start.push_back(static_cast<int64_t>(list.size()));
+  }
+  if (list.empty()) list.push_back(0);  // never read; a table needs an entry
+  const int64_t outputs = static_cast<int64_t>(spec.sources.size());
+  Value* identity_lanes = b.CreateVectorSplat(kLanes, b.getInt32(Identity(spec.op, spec.f32)));
+  EmitLoop(b, fn->getArg(2), fn->getArg(3), [&](Value* block) {
+    Value* in_block = b.CreateGEP(i32, in, b.CreateMul(block, b.getInt64(spec.in_positions * kLanes)));
+    Value* out_block = b.CreateGEP(i32, out, b.CreateMul(block, b.getInt64(outputs * kLanes)));
+    EmitLoop(b, b.getInt64(0), b.getInt64(outputs), [&](Value* q) {
+      Value* first = b.CreateSExt(EmitTableLoad(b, module, start, q, 32), b.getInt64Ty());
+      Value* last = b.CreateSExt(EmitTableLoad(b, module, start, b.CreateAdd(q, b.getInt64(1)), 32), b.getInt64Ty());
+      b.CreateStore(identity_lanes, acc_slot);  // padding outputs keep it
+      EmitLoop(b, first, last, [&](Value* k) {
+        Value* p = b.CreateSExt(EmitTableLoad(b, module, list, k, 32), b.getInt64Ty());
+        Value* x = LoadLanes(b, kLanes, in_block, p);
+        Value* acc = b.CreateLoad(Lanes(b, kLanes), acc_slot);
+        Value* combined = Combine(b, module, spec.op, spec.f32, acc, x);
+        b.CreateStore(b.CreateSelect(b.CreateICmpEQ(k, first), x, combined), acc_slot);
+      });
+      StoreLanes(b, kLanes, b.CreateLoad(Lanes(b, kLanes), acc_slot), out_block, q);
+    });
+  });
+  b.CreateRetVoid();
+}
+
+}  // namespace visa::jit
