@@ -123,15 +123,33 @@ void BuildIntraReduceFunction(llvm::Module& module, const std::string& name, con
   const uint32_t identity = Identity(spec.op, spec.f32);
   Value* identity_lanes = b.CreateVectorSplat(kLanes, b.getInt32(identity));
   auto combine = [&](Value* acc, Value* x) { return Combine(b, module, spec.op, spec.f32, acc, x); };
+  // Up to the eight accumulator slots a reduce may use, the accumulators and their flags live on
+  // the stack (registers, once the time loop unrolls) and are copied out after the block; more
+  // output steps (Time not reduced) accumulate in the output itself.
+  constexpr int64_t kStackSlots = 8;
+  const bool on_stack = spec.out_steps <= kStackSlots;
+  Value* stack_acc = nullptr;
+  if (on_stack) {
+    stack_acc = b.CreateAlloca(llvm::ArrayType::get(i32, spec.out_steps * kLanes));
+    have = b.CreateAlloca(llvm::ArrayType::get(i8, spec.out_steps));
+  }
   EmitLoop(b, fn->getArg(4), fn->getArg(5), [&](Value* block) {
     Value* in_block = b.CreateGEP(i32, in, b.CreateMul(block, b.getInt64(steps * kLanes)));
-    Value* out_block = b.CreateGEP(i32, out, b.CreateMul(block, b.getInt64(spec.out_steps * kLanes)));
+    Value* result_block = b.CreateGEP(i32, out, b.CreateMul(block, b.getInt64(spec.out_steps * kLanes)));
+    Value* out_block = on_stack ? stack_acc : result_block;
     Value* valid_row = b.CreateGEP(i32, valid, b.CreateMul(b.CreateSRem(block, b.getInt64(spec.slices)),
                                                            b.getInt64(steps)));
     // Slots no contribution reaches (and lanes 1..3 of a collapsed Packet) hold the identity.
-    EmitLoop(b, b.getInt64(0), b.getInt64(spec.out_steps),
-             [&](Value* slot) { StoreLanes(b, kLanes, identity_lanes, out_block, slot); });
-    b.CreateMemSet(have, b.getInt8(0), b.getInt64(spec.out_steps), llvm::MaybeAlign(1));
+    if (on_stack) {
+      for (int64_t slot = 0; slot < spec.out_steps; ++slot) {
+        StoreLanes(b, kLanes, identity_lanes, out_block, b.getInt64(slot));
+        b.CreateStore(b.getInt8(0), b.CreateGEP(i8, have, b.getInt64(slot)));
+      }
+    } else {
+      EmitLoop(b, b.getInt64(0), b.getInt64(spec.out_steps),
+               [&](Value* slot) { StoreLanes(b, kLanes, identity_lanes, out_block, slot); });
+      b.CreateMemSet(have, b.getInt8(0), b.getInt64(spec.out_steps), llvm::MaybeAlign(1));
+    }
     EmitLoop(b, b.getInt64(0), b.getInt64(steps), [&](Value* t) {
       Value* target = b.CreateSExt(EmitTableLoad(b, module, spec.out_time_of, t, 32), b.getInt64Ty());
       Value* count = spec.valid_counts ? static_cast<Value*>(b.CreateLoad(i32, b.CreateGEP(i32, valid_row, t)))
@@ -160,6 +178,11 @@ void BuildIntraReduceFunction(llvm::Module& module, const std::string& name, con
         }
       });
     });
+    if (on_stack) {
+      for (int64_t slot = 0; slot < spec.out_steps; ++slot) {
+        StoreLanes(b, kLanes, LoadLanes(b, kLanes, stack_acc, b.getInt64(slot)), result_block, b.getInt64(slot));
+      }
+    }
   });
   b.CreateRetVoid();
 }

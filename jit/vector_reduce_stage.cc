@@ -2,6 +2,10 @@
 #include "jit/vector_reduce_stage.h"
 
 #include <algorithm>
+#include <memory>
+#include <mutex>
+
+#include "absl/container/flat_hash_map.h"
 
 #include "dsl/status_macros.h"
 #include "interp/vector_reduce.h"
@@ -43,6 +47,29 @@ std::vector<int32_t> ValidCountTable(const IntraSliceReduceStage& stage) {
   return table;
 }
 
+// The table of a stage, computed on its first run: walking the VCG's counters for every slice costs
+// far more than the reduce itself (a 256-slice softmax row reduce: 50 us against 1 us). Entries are
+// keyed by the stage object and hold it weakly, so a stage freed and another allocated at its
+// address is never served the old table.
+std::shared_ptr<const std::vector<int32_t>> ValidCountsOf(const std::shared_ptr<const IntraSliceReduceStage>& stage) {
+  struct Entry {
+    std::weak_ptr<const IntraSliceReduceStage> stage;
+    std::shared_ptr<const std::vector<int32_t>> table;
+  };
+  static std::mutex mutex;
+  static absl::flat_hash_map<const IntraSliceReduceStage*, Entry> tables;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = tables.find(stage.get());
+    if (it != tables.end() && it->second.stage.lock() == stage) return it->second.table;
+  }
+  auto table = std::make_shared<const std::vector<int32_t>>(ValidCountTable(*stage));
+  std::lock_guard<std::mutex> lock(mutex);
+  if (tables.size() >= 256) absl::erase_if(tables, [](const auto& entry) { return entry.second.stage.expired(); });
+  tables[stage.get()] = Entry{stage, table};
+  return table;
+}
+
 int ThreadsForBlocks(int64_t elements, int64_t blocks, int threads) {
   return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(ThreadsFor(elements, threads), blocks)));
 }
@@ -61,11 +88,11 @@ absl::StatusOr<std::vector<uint8_t>> RunReduceStep(KernelCache& kernels, const V
     const IntraSliceReduceStage& stage = *step.intra_reduce;
     VISA_CHECK(elements == stage.in.Full().size(), "the intra-slice reduce reads its input layout");
     ASSIGN_OR_RETURN(IntraReduceFn fn, kernels.IntraReduce(IntraSpecOf(stage)));
-    const std::vector<int32_t> valid = ValidCountTable(stage);
+    const std::shared_ptr<const std::vector<int32_t>> valid = ValidCountsOf(step.intra_reduce);
     const int64_t blocks = interp::IntraSliceBlocks(stage);
     Parallel(blocks, ThreadsForBlocks(elements, blocks, kernels.threads()), [&](int64_t begin, int64_t end) {
       std::vector<uint8_t> have(static_cast<size_t>(stage.out.time.size()));
-      fn(in, lanes, valid.data(), have.data(), begin, end);
+      fn(in, lanes, valid->data(), have.data(), begin, end);
     }, 1);
   } else {
     const InterSliceReduceStage& stage = *step.inter_reduce;
