@@ -94,6 +94,56 @@ void StoreLanes(llvm::IRBuilder<>& b, int lanes, Value* value, Value* base, Valu
   b.CreateAlignedStore(value, at, llvm::Align(4));
 }
 
+// Short time loops (the usual row reduce) as straight-line code: every input step's slot is known
+// here, so the accumulators and their first-contribution flags are values, not memory, and without
+// valid counts the flags are known at compile time. Same order, same operations as the loop.
+constexpr int64_t kUnrolledSteps = 64;
+
+void EmitUnrolledSteps(llvm::IRBuilder<>& b, llvm::Module& module, const IntraReduceKernelSpec& spec, Value* in_block,
+                       Value* valid_row, Value* result_block) {
+  constexpr int kLanes = 4;
+  const uint32_t identity = Identity(spec.op, spec.f32);
+  Value* identity_lanes = b.CreateVectorSplat(kLanes, b.getInt32(identity));
+  auto combine = [&](Value* acc, Value* x) { return Combine(b, module, spec.op, spec.f32, acc, x); };
+  std::vector<Value*> acc(static_cast<size_t>(spec.out_steps));  // lanes, or lane 0 with the tree
+  std::vector<Value*> had(static_cast<size_t>(spec.out_steps), nullptr);  // nullptr: known false
+  for (int64_t slot = 0; slot < spec.out_steps; ++slot) {
+    acc[slot] = spec.packet_reduced ? static_cast<Value*>(b.getInt32(identity)) : identity_lanes;
+  }
+  for (int64_t t = 0; t < static_cast<int64_t>(spec.out_time_of.size()); ++t) {
+    const int64_t target = spec.out_time_of[t];
+    if (target < 0) continue;
+    Value* x = LoadLanes(b, kLanes, in_block, b.getInt64(t));
+    Value* count = spec.valid_counts ? static_cast<Value*>(b.CreateLoad(b.getInt32Ty(), b.CreateGEP(b.getInt32Ty(), valid_row, b.getInt64(t))))
+                                     : nullptr;
+    Value* contribution = x;
+    if (spec.packet_reduced) {
+      if (count != nullptr) {
+        Value* lane_ids = llvm::ConstantVector::get({b.getInt32(0), b.getInt32(1), b.getInt32(2), b.getInt32(3)});
+        x = b.CreateSelect(b.CreateICmpSLT(lane_ids, b.CreateVectorSplat(kLanes, count)), x, identity_lanes);
+      }
+      Value* l[kLanes];
+      for (int k = 0; k < kLanes; ++k) l[k] = b.CreateExtractElement(x, k);
+      contribution = combine(combine(l[0], l[1]), combine(l[2], l[3]));
+    }
+    Value* next = had[target] == nullptr ? contribution
+                                         : b.CreateSelect(had[target], combine(acc[target], contribution), contribution);
+    if (count == nullptr) {
+      acc[target] = next;
+      had[target] = b.getTrue();
+    } else {
+      Value* contributes = b.CreateICmpSGT(count, b.getInt32(0));
+      acc[target] = b.CreateSelect(contributes, next, acc[target]);
+      had[target] = had[target] == nullptr ? contributes : b.CreateOr(had[target], contributes);
+    }
+  }
+  for (int64_t slot = 0; slot < spec.out_steps; ++slot) {
+    Value* lanes = acc[slot];
+    if (spec.packet_reduced) lanes = b.CreateInsertElement(identity_lanes, acc[slot], uint64_t{0});
+    StoreLanes(b, kLanes, lanes, result_block, b.getInt64(slot));
+  }
+}
+
 llvm::Function* NewFunction(llvm::Module& module, const std::string& name, int pointers) {
   llvm::LLVMContext& context = module.getContext();
   std::vector<llvm::Type*> params(pointers, llvm::PointerType::getUnqual(context));
@@ -149,6 +199,10 @@ void BuildIntraReduceFunction(llvm::Module& module, const std::string& name, con
       EmitLoop(b, b.getInt64(0), b.getInt64(spec.out_steps),
                [&](Value* slot) { StoreLanes(b, kLanes, identity_lanes, out_block, slot); });
       b.CreateMemSet(have, b.getInt8(0), b.getInt64(spec.out_steps), llvm::MaybeAlign(1));
+    }
+    if (on_stack && steps <= kUnrolledSteps) {
+      EmitUnrolledSteps(b, module, spec, in_block, valid_row, result_block);
+      return;
     }
     EmitLoop(b, b.getInt64(0), b.getInt64(steps), [&](Value* t) {
       Value* target = b.CreateSExt(EmitTableLoad(b, module, spec.out_time_of, t, 32), b.getInt64Ty());
