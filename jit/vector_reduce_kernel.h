@@ -5,8 +5,9 @@
 // What is fixed at compile time is the reduction's shape: the op and dtype, each input time step's
 // output slot (out_time_of), whether Packet is reduced by the tree, and for the inter-slice reduce
 // each output position's sources. Valid counts (the Valid Count Generator's, per slice) are a table
-// computed by the caller; whether a slot already holds a contribution is tracked per block in a
-// scratch array, as the interpreter tracks it (the first contribution is stored as is).
+// computed by the caller; whether a slot already holds a contribution is tracked per block, as the
+// interpreter tracks it (the first contribution is stored as is): in values for up to eight slots,
+// else in a scratch array.
 //
 // Integer ops and IEEE add / mul are emitted inline (on a flit's lanes as one vector); f32 Max / Min
 // call the interpreter's very fmax / fmin wrappers (dsl/vector_ops.h), whose signed-zero choice
@@ -39,7 +40,8 @@ struct IntraReduceKernelSpec {
 
 // fn(in, out, valid, have, begin, end): blocks [begin, end); `in` and `out` the whole streams
 // (in.time x 4 and out.time x 4 lanes per block), `valid` slices x in-steps counts (block b reads
-// row b % slices; unused without valid_counts), `have` a scratch of out_steps bytes.
+// row b % slices; unused without valid_counts), `have` a scratch of out_steps bytes (used
+// beyond eight output steps).
 using IntraReduceFn = void (*)(const uint32_t* in, uint32_t* out, const int32_t* valid, uint8_t* have,
                                int64_t begin, int64_t end);
 
