@@ -195,6 +195,20 @@ absl::StatusOr<ZipFn> KernelCache::Zip(const ZipKernelSpec& spec) {
   return reinterpret_cast<ZipFn>(address);
 }
 
+absl::StatusOr<IntraReduceFn> KernelCache::IntraReduce(const IntraReduceKernelSpec& spec) {
+  ASSIGN_OR_RETURN(void* address, Cached(spec.Key(), kVectorOptimization, [&](llvm::Module& module, const std::string& name) {
+                     BuildIntraReduceFunction(module, name, spec);
+                   }));
+  return reinterpret_cast<IntraReduceFn>(address);
+}
+
+absl::StatusOr<InterReduceFn> KernelCache::InterReduce(const InterReduceKernelSpec& spec) {
+  ASSIGN_OR_RETURN(void* address, Cached(spec.Key(), kVectorOptimization, [&](llvm::Module& module, const std::string& name) {
+                     BuildInterReduceFunction(module, name, spec);
+                   }));
+  return reinterpret_cast<InterReduceFn>(address);
+}
+
 absl::StatusOr<int64_t> KernelCache::Coverage(const Mapping& dst, const Mapping& src, bool allow_drop) {
   ASSIGN_OR_RETURN(const Plan* plan, PlanFor(dst, src, allow_drop));
   if (plan->nest) return plan->nest->elements();

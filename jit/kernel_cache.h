@@ -22,6 +22,7 @@
 #include "jit/lane_contraction_kernel.h"
 #include "jit/move_kernel.h"
 #include "jit/vector_kernel.h"
+#include "jit/vector_reduce_kernel.h"
 
 namespace visa::jit {
 
@@ -46,6 +47,7 @@ struct JitStats {
   int64_t direct_pipelines = 0; // data-movement pipelines run as one move between memories
   int64_t direct_plans = 0;     // data-movement pipelines planned (once per op and ends)
   int64_t staged_pipelines = 0; // pipelines run stage by stage
+  int64_t compiled_reductions = 0;  // Vector Engine reduce steps run through generated code
 };
 
 class KernelCache {
@@ -86,6 +88,9 @@ class KernelCache {
   // The compiled loop of a vector segment (cached by its key).
   absl::StatusOr<VectorFn> Vector(const VectorKernelSpec& spec);
   absl::StatusOr<ZipFn> Zip(const ZipKernelSpec& spec);
+  // The compiled intra- and inter-slice reductions (cached by their keys).
+  absl::StatusOr<IntraReduceFn> IntraReduce(const IntraReduceKernelSpec& spec);
+  absl::StatusOr<InterReduceFn> InterReduce(const InterReduceKernelSpec& spec);
 
   // How many destination positions the move writes (a nest's elements, or the runs' lengths).
   absl::StatusOr<int64_t> Coverage(const Mapping& dst, const Mapping& src, bool allow_drop);

@@ -165,7 +165,7 @@ absl::StatusOr<HostTensor> RunVectorStage(KernelCache& kernels, HostTensor strea
     }
     const Mapping to = action.step->out.Full();
     if (action.step->kind == VeStep::Kind::kIntraReduce || action.step->kind == VeStep::Kind::kInterReduce) {
-      data = RunReduceStep(*action.step, data, kernels.threads());
+      ASSIGN_OR_RETURN(data, RunReduceStep(kernels, *action.step, data));
       tags.assign(static_cast<size_t>(to.size()), 0);  // reduced lanes carry id 0 (as on the interpreter)
       layout = to;
       if (action.step->kind == VeStep::Kind::kInterReduce && InterFirst(stage) &&
@@ -218,7 +218,8 @@ absl::Status CompileVectorStage(KernelCache& kernels, const VectorStage& stage, 
     }
     const Mapping to = action.step->out.Full();
     if (action.step->kind == VeStep::Kind::kIntraReduce || action.step->kind == VeStep::Kind::kInterReduce) {
-      layout = to;  // no code generated: the shared reduction runs (jit/vector_reduce_stage.h)
+      RETURN_IF_ERROR(CompileReduceStep(kernels, *action.step));
+      layout = to;
       continue;
     }
     if (action.step->kind == VeStep::Kind::kZip) {
