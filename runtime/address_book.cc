@@ -31,24 +31,53 @@ std::string UnitName(Tier space, int64_t unit) {
   }
 }
 
+AddressBook::AddressBook() : self_(std::make_shared<AddressBook*>(this)) {}
+
 int64_t AddressBook::Add(std::string name, Tier tier) {
   int64_t id = next_id_++;
   Record& record = tensors_[id];
-  record.name = std::move(name);
+  *record.name = std::move(name);
   record.tier = tier;
   return id;
+}
+
+namespace {
+
+// Forgets its tensor when the last handle holding it goes, if the book still exists.
+struct LeaseToken {
+  LeaseToken(std::weak_ptr<AddressBook*> book, int64_t id) : book(std::move(book)), id(id) {}
+  LeaseToken(const LeaseToken&) = delete;
+  LeaseToken& operator=(const LeaseToken&) = delete;
+  std::weak_ptr<AddressBook*> book;
+  int64_t id = 0;
+  ~LeaseToken() {
+    if (std::shared_ptr<AddressBook*> alive = book.lock()) (*alive)->Forget(id);
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const void> AddressBook::Lease(int64_t id) {
+  VISA_CHECK(tensors_.contains(id), "leasing an unknown tensor");
+  return std::make_shared<const LeaseToken>(self_, id);
+}
+
+void AddressBook::Forget(int64_t id) {
+  if (!tensors_.contains(id)) return;
+  Release(id);
+  tensors_.erase(id);
 }
 
 void AddressBook::SetName(int64_t id, std::string name) {
   auto it = tensors_.find(id);
   VISA_CHECK(it != tensors_.end(), "naming an unknown tensor");
-  it->second.name = std::move(name);
+  *it->second.name = std::move(name);
 }
 
 const std::string& AddressBook::Name(int64_t id) const {
   auto it = tensors_.find(id);
   VISA_CHECK(it != tensors_.end(), "an unknown tensor id");
-  return it->second.name;
+  return *it->second.name;
 }
 
 template <typename Fn>
@@ -99,7 +128,7 @@ void AddressBook::Claim(int64_t id, absl::Span<const int64_t> units, ByteRange r
         return;
       }
     }
-    clobbers.push_back(Clobber{id, unit, unit + 1, last_victim->claim, space_range});
+    clobbers.push_back(Clobber{id, record.name, record.tier, unit, unit + 1, last_victim->claim, space_range});
   };
   for (int64_t unit : units) {
     UnitMap& map = unit_maps[unit];
@@ -115,10 +144,13 @@ void AddressBook::Claim(int64_t id, absl::Span<const int64_t> units, ByteRange r
 
 std::string AddressBook::Describe(int64_t id, int64_t unit, ByteRange space_range) const {
   const Record& record = tensors_.at(id);
-  const int64_t shift = SpaceOffset(record.tier);
-  return absl::StrFormat("tensor `%s` (%s %s, bytes [0x%x, 0x%x))", record.name,
-                         TierName(record.tier), UnitName(SpaceOf(record.tier), unit),
-                         space_range.begin - shift, space_range.end - shift);
+  return Describe(*record.name, record.tier, unit, space_range);
+}
+
+std::string AddressBook::Describe(const std::string& name, Tier tier, int64_t unit, ByteRange space_range) {
+  const int64_t shift = SpaceOffset(tier);
+  return absl::StrFormat("tensor `%s` (%s %s, bytes [0x%x, 0x%x))", name, TierName(tier),
+                         UnitName(SpaceOf(tier), unit), space_range.begin - shift, space_range.end - shift);
 }
 
 absl::Status AddressBook::CheckReadable(int64_t id, absl::Span<const int64_t> units,
@@ -128,7 +160,7 @@ absl::Status AddressBook::CheckReadable(int64_t id, absl::Span<const int64_t> un
   const Record& record = it->second;
   if (record.released) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "Released tensor: tensor `", record.name, "` was released; its bytes may hold other data"));
+        "Released tensor: tensor `", *record.name, "` was released; its bytes may hold other data"));
   }
   const int64_t shift = SpaceOffset(record.tier);
   ByteRange space_range{range.begin + shift, range.end + shift};
@@ -141,7 +173,7 @@ absl::Status AddressBook::CheckReadable(int64_t id, absl::Span<const int64_t> un
     const int64_t unit = *read;
     return absl::FailedPreconditionError(absl::StrCat(
         "Address Collision: addresses must not collide (manual, \"Execution Contexts\"): ",
-        Describe(id, unit, c.victim), " was overwritten by ", Describe(c.writer, unit, c.writer_range),
+        Describe(id, unit, c.victim), " was overwritten by ", Describe(*c.writer_name, c.writer_tier, unit, c.writer_range),
         ", so it can no longer be read; place the two tensors at non-overlapping addresses (or "
         "use Address::Any())"));
   }

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,8 +40,23 @@ std::string UnitName(Tier space, int64_t unit);
 
 class AddressBook {
  public:
+  AddressBook();
+  AddressBook(const AddressBook&) = delete;
+  AddressBook& operator=(const AddressBook&) = delete;
+
   // Registers a tensor (owning nothing yet); returns its id.
   int64_t Add(std::string name, Tier tier);
+
+  // A token whose destruction forgets `id` (see Forget): every handle of a tensor holds it, so
+  // that a tensor no handle names any more (a previous run's outputs and scratch) leaves no
+  // record behind. Harmless after the book is gone.
+  std::shared_ptr<const void> Lease(int64_t id);
+  // Releases `id` and drops its record: nothing can name it any more. Collision messages naming
+  // it as the writer of other tensors' bytes keep its name.
+  void Forget(int64_t id);
+  // Tensors on record (released ones included, forgotten ones not).
+  int64_t size() const { return static_cast<int64_t>(tensors_.size()); }
+
   void SetName(int64_t id, std::string name);
   const std::string& Name(int64_t id) const;
   bool Contains(int64_t id) const { return tensors_.contains(id); }
@@ -64,13 +80,15 @@ class AddressBook {
  private:
   struct Clobber {
     int64_t writer = 0;
+    std::shared_ptr<const std::string> writer_name;  // outlives the writer's record
+    Tier writer_tier = Tier::kHbm;
     int64_t unit = 0;      // the units [unit, unit_end): one record for a writer's consecutive units
     int64_t unit_end = 0;
     ByteRange victim;  // the victim's claimed range (space addresses)
     ByteRange writer_range;
   };
   struct Record {
-    std::string name;
+    std::shared_ptr<std::string> name = std::make_shared<std::string>();
     Tier tier = Tier::kHbm;
     ByteRange claim;  // space addresses
     std::vector<int64_t> units;
@@ -87,10 +105,13 @@ class AddressBook {
   template <typename Fn>
   static void Cut(UnitMap& map, ByteRange range, Fn&& on_piece);
   std::string Describe(int64_t id, int64_t unit, ByteRange space_range) const;
+  static std::string Describe(const std::string& name, Tier tier, int64_t unit, ByteRange space_range);
 
   int64_t next_id_ = 1;
   absl::flat_hash_map<int64_t, Record> tensors_;
   absl::flat_hash_map<Tier, absl::flat_hash_map<int64_t, UnitMap>> spaces_;
+  // What leases reach the book through: expires with the book.
+  std::shared_ptr<AddressBook*> self_;
 };
 
 }  // namespace visa

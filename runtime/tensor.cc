@@ -89,6 +89,7 @@ DeviceTensor DeviceTensor::Reserve(Device& device, Placement placement) {
   t.device_ = &device;
   t.id_ = device.book().Add("", placement.tier);
   device.book().SetName(t.id_, DefaultName(placement.tier, t.id_));
+  t.lease_ = device.book().Lease(t.id_);
   t.element_ = placement.levels.back();
   t.placement_ = std::make_shared<const Placement>(std::move(placement));
   return t;
@@ -165,6 +166,7 @@ DeviceTensor DeviceTensor::RebindTo(const DeviceTensor& tensor) const {
   DeviceTensor t = *this;
   t.device_ = tensor.device_;
   t.id_ = tensor.id_;
+  t.lease_ = tensor.lease_;
   return t;
 }
 

@@ -131,6 +131,8 @@ class DeviceTensor {
   int64_t window_offset_ = 0;
   bool view_ = false;
   bool relabeled_ = false;  // made by Relabel: its placement is its own, not the tensor's
+  // Shared by every handle of the tensor: the last one gone forgets it (AddressBook::Lease).
+  std::shared_ptr<const void> lease_;
 };
 
 class HbmTensor : public DeviceTensor {

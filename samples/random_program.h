@@ -46,10 +46,19 @@ struct RandomProgram {
   std::vector<CoverageKey> drawn;  // what the draw calls for, named as ProgramCoverage names it
 };
 
-// The kinds the generator draws under `options` (the must-run set of a coverage check): a long
-// enough run must have run each of them on both backends, zero-point contractions (the staging
-// types i9 / i5) included.
+// The kinds the generator draws when no feature is required (the must-run set of a coverage
+// check): a long enough run must have run each of them on both backends, zero-point contractions
+// (the staging types i9 / i5) included.
+std::vector<CoverageKey> AllDrawnKinds();
+
+// The kinds of AllDrawnKinds() the generator can still draw when `options` requires features (all
+// of them when it requires none): those a census of the draws under the options that have every
+// required feature (the others are filtered, never run) calls for.
 std::vector<CoverageKey> DrawnKinds(const DrawOptions& options);
+
+// Whether a draw calling for `drawn` exercises `feature` (one of RandomProgramFeatures()), as
+// ProgramFeatures would find in its traced program.
+bool CallsForFeature(const std::vector<CoverageKey>& drawn, const std::string& feature);
 
 // The program seed `seed` draws; the same seed and options always give the same program.
 RandomProgram DrawRandomProgram(uint64_t seed, const DrawOptions& options = {});

@@ -19,7 +19,9 @@
 namespace visa::cli {
 namespace {
 
+using ::testing::Contains;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 struct Result {
@@ -147,6 +149,31 @@ TEST(FuzzDiffCommand, AClaimedKindThatNeverRanFailsTheCoverageCheck) {
   EXPECT_THAT(loose.out, HasSubstr(" never ran: "));
   Result strict = RunFuzzDiff({.programs = 1, .seed = 1, .threads = 2, .require_coverage = true});
   EXPECT_EQ(strict.code, 1) << strict.out << strict.err;
+}
+
+// Under --features the check asks only for the kinds those features can draw, and the table says
+// which kinds it leaves out and why.
+TEST(FuzzDiffCommand, RequiredCoverageFollowsTheFeatures) {
+  LazyBackend lazy;
+  absl::StatusOr<FuzzSummary> summary = FuzzPrograms({.programs = 2, .seed = 1, .features = "contraction"}, lazy);
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  const samples::CoverageKey masked{"adapter", "masked"}, align{"stage", "align"};
+  EXPECT_THAT(summary->claimed, Not(Contains(masked)));
+  EXPECT_THAT(summary->claimed, Contains(align));
+  EXPECT_THAT(summary->ruled_out, Contains(masked));
+  EXPECT_THAT(summary->MissingCoverage(), Not(Contains(masked)));
+  EXPECT_EQ(summary->claimed.size() + summary->ruled_out.size(), samples::AllDrawnKinds().size());
+  const std::string table = summary->CoverageTable();
+  EXPECT_THAT(table, HasSubstr(" kinds the generator draws with --features contraction never ran: "));
+  EXPECT_THAT(table, HasSubstr(absl::StrCat("coverage: not required: ", summary->ruled_out.size(),
+                                            " kinds the generator draws without --features, which no draw with "
+                                            "--features contraction calls for: ")));
+  EXPECT_THAT(table, HasSubstr("adapter masked"));
+
+  absl::StatusOr<FuzzSummary> plain = FuzzPrograms({.programs = 1, .seed = 1}, lazy);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_TRUE(plain->ruled_out.empty());
+  EXPECT_THAT(plain->CoverageTable(), Not(HasSubstr("not required")));
 }
 
 TEST(FuzzDiffCommand, TimeStopsTheDrawsAndSaysSo) {

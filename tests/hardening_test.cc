@@ -126,7 +126,8 @@ TEST_F(PlacementBoundsTest, AddressesNearTheTopOfInt64AreRefused) {
 // Address::Any() aligned up with `(a + alignment - 1) / alignment * alignment`: a huge alignment
 // wrapped the candidate negative and placed the tensor at a negative address.
 TEST_F(PlacementBoundsTest, AnyWithAHugeAlignmentFindsNoRangeInsteadOfANegativeOne) {
-  ASSERT_TRUE(Dm(0).ok());  // occupies [0, 64) of slice 0
+  const absl::StatusOr<DmTensor> occupant = Dm(0);  // occupies [0, 64) of slice 0 while it is held
+  ASSERT_TRUE(occupant.ok());
   for (int64_t alignment : {kMax, kMax / 2 + 1, int64_t{1} << 62}) {
     absl::StatusOr<Placement> p = Place(device_, DType::kI8, Tier::kDm, {m("1"), m("1 # 2"), m("1 # 256"), m("A")},
                                         Address::Any(), TrfAddress::kFull, alignment);

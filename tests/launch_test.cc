@@ -64,6 +64,59 @@ TEST_F(LaunchTest, ATracedProgramReplaysOnAnotherDeviceWithOtherData) {
   EXPECT_EQ(result->ToBits(), other_host.ToBits());
 }
 
+// Every run reserves its ops' outputs anew; once no handle names a run's tensors (its scratch at
+// once, its outputs when the caller drops them), the device's address book forgets them, so a
+// program launched again and again keeps a constant number of records.
+TEST_F(LaunchTest, RepeatedLaunchesLeaveNoRecordsBehind) {
+  Device device(1);
+  auto [host, hbm] = Input(device, 1);
+  absl::StatusOr<Program> program = Trace(Kernel(), {hbm});
+  ASSERT_TRUE(program.ok()) << program.status();
+  interp::Interpreter interpreter;
+  int64_t after_first = 0;
+  for (int run = 0; run < 5; ++run) {
+    absl::StatusOr<std::vector<DeviceTensor>> outputs = Launch(*program, device, interpreter, {hbm});
+    ASSERT_TRUE(outputs.ok()) << outputs.status();
+    if (run == 0) after_first = device.book().size();
+    EXPECT_EQ(device.book().size(), after_first) << "run " << run;
+  }
+  // A held output is still checked: the next run overwrites it, and reading it says so.
+  absl::StatusOr<std::vector<DeviceTensor>> held = Launch(*program, device, interpreter, {hbm});
+  ASSERT_TRUE(held.ok()) << held.status();
+  held->at(0).SetName("held");
+  ASSERT_TRUE(Launch(*program, device, interpreter, {hbm}).ok());
+  absl::Status read = held->at(0).CheckReadable();
+  EXPECT_EQ(read.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(read.message(), HasSubstr("Address Collision"));
+  EXPECT_THAT(read.message(), HasSubstr("tensor `held`"));
+}
+
+// A tensor's record goes with its last handle; the bytes it owned become free, and a collision
+// message naming it as the writer keeps its name.
+TEST(AddressBookLease, TheLastHandleForgetsTheTensor) {
+  AddressBook book;
+  const int64_t victim = book.Add("victim", Tier::kDm);
+  book.Claim(victim, {0}, {0, 64});
+  {
+    const int64_t writer = book.Add("writer", Tier::kDm);
+    std::shared_ptr<const void> lease = book.Lease(writer);
+    book.Claim(writer, {0}, {32, 96});
+    EXPECT_EQ(book.size(), 2);
+  }
+  EXPECT_EQ(book.size(), 1);
+  // The writer took [32, 96) (cutting the victim to [0, 32)): all of it is free again.
+  EXPECT_EQ(book.FindFree(Tier::kDm, {0}, 64, 32, 1024), 32);
+  absl::Status read = book.CheckReadable(victim, {0}, {0, 64});
+  EXPECT_THAT(read.message(), HasSubstr("overwritten by tensor `writer`"));
+  // A lease outliving its book does nothing.
+  std::shared_ptr<const void> late;
+  {
+    AddressBook gone;
+    late = gone.Lease(gone.Add("t", Tier::kHbm));
+  }
+  late.reset();
+}
+
 TEST_F(LaunchTest, InputsMustMatchTheTracedPlacements) {
   Device traced_on(1);
   auto [host, hbm] = Input(traced_on, 1);

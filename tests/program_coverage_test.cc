@@ -37,6 +37,11 @@ TEST(ProgramCoverage, EveryDrawCallsForExactlyWhatItsTracedProgramExercises) {
     }
     ++traced;
     EXPECT_EQ(AsSet(program.drawn), AsSet(ProgramCoverage(run->program))) << program.description;
+    const std::vector<std::string> features = ProgramFeatures(run->program);
+    for (const std::string& f : RandomProgramFeatures()) {
+      EXPECT_EQ(CallsForFeature(program.drawn, f), std::find(features.begin(), features.end(), f) != features.end())
+          << "feature " << f << "\n" << program.description;
+    }
     for (const CoverageKey& k : program.drawn) {
       EXPECT_TRUE(claimed.count(k)) << "seed " << seed << " draws `" << k.ToString() << "`, which DrawnKinds omits";
     }
@@ -80,6 +85,46 @@ TEST(ProgramCoverage, ZeroPointContractionsAreClaimedByDefault) {
   }
   EXPECT_TRUE(drawn.count({"contraction", "i9"}));
   EXPECT_TRUE(drawn.count({"contraction", "i5"}));
+}
+
+// Required features narrow what a draw can call for: a required contraction rules out the movement
+// chain (samples/random_program.h: masked fetches, HBM relayouts and i16 / f16 / f32 inputs are
+// the movement chain's alone), a required masked fetch rules out the contraction chain. Those
+// kinds are not claimed, so `--require-coverage` does not ask for them; without features the claim
+// is everything the generator draws.
+TEST(ProgramCoverage, RequiredFeaturesClaimOnlyWhatTheyCanDraw) {
+  EXPECT_EQ(DrawnKinds({}), AllDrawnKinds());
+  const std::set<CoverageKey> all = AsSet(AllDrawnKinds());
+  const std::set<CoverageKey> contraction = AsSet(DrawnKinds({{"contraction"}}));
+  for (const CoverageKey& k : contraction) EXPECT_TRUE(all.count(k)) << k.ToString();
+  for (const CoverageKey& k : std::vector<CoverageKey>{{"adapter", "masked"},
+                                                        {"dma", "HBM->HBM"},
+                                                        {"fetch", "i16->i16"},
+                                                        {"fetch", "f32->bf16"}}) {
+    EXPECT_FALSE(contraction.count(k)) << k.ToString();
+    EXPECT_TRUE(all.count(k)) << k.ToString();
+  }
+  for (const CoverageKey& k : std::vector<CoverageKey>{{"stage", "align"},
+                                                        {"context", "weights"},
+                                                        {"contraction", "i9"},
+                                                        {"adapter", "zero_points"},
+                                                        {"reduce", "Max"},
+                                                        {"accumulate", "Sequential"}}) {
+    EXPECT_TRUE(contraction.count(k)) << k.ToString();
+  }
+  const std::set<CoverageKey> masked = AsSet(DrawnKinds({{"masked"}}));
+  for (const CoverageKey& k : std::vector<CoverageKey>{{"stage", "align"}, {"context", "weights"}, {"reduce", "Max"}}) {
+    EXPECT_FALSE(masked.count(k)) << k.ToString();
+  }
+  EXPECT_TRUE(masked.count({"adapter", "masked"}));
+  // Each claimed kind is one the features can draw: some other draw under them, having the
+  // feature, calls for it too.
+  std::set<CoverageKey> drawn;
+  for (uint64_t seed = 1; seed <= 4096; ++seed) {
+    const RandomProgram program = DrawRandomProgram(seed, {{"contraction"}});
+    if (CallsForFeature(program.drawn, "contraction")) drawn.insert(program.drawn.begin(), program.drawn.end());
+  }
+  for (const CoverageKey& k : contraction) EXPECT_TRUE(drawn.count(k)) << k.ToString() << " claimed, never drawn";
 }
 
 }  // namespace

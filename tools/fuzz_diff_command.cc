@@ -195,16 +195,27 @@ std::string FuzzSummary::CoverageTable() const {
                           is_claimed ? "*" : " ", is_claimed && count.ran == 0 ? " NEVER RAN" : "");
   }
   const std::vector<samples::CoverageKey> missing = MissingCoverage();
+  const std::string under =
+      required_features.empty() ? "" : absl::StrCat(" with --features ", required_features);
   if (missing.empty()) {
-    absl::StrAppendFormat(&table, "coverage: all %d kinds the generator draws ran on both backends", claimed.size());
+    absl::StrAppendFormat(&table, "coverage: all %d kinds the generator draws%s ran on both backends", claimed.size(),
+                          under);
   } else {
     std::vector<std::string> names;
     for (const samples::CoverageKey& k : missing) {
       auto it = coverage.find(k);
       names.push_back(absl::StrCat(k.ToString(), " (drawn ", it == coverage.end() ? 0 : it->second.drawn, ")"));
     }
-    absl::StrAppendFormat(&table, "coverage: %d of %d kinds the generator draws never ran: %s", missing.size(),
-                          claimed.size(), absl::StrJoin(names, ", "));
+    absl::StrAppendFormat(&table, "coverage: %d of %d kinds the generator draws%s never ran: %s", missing.size(),
+                          claimed.size(), under, absl::StrJoin(names, ", "));
+  }
+  if (!ruled_out.empty()) {
+    std::vector<std::string> names;
+    for (const samples::CoverageKey& k : ruled_out) names.push_back(k.ToString());
+    absl::StrAppendFormat(&table,
+                          "\ncoverage: not required: %d kinds the generator draws without --features, which no draw "
+                          "with --features %s calls for: %s",
+                          ruled_out.size(), required_features, absl::StrJoin(names, ", "));
   }
   return table;
 }
@@ -223,6 +234,12 @@ absl::StatusOr<FuzzSummary> FuzzPrograms(const FuzzDiffOptions& options, Backend
   summary.first_seed = options.seed;
   summary.last_seed = options.seed - 1;
   summary.claimed = samples::DrawnKinds(draw);
+  summary.required_features = normalized.features;
+  for (const samples::CoverageKey& k : samples::AllDrawnKinds()) {
+    if (std::find(summary.claimed.begin(), summary.claimed.end(), k) == summary.claimed.end()) {
+      summary.ruled_out.push_back(k);
+    }
+  }
   const auto start = std::chrono::steady_clock::now();
   for (int64_t i = 0; i < options.programs; ++i) {
     if (options.seconds > 0 &&
@@ -322,7 +339,8 @@ void AddFuzzDiffCommand(CLI::App& app, FuzzDiffOptions& options, int& exit_code)
   cmd->add_option("--threads", options.threads, "JIT threads (default: the host's)");
   cmd->add_flag("--show-rejected", options.show_rejected, "Print every draw the tracer rejected in full");
   cmd->add_flag("--require-coverage", options.require_coverage,
-                "Fail unless every kind the generator draws ran on both backends (see the coverage table)");
+                "Fail unless every kind the generator draws (with --features: can draw with them) ran on both backends "
+                "(see the coverage table)");
   cmd->callback([&options, &exit_code, programs, time] {
     if (time->count() > 0 && programs->count() == 0) options.programs = kMaxPrograms;
     exit_code = FuzzDiffCommand(options, std::cout, std::cerr);

@@ -75,6 +75,10 @@ struct FuzzSummary {
   std::map<std::string, int64_t> rejections;  // rejected draws by the engine or rule named first
   std::map<samples::CoverageKey, CoverageCount> coverage;
   std::vector<samples::CoverageKey> claimed;  // what the generator draws under the run's options
+  std::string required_features;  // --features as given ("contraction,cast"), empty when none
+  // Kinds the generator draws without --features that the required features rule out: not
+  // claimed, so --require-coverage does not ask for them.
+  std::vector<samples::CoverageKey> ruled_out;
   std::vector<FuzzFinding> differences, errors, unimplemented, rejected_draws;
 
   // Claimed kinds that no compared program ran.
@@ -86,7 +90,8 @@ struct FuzzSummary {
   std::string FeatureLines() const;  // "features: bitmap 41, cast 120, ..."
   std::string RejectionLine() const;  // "rejected: Switch Broadcast01 3, Transpose 12, ..."
   // The table: every kind drawn, run or claimed, with both counts, claimed kinds marked; then
-  // "coverage: ..." saying whether every claimed kind ran.
+  // "coverage: ..." saying whether every claimed kind ran, and under --features which kinds the
+  // features rule out.
   std::string CoverageTable() const;
 };
 
