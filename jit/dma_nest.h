@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "dsl/dma_descriptor.h"
+#include "jit/in_place.h"
 #include "jit/move_nest.h"
 #include "runtime/tensor.h"
 
@@ -32,5 +33,10 @@ DmaEnd DmaEndOf(const DeviceTensor& tensor, bool in_place);
 // The nest of the descriptors over the two ends; nullopt when a staged end would need a stride
 // that is neither whole units nor inside one Element.
 std::optional<MoveNest> DmaNestOf(const DmaDescriptors& descriptors, const DmaEnd& src, const DmaEnd& dst);
+
+// An end addressed in place from the descriptors' first position of that end on (a chip view's
+// chip: DmaSide::first_position). A staged end holds only its live units, which begin there, so
+// it needs no such step.
+InPlace FromFirstPosition(InPlace end, int64_t first_position, int bits);
 
 }  // namespace visa::jit

@@ -149,6 +149,9 @@ absl::StatusOr<std::string> RunDescriptors(KernelCache& kernels, const DmaOp& op
   DescriptorWalk walk = DescriptorNest(op, src, dst, from.has_value(), to.has_value());
   if (!walk.nest) return walk.why_not;
   const MoveNest& nest = *walk.nest;
+  const int bits = StorageBits(src.dtype());
+  if (from) from = FromFirstPosition(*from, op.descriptors->src_first_position, bits);
+  if (to) to = FromFirstPosition(*to, op.descriptors->dst_first_position, bits);
   std::optional<Staged> staged_from;
   if (!from) {
     ASSIGN_OR_RETURN(staged_from, Staged::Read(src));
