@@ -49,6 +49,8 @@ std::optional<MoveNest> DmaNestOf(const DmaDescriptors& descriptors, const DmaEn
   return nest;
 }
 
+int64_t FirstPositionOf(int64_t first_position, const DmaEnd& end) { return Rescale(first_position, end); }
+
 InPlace FromFirstPosition(InPlace end, int64_t first_position, int bits) {
   VISA_CHECK(first_position >= 0 && first_position <= end.positions && first_position * bits % 8 == 0,
              "a descriptor's first position is a whole byte inside its end");

@@ -34,9 +34,10 @@ DmaEnd DmaEndOf(const DeviceTensor& tensor, bool in_place);
 // that is neither whole units nor inside one Element.
 std::optional<MoveNest> DmaNestOf(const DmaDescriptors& descriptors, const DmaEnd& src, const DmaEnd& dst);
 
-// An end addressed in place from the descriptors' first position of that end on (a chip view's
-// chip: DmaSide::first_position). A staged end holds only its live units, which begin there, so
-// it needs no such step.
-InPlace FromFirstPosition(InPlace end, int64_t first_position, int bits);
+// Where the descriptors' first position of an end (DmaSide::first_position: a chip view starts at
+// its chip) lies in the JIT's buffer for it: whole units rescaled as strides are.
+int64_t FirstPositionOf(int64_t first_position, const DmaEnd& end);
+// The buffer `end` from position `first` on.
+InPlace FromFirstPosition(InPlace end, int64_t first, int bits);
 
 }  // namespace visa::jit
