@@ -113,7 +113,33 @@ std::string Media(MemoryTier tier, int64_t chip, int64_t address) {
   return absl::StrCat(MemoryTierName(tier), "(chip ", chip, ")@", address);
 }
 
+// `chip` without its left pad and the pad's size: `# c + E + # m` is (`E # (size - c)`, c).
+std::pair<Mapping, int64_t> WithoutLeftPad(const Mapping& chip) {
+  if (chip.kind() == Mapping::Kind::kLeftPad) {
+    return {chip.inner().pad(chip.size() - chip.argument()), chip.argument()};
+  }
+  if (chip.kind() == Mapping::Kind::kPadding && chip.inner().kind() == Mapping::Kind::kLeftPad) {
+    const Mapping& left = chip.inner();
+    return {left.inner().pad(chip.size() - left.argument(), chip.pad_kind()), left.argument()};
+  }
+  return {chip, 0};
+}
+
 }  // namespace
+
+absl::StatusOr<DmaSide> MakeDmaSide(MemoryTier tier, const Mapping& chip, const Mapping& below, int64_t base_bytes) {
+  RETURN_IF_ERROR(chip.status());
+  RETURN_IF_ERROR(below.status());
+  auto [from_first, left] = WithoutLeftPad(chip);
+  DmaSide side;
+  side.tier = tier;
+  side.layout = Pair({from_first, below});
+  RETURN_IF_ERROR(side.layout.status());
+  side.chip_span = below.size();
+  side.base_bytes = base_bytes;
+  side.first_position = left * side.chip_span;
+  return side;
+}
 
 int64_t DmaDescriptors::count() const {
   int64_t n = 1;
@@ -134,8 +160,10 @@ std::vector<MoveLevel> DmaDescriptors::Levels() const {
 std::string DmaDescriptors::ToText(const std::string& indent) const {
   std::string text = absl::StrCat(indent, "dma stream time [", time, "] packet [", packet, "], stride0 ",
                                   body.packet_bytes, " B, ", count(), count() == 1 ? " descriptor" : " descriptors", "\n");
-  absl::StrAppend(&text, indent, "  read ", body.read.ToLabeledString(), " ", Media(src_tier, 0, src_base_bytes), "\n");
-  absl::StrAppend(&text, indent, "  write ", body.write.ToLabeledString(), " ", Media(dst_tier, 0, dst_base_bytes), "\n");
+  absl::StrAppend(&text, indent, "  read ", body.read.ToLabeledString(), " ",
+                  Media(src_tier, src_first_position / src_chip_span, src_base_bytes), "\n");
+  absl::StrAppend(&text, indent, "  write ", body.write.ToLabeledString(), " ",
+                  Media(dst_tier, dst_first_position / dst_chip_span, dst_base_bytes), "\n");
   for (const DmaLoop& loop : loops) {
     absl::StrAppend(&text, indent, "  x", loop.size, " over ", loop.label, " (read +", loop.read_stride, ", write +",
                     loop.write_stride, "): ", loop.why, "\n");
@@ -166,6 +194,8 @@ absl::StatusOr<DmaDescriptors> DeriveMoveDescriptors(const DmaSide& src, const D
   d.dst_chip_span = dst.chip_span;
   d.src_base_bytes = src.base_bytes;
   d.dst_base_bytes = dst.base_bytes;
+  d.src_first_position = src.first_position;
+  d.dst_first_position = dst.first_position;
 
   // The stream: the projected destination digits, outermost first; digits that hold copies and
   // name no axis cannot be a stream term (the write sequencer steps 0 over an axis its buffer

@@ -34,7 +34,15 @@ struct DmaSide {
   Mapping layout;          // position p: element p from the side's first element
   int64_t chip_span = 1;   // positions per chip (a chip's address space in elements)
   int64_t base_bytes = 0;  // chip-level byte address of position 0
+  // Positions of the tier before position 0: whole chips a left-padded Chip level skips.
+  int64_t first_position = 0;
 };
+
+// A side from its Chip level and the levels below it (`below`, spanning one chip's positions).
+// A Chip level with a left pad, `# c + E + # m` (a chip view, runtime/chip_view.h), has no digit
+// form; the pad is where the side starts instead: c chips in (first_position), the layout `E # ...`
+// from there, so the move's descriptors address chip c and up as any others address chip 0 and up.
+absl::StatusOr<DmaSide> MakeDmaSide(MemoryTier tier, const Mapping& chip, const Mapping& below, int64_t base_bytes);
 
 // An entry no single descriptor can hold: the descriptors repeat over its values.
 struct DmaLoop {
@@ -50,6 +58,7 @@ struct DmaDescriptors {
   int bits = 8;
   int64_t src_chip_span = 1, dst_chip_span = 1;
   int64_t src_base_bytes = 0, dst_base_bytes = 0;
+  int64_t src_first_position = 0, dst_first_position = 0;  // DmaSide::first_position of each end
   std::string time, packet;  // the chosen stream
   // One descriptor's pair: the same entry sizes on both sides; its bases are those of the first
   // descriptor (the others move them by the loops).
@@ -58,7 +67,8 @@ struct DmaDescriptors {
   std::vector<std::string> notes;  // what the configuration does not say by itself
 
   int64_t count() const;  // descriptors: the product of the loops' sizes
-  // The whole move as loop levels over the two sides' positions, innermost first:
+  // The whole move as loop levels over the two sides' positions from their first positions,
+  // innermost first:
   // (count, destination stride, source stride), the body's entries then the loops.
   std::vector<MoveLevel> Levels() const;
   // Indented lines for `visa explain`: the stream, the first descriptor's read and write

@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 
+#include "dsl/status_macros.h"
 #include "runtime/device.h"
 
 namespace visa::jit {
@@ -46,6 +47,16 @@ std::optional<MoveNest> DmaNestOf(const DmaDescriptors& descriptors, const DmaEn
     nest.levels.push_back({level.count, Rescale(level.dst_stride, dst), Rescale(level.src_stride, src)});
   }
   return nest;
+}
+
+int64_t FirstPositionOf(int64_t first_position, const DmaEnd& end) { return Rescale(first_position, end); }
+
+InPlace FromFirstPosition(InPlace end, int64_t first_position, int bits) {
+  VISA_CHECK(first_position >= 0 && first_position <= end.positions && first_position * bits % 8 == 0,
+             "a descriptor's first position is a whole byte inside its end");
+  end.data += first_position * bits / 8;
+  end.positions -= first_position;
+  return end;
 }
 
 }  // namespace visa::jit

@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "dsl/dma_descriptor.h"
+#include "jit/in_place.h"
 #include "jit/move_nest.h"
 #include "runtime/tensor.h"
 
@@ -32,5 +33,11 @@ DmaEnd DmaEndOf(const DeviceTensor& tensor, bool in_place);
 // The nest of the descriptors over the two ends; nullopt when a staged end would need a stride
 // that is neither whole units nor inside one Element.
 std::optional<MoveNest> DmaNestOf(const DmaDescriptors& descriptors, const DmaEnd& src, const DmaEnd& dst);
+
+// Where the descriptors' first position of an end (DmaSide::first_position: a chip view starts at
+// its chip) lies in the JIT's buffer for it: whole units rescaled as strides are.
+int64_t FirstPositionOf(int64_t first_position, const DmaEnd& end);
+// The buffer `end` from position `first` on.
+InPlace FromFirstPosition(InPlace end, int64_t first, int bits);
 
 }  // namespace visa::jit

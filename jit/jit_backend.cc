@@ -134,7 +134,12 @@ struct DescriptorWalk {
 DescriptorWalk DescriptorNest(const DmaOp& op, const DeviceTensor& src, const DeviceTensor& dst, bool src_in_place,
                               bool dst_in_place) {
   if (!op.descriptors) return {std::nullopt, "no descriptor"};
-  if (dst.is_view() && !dst_in_place) return {std::nullopt, "a staged view destination (the shared transfer path)"};
+  // A staged end is its placement's bytes: a view is one only when it covers its placement's whole
+  // Element from its start (a chip view: its relabeled placement).
+  const bool whole_placement = dst.window_offset() == 0 && dst.element() == dst.placement().levels.back();
+  if (dst.is_view() && !dst_in_place && !whole_placement) {
+    return {std::nullopt, "a staged view destination (the shared transfer path)"};
+  }
   std::optional<MoveNest> nest = DmaNestOf(*op.descriptors, DmaEndOf(src, src_in_place), DmaEndOf(dst, dst_in_place));
   if (!nest) return {std::nullopt, "a staged end whose entries cross its Element"};
   return {std::move(nest), ""};
@@ -149,11 +154,17 @@ absl::StatusOr<std::string> RunDescriptors(KernelCache& kernels, const DmaOp& op
   DescriptorWalk walk = DescriptorNest(op, src, dst, from.has_value(), to.has_value());
   if (!walk.nest) return walk.why_not;
   const MoveNest& nest = *walk.nest;
+  // The descriptors start at each end's first position (a chip view's chip), in place or staged.
+  const int bits = StorageBits(src.dtype());
+  const int64_t src_first = FirstPositionOf(op.descriptors->src_first_position, DmaEndOf(src, from.has_value()));
+  const int64_t dst_first = FirstPositionOf(op.descriptors->dst_first_position, DmaEndOf(dst, to.has_value()));
+  if (to) to = FromFirstPosition(*to, dst_first, bits);
   std::optional<Staged> staged_from;
   if (!from) {
     ASSIGN_OR_RETURN(staged_from, Staged::Read(src));
     from = InPlace{src.full_mapping(), staged_from->data(), staged_from->positions()};
   }
+  from = FromFirstPosition(*from, src_first, bits);
   if (nest.max_src() >= from->positions) return std::string("entries that read past the source");
   const ElementOp copy = CopyOp(src.dtype());
   if (to) {
@@ -167,9 +178,9 @@ absl::StatusOr<std::string> RunDescriptors(KernelCache& kernels, const DmaOp& op
   const bool odd_nibbles = StorageBits(placement.dtype) == 4 && placement.levels.back().size() % 2 != 0;
   const bool covered = !odd_nibbles && nest.elements() == positions;
   ASSIGN_OR_RETURN(Staged staged_to, Staged::Read(dst.device(), placement, !covered));
-  if (nest.max_dst() >= staged_to.positions()) return std::string("entries that write past the staged destination");
-  RETURN_IF_ERROR(kernels.RunNest(nest, copy, staged_to.data(), staged_to.positions(), from->data, from->positions)
-                      .status());
+  const InPlace into = FromFirstPosition(InPlace{Mapping(), staged_to.data(), staged_to.positions()}, dst_first, bits);
+  if (nest.max_dst() >= into.positions) return std::string("entries that write past the staged destination");
+  RETURN_IF_ERROR(kernels.RunNest(nest, copy, into.data, into.positions, from->data, from->positions).status());
   RETURN_IF_ERROR(staged_to.Write());
   return std::string();
 }

@@ -33,9 +33,18 @@ absl::StatusOr<DeviceTensor> Executor::Resolve(const TensorRef& traced) const {
   return it->second.WindowLike(*traced.handle);
 }
 
-absl::StatusOr<DeviceTensor> Executor::Output(const TensorRef& traced) const {
+absl::StatusOr<DeviceTensor> Executor::Output(const TensorRef& traced) {
   if (!traced.handle) return absl::FailedPreconditionError("Launch: a host move cannot be replayed");
-  if (traced.handle->is_view()) return Resolve(traced);
+  if (traced.handle->is_view()) {
+    if (!bound_.contains(traced.id)) {
+      // Its first writer in this run is this op; like the kernel's Create, the tensor keeps what
+      // memory holds where the view does not write.
+      DeviceTensor owner = DeviceTensor::Reserve(device_, traced.handle->owner_placement());
+      owner.ClaimRanges();
+      bound_.insert_or_assign(traced.id, owner);
+    }
+    return Resolve(traced);
+  }
   return DeviceTensor::Reserve(device_, traced.handle->placement());
 }
 
@@ -83,8 +92,9 @@ absl::Status Executor::Run(const PipelineOp& op) {
 }
 
 absl::Status Executor::Run(const DmaOp& op) {
-  ASSIGN_OR_RETURN(DeviceTensor src, Resolve(op.src));
   ASSIGN_OR_RETURN(DeviceTensor dst, Output(op.dst));
+  // A memset reads nothing: its source is its destination, which it may be the first to write.
+  ASSIGN_OR_RETURN(DeviceTensor src, op.fill ? absl::StatusOr<DeviceTensor>(dst) : Resolve(op.src));
   std::optional<DeviceTensor> index;
   if (op.index) {
     ASSIGN_OR_RETURN(DeviceTensor resolved, Resolve(*op.index));

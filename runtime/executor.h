@@ -34,8 +34,10 @@ class Executor {
 
  private:
   // The output of an op: an existing target (a view written in place) or a new tensor reserved at
-  // the traced placement.
-  absl::StatusOr<DeviceTensor> Output(const TensorRef& traced) const;
+  // the traced placement. A view of a tensor no input binds and no earlier op produced (made by
+  // the kernel outside every op, as the outputs of an asymmetric slice or a chip shuffle are) is
+  // written into that tensor, made again at its traced placement.
+  absl::StatusOr<DeviceTensor> Output(const TensorRef& traced);
   // Claims a new output's ranges after its op ran and binds it for later ops.
   void Produced(const TensorRef& traced, const DeviceTensor& output);
 

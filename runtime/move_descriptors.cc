@@ -36,13 +36,12 @@ absl::StatusOr<DmaSide> DmaSideOf(const DeviceTensor& tensor) {
   }
   const int64_t unit_elements = unit_bytes * 8 / bits;
   levels.push_back(tensor.element().pad(unit_elements));
-  side.layout = Pair(levels);
-  RETURN_IF_ERROR(side.layout.status());
-  // Every unit of a chip lies between its chip's first and next: the levels above the Element
-  // have the sizes the tier requires (Cluster 2, Slice 256), so a chip spans them all.
-  side.chip_span = side.layout.size() / levels.front().size();
-  side.base_bytes = placement.address + offset_bits / 8;
-  return side;
+  // Every unit of a chip lies between its chip's first and next: the levels below the Chip have
+  // the sizes the tier requires (Cluster 2, Slice 256), so a chip spans them all. A chip view's
+  // Chip level is left-padded: its side starts at its chip.
+  std::vector<Mapping> below(levels.begin() + 1, levels.end());
+  return MakeDmaSide(side.tier, levels.front(), below.size() == 1 ? below.front() : Pair(below),
+                     placement.address + offset_bits / 8);
 }
 
 absl::StatusOr<DmaDescriptors> MoveDescriptors(const DeviceTensor& src, const DeviceTensor& dst) {

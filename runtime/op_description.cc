@@ -324,7 +324,8 @@ std::optional<int64_t> CombineCycleTerms(const std::vector<CycleTerm>& terms) {
 }
 
 std::string OpDescription::ToString() const {
-  std::string text = absl::StrCat(ResourceName(resource), resource == Resource::kDma ? " move" : " pipeline",
+  const std::string noun = !what.empty() ? what : resource == Resource::kDma ? "move" : "pipeline";
+  std::string text = absl::StrCat(ResourceName(resource), " ", noun,
                                   ": ", cycles ? absl::StrCat(*cycles, " cycles") : "no cycle estimate",
                                   "\n");
   for (const CycleTerm& t : terms) absl::StrAppend(&text, "  ", t.ToString(), "\n");
@@ -337,12 +338,19 @@ OpDescription Describe(const DmaOp& op) {
   OpDescription d;
   if (op.fill) {
     // Generate Mode: the sub context's ITOS commands, one 32-bit word each, reading nothing.
+    // The manual gives no ITOS throughput; the estimate takes the Commit Engine's, one DM write
+    // per cycle in every slice at once (its formula Time::SIZE x ceil(commit_in / commit_size)
+    // with one 32-bit word per write), and says so.
     d.resource = Resource::kSub;
+    d.what = "memset";
     if (std::optional<MemoryRange> dst = RangeOf(op.dst)) d.writes.push_back(*dst);
-    d.terms.push_back(Term("memset", Kind::kStream, std::nullopt,
-                           absl::StrFormat("%d ITOS writes of 32 bits per slice; no ITOS throughput in the "
-                                           "manual (Commit Engine > Sub-Context Operations)",
+    d.terms.push_back(Term("memset", Kind::kStream, op.fill->words_per_slice,
+                           absl::StrFormat("%d ITOS writes of 32 bits per slice, one per cycle, slices in parallel "
+                                           "(derived: the manual gives no ITOS throughput, so the Commit Engine's "
+                                           "one write per cycle, Time::SIZE x ceil(commit_in / commit_size); Commit "
+                                           "Engine > Sub-Context Operations)",
                                            op.fill->words_per_slice)));
+    d.cycles = CombineCycleTerms(d.terms);
     return d;
   }
   d.resource = Resource::kDma;

@@ -45,6 +45,7 @@ struct OpDescription {
   std::optional<int64_t> cycles;
   std::vector<CycleTerm> terms;
   std::vector<MemoryRange> reads, writes;
+  std::string what;  // what the op is when neither a move nor a pipeline ("memset")
   // "main pipeline: 69 cycles" and one line per term, read and write.
   std::string ToString() const;
 };

@@ -75,6 +75,48 @@ absl::StatusOr<Mapping> AxisOf(const Mapping& element, const std::string& name) 
   return absl::InvalidArgumentError(absl::StrCat("the Element `", element.ToString(), "` has no axis ", name));
 }
 
+int64_t UnitCount(const DeviceTensor& tensor, SliceLevel level) {
+  return level == SliceLevel::kChip ? tensor.device().chips() : kClustersPerChip;
+}
+
+// One index per unit, each a value of the axis.
+absl::Status CheckSliceIndices(const std::vector<int64_t>& slice_indices, int64_t units, const char* unit_name,
+                               const std::string& axis, int64_t axis_size) {
+  if (static_cast<int64_t>(slice_indices.size()) != units) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("one slice index per ", unit_name, " (", units, "), got ", slice_indices.size()));
+  }
+  for (int64_t index : slice_indices) {
+    if (index < 0 || index >= axis_size) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("slice index ", index, " is outside ", axis, " = ", axis_size));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The slot a placement copies is the start of the source's Element: same cells on the slot's
+// positions, padding after them (nothing live is left behind).
+absl::Status CheckSlotHoldsSource(const Mapping& element, const Mapping& slot) {
+  if (slot.size() > element.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("the slot `", slot.ToString(), "` is larger than the source's Element `",
+                                                   element.ToString(), "`"));
+  }
+  for (int64_t p = 0; p < element.size(); ++p) {
+    const Cell have = element.map(p);
+    const bool agrees = p < slot.size() ? (have.live() == slot.map(p).live() &&
+                                           (!have.live() || have.index == slot.map(p).index))
+                                        : !have.live();
+    if (!agrees) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the source's Element `", element.ToString(), "` holds ", have.ToString(), " at position ", p,
+          ", where the slot `", slot.ToString(), "` holds ", p < slot.size() ? slot.map(p).ToString() : "nothing",
+          "; the slot must be the Element's first positions and everything live"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<DmTensor> ParallelCopy(TensorUnit& sub, const DmTensor& src, const Mapping& element,
@@ -106,15 +148,9 @@ absl::StatusOr<DmTensor> AsymmetricSlice(TensorUnit& sub, const DmTensor& src, S
     return error(absl::StrCat("the slice axis must be the outermost Element axis, whole: the Element `",
                               src.element().ToString(), "` is not `", axis, ", ", rest.ToString(), "`"));
   }
-  const int64_t units = chips ? src.device().chips() : kClustersPerChip;
-  if (static_cast<int64_t>(slice_indices.size()) != units) {
-    return error(absl::StrCat("one slice index per ", unit_name, " (", units, "), got ", slice_indices.size()));
-  }
-  for (int64_t index : slice_indices) {
-    if (index < 0 || index >= selected->size()) {
-      return error(absl::StrCat("slice index ", index, " is outside ", axis, " = ", selected->size()));
-    }
-  }
+  const int64_t units = UnitCount(src, level);
+  absl::Status indices_ok = CheckSliceIndices(slice_indices, units, unit_name, axis, selected->size());
+  if (!indices_ok.ok()) return error(indices_ok.message());
   const int64_t slice_bits = rest.size() * StorageBits(src.dtype());
   if (slice_bits % kWordBits != 0) {
     return error(absl::StrCat("each slice of ", axis, " (`", rest.ToString(), "`) is ", slice_bits / 8.0,
@@ -138,6 +174,58 @@ absl::StatusOr<DmTensor> AsymmetricSlice(TensorUnit& sub, const DmTensor& src, S
                                           slice_indices[unit], " (ParallelCopy)")));
   }
   return out;
+}
+
+absl::Status AsymmetricPlaceInto(TensorUnit& sub, const DmTensor& src, SliceLevel level, const std::string& axis,
+                                 const Mapping& slot, const std::vector<int64_t>& slice_indices,
+                                 const DmTensor& dst) {
+  RETURN_IF_ERROR(slot.status());
+  const bool chips = level == SliceLevel::kChip;
+  const char* unit_name = chips ? "chip" : "cluster";
+  auto error = [&](absl::string_view why) {
+    return absl::InvalidArgumentError(absl::StrCat("Asymmetric Place (", unit_name, ") into `", axis, "` of ",
+                                                   dst.ToString(), " from ", src.ToString(), ": ", why));
+  };
+  if (dst.is_view() || src.is_view()) return error("place a whole tensor into a whole tensor, not a view");
+  if (src.dtype() != dst.dtype()) {
+    return error(absl::StrCat("the tensors hold ", Name(src.dtype()), " and ", Name(dst.dtype())));
+  }
+  const std::vector<Mapping> from_levels = src.levels(), to_levels = dst.levels();
+  for (size_t l = 0; l + 1 < from_levels.size(); ++l) {
+    if (!(from_levels[l] == to_levels[l])) {
+      return error(absl::StrCat("level ", l, " is `", from_levels[l].ToString(), "` in the source and `",
+                                to_levels[l].ToString(), "` in the destination; only the Element may differ"));
+    }
+  }
+  absl::StatusOr<Mapping> selected = AxisOf(dst.element(), axis);
+  if (!selected.ok()) return error(selected.status().message());
+  ASSIGN_OR_RETURN(bool outermost, Equivalent(dst.element(), Pair({*selected, slot})));
+  if (!outermost) {
+    return error(absl::StrCat("the destination Element must be `", axis, ", ", slot.ToString(),
+                              "` (the slot axis outermost, whole), not `", dst.element().ToString(), "`"));
+  }
+  absl::Status fits = CheckSlotHoldsSource(src.element(), slot);
+  if (!fits.ok()) return error(fits.message());
+  absl::Status indices_ok = CheckSliceIndices(slice_indices, UnitCount(src, level), unit_name, axis, selected->size());
+  if (!indices_ok.ok()) return error(indices_ok.message());
+  const int64_t slot_bits = slot.size() * StorageBits(src.dtype());
+  if (slot_bits % kWordBits != 0) {
+    return error(absl::StrCat("each slot (`", slot.ToString(), "`) is ", slot_bits / 8.0,
+                              " bytes; ParallelCopy moves whole 8-byte words, so pad the slot to a multiple of 8"));
+  }
+  for (int64_t unit = 0; unit < static_cast<int64_t>(slice_indices.size()); ++unit) {
+    auto view = [&](const DeviceTensor& t, int64_t bytes) {
+      return chips ? ChipView(t, unit, slot, bytes) : ClusterView(t, unit, slot, bytes);
+    };
+    absl::StatusOr<DeviceTensor> from = view(src, 0);
+    if (!from.ok()) return error(from.status().message());
+    absl::StatusOr<DeviceTensor> to = view(dst, slice_indices[unit] * slot_bits / 8);
+    if (!to.ok()) return error(to.status().message());
+    RETURN_IF_ERROR(CopyInto(sub, DmTensor(*from), DmTensor(*to),
+                             absl::StrCat("AsymmetricPlace ", unit_name, " ", unit, ": ", axis, " = ",
+                                          slice_indices[unit], " (ParallelCopy)")));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace visa

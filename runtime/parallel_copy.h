@@ -44,4 +44,15 @@ absl::StatusOr<DmTensor> AsymmetricSlice(TensorUnit& sub, const DmTensor& src, S
                                          const std::string& axis, const Mapping& rest,
                                          const std::vector<int64_t>& slice_indices, Address address);
 
+// The asymmetric slice's inverse (what an AllGather places): for each chip (or cluster) c, the
+// first `slot.size()` Element positions of unit c of `src` copied into slice `slice_indices[c]` of
+// the outermost Element axis `axis` of `dst` on that unit. `dst`'s Element must be `axis, slot`,
+// `src`'s Element must agree with `slot` on its positions and hold only padding after them (a
+// committed value padded past a word keeps its word), each slot whole 8-byte words, and `dst` has
+// `src`'s Chip, Cluster and Slice; the other slices of `dst` keep what they hold. One ParallelCopy
+// per unit, each over that unit alone (runtime/chip_view.h).
+absl::Status AsymmetricPlaceInto(TensorUnit& sub, const DmTensor& src, SliceLevel level, const std::string& axis,
+                                 const Mapping& slot, const std::vector<int64_t>& slice_indices,
+                                 const DmTensor& dst);
+
 }  // namespace visa

@@ -154,6 +154,7 @@ absl::StatusOr<DeviceTensor> DeviceTensor::Relabel(std::vector<Mapping> levels, 
     }
   }
   DeviceTensor t = *this;
+  if (!t.owner_placement_) t.owner_placement_ = placement_;
   t.element_ = p.levels.back();
   t.placement_ = std::make_shared<const Placement>(std::move(p));
   t.window_offset_ = 0;
@@ -167,6 +168,7 @@ DeviceTensor DeviceTensor::RebindTo(const DeviceTensor& tensor) const {
   t.device_ = tensor.device_;
   t.id_ = tensor.id_;
   t.lease_ = tensor.lease_;
+  t.owner_placement_ = tensor.placement_;
   return t;
 }
 

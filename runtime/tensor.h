@@ -71,6 +71,8 @@ class DeviceTensor {
   Tier tier() const { return placement_->tier; }
   const Placement& placement() const { return *placement_; }
   int64_t address() const { return placement_->address; }
+  // The placement of the tensor this handle is part of (a relabeling's own placement differs).
+  const Placement& owner_placement() const { return owner_placement_ ? *owner_placement_ : *placement_; }
 
   // Level mappings as this handle sees them (a view's Element is its window mapping).
   std::vector<Mapping> levels() const;
@@ -133,6 +135,7 @@ class DeviceTensor {
   bool relabeled_ = false;  // made by Relabel: its placement is its own, not the tensor's
   // Shared by every handle of the tensor: the last one gone forgets it (AddressBook::Lease).
   std::shared_ptr<const void> lease_;
+  std::shared_ptr<const Placement> owner_placement_;  // a relabeling's tensor's placement
 };
 
 class HbmTensor : public DeviceTensor {

@@ -10,6 +10,19 @@
 // input is the row `B # 8`. The addition widens: the interleaved fetch converts i8 to i32 (the
 // Vector Engine adds i32 or f32), so the sums are exact and the results are i32; the four tensors
 // are added as a tree, (T0 + T1) + (T2 + T3), three two-group adds.
+//
+// Step 6 of the ReduceScatter example (AllGather) contradicts the rest of it: its Goal, its
+// Output's per-chip list and its name say each chip ends with one sum (chip c: column B = c, the
+// state after Step 5), while Step 6 says every chip gathers the sums of chips 0..3 and prints
+// `{chip: 4, slice: 256, element: B}`, the AllReduce's output. The reading taken here:
+// ReduceScatter is Steps 1-5 (`reduce_scatter_4chip` stops there), and Step 6 is an AllGather
+// appended to it, which turns the ReduceScatter into an AllReduce (`reduce_scatter_all_gather_4chip`
+// runs Steps 1-6 and must end where `all_reduce_4chip` does). The manual names no primitive for the
+// gather; it is built from the two the section has: three ChipShuffle rotations of the sums bring
+// chip c + k's sum to chip c, and an asymmetric placement (the asymmetric slice's inverse,
+// ParallelCopy per chip on the sub context) writes it into slot B = c + k (mod 4) of the result,
+// `{chip: A (every chip), element: B, 1 # 2}` in i32 (each sum in the first 8-byte word of the
+// 32 bytes the addition committed it in: stos moves whole words).
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -127,6 +140,31 @@ std::vector<Cell2> AllReduceOperands(int chip, int b) {
   return operands;
 }
 
+// The manual's Steps 1-5 of the ReduceScatter: chip c ends with the sum of column B = c.
+absl::StatusOr<DmTensor> ReduceScatterSteps(Context& ctx, const MappingScope& m, const DmTensor& in) {
+  // Tk: chip c selects B = (c + k') and the shuffle brings chip c + k's pick to chip c, so
+  // chip c of every Tk holds a value of column B = c (the manual's Steps 1-4).
+  struct Step {
+    std::vector<int64_t> slice, shuffle;
+  };
+  const std::vector<Step> steps = {{{0, 1, 2, 3}, {}},
+                                   {{3, 0, 1, 2}, {1, 2, 3, 0}},
+                                   {{2, 3, 0, 1}, {2, 3, 0, 1}},
+                                   {{1, 2, 3, 0}, {3, 0, 1, 2}}};
+  std::vector<DmTensor> t;
+  for (size_t k = 0; k < steps.size(); ++k) {
+    ASSIGN_OR_RETURN(DmTensor sliced, AsymmetricSlice(ctx.sub, in, SliceLevel::kChip, "B", m.m("1 # 8"),
+                                                      steps[k].slice, 0x1000 + 0x100 * k));
+    if (steps[k].shuffle.empty()) {
+      t.push_back(sliced);
+      continue;
+    }
+    ASSIGN_OR_RETURN(DmTensor shuffled, ChipShuffle(ctx.tdma, sliced, steps[k].shuffle, 0x2000 + 0x100 * k));
+    t.push_back(shuffled);
+  }
+  return AddFour(ctx, m, t, "1 # 8");  // Step 5: chip c holds the sum of column B = c
+}
+
 Sample ReduceScatter() {
   Sample s;
   s.name = "reduce_scatter_4chip";
@@ -135,28 +173,8 @@ Sample ReduceScatter() {
                   "(T0 + T1) + (T2 + T3) on the Vector Engine";
   s.axes = "A = 4, B = 4, I = 2";
   s.runner = [](Backend& backend, const DeviceOptions& options) {
-    CollectiveKernel kernel = [](Context& ctx, const MappingScope& m, const DmTensor& in) -> absl::StatusOr<DmTensor> {
-      // Tk: chip c selects B = (c + k') and the shuffle brings chip c + k's pick to chip c, so
-      // chip c of every Tk holds a value of column B = c (the manual's Steps 1-4).
-      struct Step {
-        std::vector<int64_t> slice, shuffle;
-      };
-      const std::vector<Step> steps = {{{0, 1, 2, 3}, {}},
-                                       {{3, 0, 1, 2}, {1, 2, 3, 0}},
-                                       {{2, 3, 0, 1}, {2, 3, 0, 1}},
-                                       {{1, 2, 3, 0}, {3, 0, 1, 2}}};
-      std::vector<DmTensor> t;
-      for (size_t k = 0; k < steps.size(); ++k) {
-        ASSIGN_OR_RETURN(DmTensor sliced, AsymmetricSlice(ctx.sub, in, SliceLevel::kChip, "B", m.m("1 # 8"),
-                                                          steps[k].slice, 0x1000 + 0x100 * k));
-        if (steps[k].shuffle.empty()) {
-          t.push_back(sliced);
-          continue;
-        }
-        ASSIGN_OR_RETURN(DmTensor shuffled, ChipShuffle(ctx.tdma, sliced, steps[k].shuffle, 0x2000 + 0x100 * k));
-        t.push_back(shuffled);
-      }
-      return AddFour(ctx, m, t, "1 # 8");  // Step 5: chip c holds the sum of column B = c
+    CollectiveKernel kernel = [](Context& ctx, const MappingScope& m, const DmTensor& in) {
+      return ReduceScatterSteps(ctx, m, in);
     };
     // Chip c (the result's A) holds the sum of column B = c, as the manual lists it.
     CollectiveWant want = [](const Index& at, const HostTensor& host) {
@@ -165,6 +183,54 @@ Sample ReduceScatter() {
     };
     return RunCollective(backend, options, "B, 1 # 8", kernel, "A", want,
                          "chip c: sum over A of (A, B = c), exact in i32");
+  };
+  return s;
+}
+
+// The manual's Step 6: every chip gathers the four sums (one per chip in `sums`) into slots
+// B = 0..3 of a new tensor at 0x3400. Rotation k brings chip c + k's sum to chip c, which places it
+// in slot c + k; rotation 0 is the sums themselves.
+absl::StatusOr<DmTensor> AllGather(Context& ctx, const MappingScope& m, const DmTensor& sums) {
+  ASSIGN_OR_RETURN(DmTensor gathered, DmTensor::Create(ctx.device(), sums.dtype(), sums.chip(), sums.cluster(),
+                                                       sums.slice(), m.m("B, 1 # 2"), 0x3400));
+  for (int64_t k = 0; k < 4; ++k) {
+    std::vector<int64_t> rotation, slots;
+    for (int64_t chip = 0; chip < 4; ++chip) {
+      rotation.push_back((chip + k) % 4);
+      slots.push_back((chip + k) % 4);
+    }
+    absl::StatusOr<DmTensor> rotated = k == 0 ? sums : ChipShuffle(ctx.tdma, sums, rotation, 0x4000 + 0x100 * k);
+    RETURN_IF_ERROR(rotated.status());
+    RETURN_IF_ERROR(AsymmetricPlaceInto(ctx.sub, *rotated, SliceLevel::kChip, "B", m.m("1 # 2"), slots, gathered));
+  }
+  return gathered;
+}
+
+// The column sum over A of column `b`, from the host input alone.
+double ColumnSum(const HostTensor& host, int b) {
+  double sum = 0;
+  for (int a = 0; a < 4; ++a) sum += HostAt(host, a, b);
+  return sum;
+}
+
+Sample ReduceScatterAllGather() {
+  Sample s;
+  s.name = "reduce_scatter_all_gather_4chip";
+  s.description = "Chip/Cluster Reduce, the manual's 4-chip ReduceScatter with its Step 6 (AllGather): Steps 1-5 "
+                  "as reduce_scatter_4chip, then ChipShuffle rotations of the sums and an asymmetric placement "
+                  "(ParallelCopy, sub) into slot B on every chip; ends as all_reduce_4chip does";
+  s.axes = "A = 4, B = 4, I = 2";
+  s.runner = [](Backend& backend, const DeviceOptions& options) {
+    CollectiveKernel kernel = [](Context& ctx, const MappingScope& m, const DmTensor& in) -> absl::StatusOr<DmTensor> {
+      ASSIGN_OR_RETURN(DmTensor sums, ReduceScatterSteps(ctx, m, in));
+      return AllGather(ctx, m, sums);
+    };
+    // Every chip (the result's A) holds every column sum, as after an AllReduce.
+    CollectiveWant want = [](const Index& at, const HostTensor& host) {
+      return ColumnSum(host, static_cast<int>(at["B"]));
+    };
+    return RunCollective(backend, options, "B, 1 # 8", kernel, "A, B", want,
+                         "every chip: sum over A of (A, B), exact in i32, gathered from the chip holding B");
   };
   return s;
 }
@@ -198,6 +264,6 @@ Sample AllReduce() {
 
 }  // namespace
 
-std::vector<Sample> CollectiveSamples() { return {ReduceScatter(), AllReduce()}; }
+std::vector<Sample> CollectiveSamples() { return {ReduceScatter(), ReduceScatterAllGather(), AllReduce()}; }
 
 }  // namespace visa::samples

@@ -80,11 +80,33 @@ TEST(CollectiveSamplesTest, AllReduceShufflesThreeRotationsAndAdds) {
   EXPECT_THAT(Operations(run.program), ElementsAreArray(want));
 }
 
+// The manual's Step 6 read as an AllGather after Steps 1-5 (samples/collective_samples.cc): the
+// runner compares every chip's four values with the host's column sums over A.
+TEST(CollectiveSamplesTest, AllGatherAfterReduceScatterLeavesEveryColumnSumOnEveryChip) {
+  SampleRun run = RunOnInterpreter("reduce_scatter_all_gather_4chip");
+  EXPECT_FALSE(run.mismatch.has_value()) << *run.mismatch;
+  EXPECT_EQ(run.elements, 16);  // as all_reduce_4chip: 4 chips x 4 column sums
+  std::vector<std::string> steps = Operations(run.program);
+  std::vector<std::string> gather(steps.begin() + 4 * 4 + 3 * 6 + 3, steps.end());
+  std::vector<std::string> want;
+  for (int k = 0; k < 4; ++k) {
+    std::vector<int64_t> rotation;
+    for (int chip = 0; chip < 4; ++chip) rotation.push_back((chip + k) % 4);
+    if (k > 0) {
+      for (const std::string& move : ShuffleMoves(rotation)) want.push_back(move);
+    }
+    for (int chip = 0; chip < 4; ++chip) {
+      want.push_back(absl::StrCat("AsymmetricPlace chip ", chip, ": B = ", rotation[chip], " (ParallelCopy)"));
+    }
+  }
+  EXPECT_THAT(gather, ElementsAreArray(want));
+}
+
 TEST(CollectiveSamplesTest, SlicesRunOnTheSubContextShufflesOnDma) {
-  SampleRun run = RunOnInterpreter("reduce_scatter_4chip");
+  SampleRun run = RunOnInterpreter("reduce_scatter_all_gather_4chip");
   for (const Op& op : run.program.ops) {
     const std::string& name = std::visit([](const auto& body) -> const std::string& { return body.operation; }, op.body);
-    if (absl::StartsWith(name, "AsymmetricSlice")) EXPECT_EQ(Describe(op).resource, Resource::kSub) << name;
+    if (absl::StartsWith(name, "AsymmetricSlice") || absl::StartsWith(name, "AsymmetricPlace")) EXPECT_EQ(Describe(op).resource, Resource::kSub) << name;
     if (absl::StartsWith(name, "ChipShuffle")) EXPECT_EQ(Describe(op).resource, Resource::kDma) << name;
     if (name == "TensorAddition") EXPECT_EQ(Describe(op).resource, Resource::kMain);
   }

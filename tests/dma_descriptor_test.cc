@@ -5,6 +5,7 @@
 #include <set>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "dsl/index_matching.h"
 #include "dsl/mapping_parser.h"
 #include "gtest/gtest.h"
@@ -45,21 +46,24 @@ std::ostream& operator<<(std::ostream& os, const Entry& e) { return os << e.size
 // Walks the descriptors' levels and checks, independently of the derivation, that every position
 // written holds the index of the position read (the DMA rule, by axis), that no position is
 // written twice and that every live destination position is written. "" or the first violation.
-std::string CheckWalk(const DmaDescriptors& d, const DmaSide& src, const DmaSide& dst, int64_t dst_live) {
+// The positions are the tier's: a side's first position (a chip view's chip) is added, and the
+// layouts are those given (for a chip view, its full left-padded layout).
+std::string CheckWalkOver(const DmaDescriptors& d, const Mapping& src_layout, const Mapping& dst_layout,
+                          int64_t dst_live) {
   const std::vector<MoveLevel> levels = d.Levels();
   std::vector<int64_t> counter(levels.size(), 0);
   std::set<int64_t> written;
   while (true) {
-    int64_t p = 0, q = 0;
+    int64_t p = d.dst_first_position, q = d.src_first_position;
     for (size_t i = 0; i < levels.size(); ++i) {
       p += counter[i] * levels[i].dst_stride;
       q += counter[i] * levels[i].src_stride;
     }
-    const Cell to = dst.layout.map(p);
-    const Cell from = src.layout.map(q);
+    const Cell to = dst_layout.map(p);
+    const Cell from = src_layout.map(q);
     if (!to.live()) return "writes destination padding at " + std::to_string(p);
     if (!from.live()) return "reads source padding at " + std::to_string(q);
-    std::optional<Index> wanted = Match(to.index, src.layout, MatchRule::kByAxis);
+    std::optional<Index> wanted = Match(to.index, src_layout, MatchRule::kByAxis);
     if (!wanted || !(*wanted == from.index)) {
       return "position " + std::to_string(p) + " holds " + to.ToString() + " but reads " + from.ToString();
     }
@@ -72,6 +76,9 @@ std::string CheckWalk(const DmaDescriptors& d, const DmaSide& src, const DmaSide
     return "writes " + std::to_string(written.size()) + " of " + std::to_string(dst_live) + " positions";
   }
   return "";
+}
+std::string CheckWalk(const DmaDescriptors& d, const DmaSide& src, const DmaSide& dst, int64_t dst_live) {
+  return CheckWalkOver(d, src.layout, dst.layout, dst_live);
 }
 
 // Manual, "DMA Engine" > Example (Basic HBM-to-HBM Layout Transformation): NCHW at 1024 to HCNW at
@@ -228,6 +235,76 @@ TEST(DmaDescriptor, NoDescriptorWithoutADigitForm) {
   ASSERT_FALSE(d.ok());
   EXPECT_NE(d.status().message().find("DMA descriptor"), std::string::npos) << d.status();
   EXPECT_NE(d.status().message().find("no digit form"), std::string::npos) << d.status();
+}
+
+// A chip view (runtime/chip_view.h): chip c of a 4-chip tensor, `# c + Chip + # (3 - c)` over one
+// chip's positions. Its left pad has no digit form; the side starts c chips in instead.
+struct ChipViewEnd {
+  Mapping full;  // the view's layout over the tier's positions, the left pad included
+  DmaSide side;
+};
+ChipViewEnd ChipViewOf(const MappingScope& s, int64_t chip, const std::string& below, MemoryTier tier, int64_t base) {
+  const Mapping one = s.m("Chip").left_pad(chip).pad(4);
+  const Mapping under = s.m(below);
+  absl::StatusOr<DmaSide> side = MakeDmaSide(tier, one, under, base);
+  EXPECT_TRUE(side.ok()) << side.status();
+  return {Pair({one, under}), *side};
+}
+
+// The chip shuffle's moves: chip p's HBM part into chip t's, for every pair of chips; the
+// descriptors address the two chips and the walk, from each side's first position, copies chip
+// p's elements into chip t's positions.
+TEST(DmaDescriptor, ChipViewsStartAtTheirChip) {
+  MappingScope s(*Axes::Parse("Chip = 1, B = 16"));
+  for (int64_t from = 0; from < 4; ++from) {
+    for (int64_t to = 0; to < 4; ++to) {
+      SCOPED_TRACE(testing::Message() << "chip " << from << " -> chip " << to);
+      const ChipViewEnd src = ChipViewOf(s, from, "B # 65536", MemoryTier::kHbm, 0);
+      const ChipViewEnd dst = ChipViewOf(s, to, "B # 65536", MemoryTier::kHbm, 0x8000);
+      EXPECT_EQ(src.side.first_position, from * 65536);
+      absl::StatusOr<DmaDescriptors> d = DeriveMoveDescriptors(src.side, dst.side, kI8);
+      ASSERT_TRUE(d.ok()) << d.status();
+      EXPECT_EQ(d->count(), 1);
+      EXPECT_EQ(d->packet, "B");
+      EXPECT_EQ(d->src_first_position, from * 65536);
+      EXPECT_EQ(d->dst_first_position, to * 65536);
+      const std::string text = d->ToText("");
+      EXPECT_NE(text.find(absl::StrCat("HBM(chip ", from, ")@0")), std::string::npos) << text;
+      EXPECT_NE(text.find(absl::StrCat("HBM(chip ", to, ")@32768")), std::string::npos) << text;
+      EXPECT_EQ(CheckWalkOver(*d, src.full, dst.full, 16), "");
+    }
+  }
+}
+
+// A DM chip view (the asymmetric slice's and the shuffle's staging moves): Cluster and Slice
+// below the Chip, the word of slice 0 of cluster 0 of chip 2 to chip 2's HBM and back.
+TEST(DmaDescriptor, DmChipViewsToAndFromHbm) {
+  MappingScope s(*Axes::Parse("Chip = 1, B = 8"));
+  const int64_t unit = 512 * 1024;
+  const ChipViewEnd dm = ChipViewOf(s, 2, absl::StrCat("1 # 2, 1 # 256, B # ", unit), MemoryTier::kDm, 0x1000);
+  const ChipViewEnd hbm = ChipViewOf(s, 2, "B # 65536", MemoryTier::kHbm, 0);
+  EXPECT_EQ(dm.side.first_position, 2 * 512 * unit);
+  absl::StatusOr<DmaDescriptors> out = DeriveMoveDescriptors(dm.side, hbm.side, kI8);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_NE(out->ToText("").find("DM(chip 2)@4096"), std::string::npos) << out->ToText("");
+  EXPECT_EQ(CheckWalkOver(*out, dm.full, hbm.full, 8), "");
+  absl::StatusOr<DmaDescriptors> back = DeriveMoveDescriptors(hbm.side, dm.side, kI8);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(CheckWalkOver(*back, hbm.full, dm.full, 8), "");
+}
+
+// The last chip's view has no right pad (`# 3 + Chip`): the same start.
+TEST(DmaDescriptor, TheLastChipsViewHasOnlyALeftPad) {
+  MappingScope s(*Axes::Parse("Chip = 1, B = 16"));
+  const Mapping last = s.m("Chip").left_pad(3);
+  ASSERT_EQ(last.size(), 4);
+  absl::StatusOr<DmaSide> side = MakeDmaSide(MemoryTier::kHbm, last, s.m("B # 65536"), 0);
+  ASSERT_TRUE(side.ok()) << side.status();
+  EXPECT_EQ(side->first_position, 3 * 65536);
+  const ChipViewEnd first = ChipViewOf(s, 0, "B # 65536", MemoryTier::kHbm, 0x8000);
+  absl::StatusOr<DmaDescriptors> d = DeriveMoveDescriptors(*side, first.side, kI8);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(CheckWalkOver(*d, Pair({last, s.m("B # 65536")}), first.full, 16), "");
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "jit/jit_backend.h"
 #include "runtime/memset.h"
 #include "runtime/op_description.h"
+#include "runtime/scheduler.h"
 #include "runtime/tensor_unit.h"
 #include "runtime/transfer.h"
 
@@ -160,6 +161,23 @@ TEST_F(MemsetTest, IsASubContextOpWritingTheView) {
   EXPECT_TRUE(d.reads.empty());
   ASSERT_EQ(d.writes.size(), 1u);
   EXPECT_EQ(d.writes[0].total_bytes(), 32) << d.writes[0].ToString();  // the window in the one live slice
+}
+
+// The manual gives no ITOS throughput: the estimate is the Commit Engine's one write per cycle,
+// one 32-bit word per ITOS, every slice at once.
+TEST_F(MemsetTest, CostsOneCycleForEachThirtyTwoBitWordOfASlice) {
+  Context ctx(device_, interp_);
+  DmTensor x = Input(device_, DType::kI8);
+  ASSERT_TRUE(ctx.sub.memset(*x.tile(m("A"), 2, 1), -3).ok());
+  OpDescription d = Describe(ctx.program().ops.back());
+  ASSERT_TRUE(d.cycles.has_value());
+  EXPECT_EQ(*d.cycles, 32 / 4);  // the 32-byte window in 4-byte ITOS words
+  EXPECT_THAT(d.ToString(), HasSubstr("sub memset: 8 cycles"));
+  EXPECT_THAT(d.ToString(), HasSubstr("derived: the manual gives no ITOS throughput"));
+  Schedule schedule = MakeSchedule(ctx.program());
+  ASSERT_EQ(schedule.ops.size(), ctx.program().ops.size());
+  EXPECT_TRUE(schedule.ops.back().estimated);
+  EXPECT_EQ(schedule.ops.back().end - schedule.ops.back().start, 8);
 }
 
 }  // namespace
