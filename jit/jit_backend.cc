@@ -360,13 +360,9 @@ struct KernelRunner {
 
   absl::StatusOr<HostTensor> Rearrange(HostTensor stream, const StreamShape& out) {
     const Mapping full = out.Full();
-    // A collect that only repacketizes: the same image under the new layout (padding would have
-    // to be cleared, so a padded layout is moved). Padding is checked first: deciding equivalence
-    // of padded layouts may enumerate every position, and its answer would not be used.
-    if (!HasPadding(full)) {
-      ASSIGN_OR_RETURN(bool same, kernels.SameLayout(full, stream.mapping()));
-      if (same) return Image(stream.dtype(), full, std::move(stream).TakeBytes());
-    }
+    // A collect that only repacketizes: the same image under the new layout.
+    ASSIGN_OR_RETURN(bool same, kernels.SameUnpaddedLayout(full, stream.mapping()));
+    if (same) return Image(stream.dtype(), full, std::move(stream).TakeBytes());
     std::vector<uint8_t> bytes(static_cast<size_t>(StorageBytes(stream.dtype(), full.size())), 0);
     RETURN_IF_ERROR(kernels.Move(full, stream.mapping(), CopyOp(stream.dtype()), bytes.data(), full.size(),
                                  stream.bytes().data(), stream.size(), /*allow_drop=*/false).status());
@@ -511,10 +507,8 @@ struct KernelCompiler {
     return out;
   }
   absl::StatusOr<Stream> Rearrange(Stream stream, const StreamShape& out) {
-    if (!HasPadding(out.Full())) {  // padding first, as in the compiler's Rearrange
-      ASSIGN_OR_RETURN(bool same, kernels.SameLayout(out.Full(), stream.layout));
-      if (same) return Stream{out.Full(), stream.dtype};
-    }
+    ASSIGN_OR_RETURN(bool same, kernels.SameUnpaddedLayout(out.Full(), stream.layout));
+    if (same) return Stream{out.Full(), stream.dtype};
     RETURN_IF_ERROR(kernels.Compile(out.Full(), stream.layout, CopyOp(stream.dtype), /*allow_drop=*/false));
     return Stream{out.Full(), stream.dtype};
   }

@@ -153,13 +153,14 @@ bool KernelCache::HasNest(const Mapping& dst, const Mapping& src) {
   return nest;
 }
 
-absl::StatusOr<bool> KernelCache::SameLayout(const Mapping& a, const Mapping& b) {
-  std::string key = absl::StrCat(MappingKey(a), " == ", MappingKey(b));
+absl::StatusOr<bool> KernelCache::SameUnpaddedLayout(const Mapping& dst, const Mapping& src) {
+  if (HasPadding(dst)) return false;
+  std::string key = absl::StrCat(MappingKey(dst), " == ", MappingKey(src));
   auto it = same_layouts_.find(key);
   if (it != same_layouts_.end()) return it->second;
-  bool same = a.size() == b.size();
+  bool same = dst.size() == src.size();
   if (same) {
-    ASSIGN_OR_RETURN(same, Equivalent(a, b));
+    ASSIGN_OR_RETURN(same, Equivalent(dst, src));
   }
   same_layouts_.emplace(std::move(key), same);
   return same;

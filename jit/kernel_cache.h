@@ -75,9 +75,10 @@ class KernelCache {
   // for such moves: a run list over a memory-sized padded layout would walk every position.
   bool HasNest(const Mapping& dst, const Mapping& src);
 
-  // Whether two layouts place every index at the same position (a move between them is a copy of
-  // the whole image); cached.
-  absl::StatusOr<bool> SameLayout(const Mapping& a, const Mapping& b);
+  // Whether a move from `src` to `dst` is a copy of the whole image: `dst` has no padding (which a
+  // move would have to clear) and both place every index at the same position; cached. Padding is
+  // checked first because deciding equivalence of padded layouts may enumerate every position.
+  absl::StatusOr<bool> SameUnpaddedLayout(const Mapping& dst, const Mapping& src);
 
   // The compiled per-slice epilogue of a fused contraction (cached by its key).
   absl::StatusOr<EpilogueFn> Epilogue(const ContractionEpilogue& epilogue);
