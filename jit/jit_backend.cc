@@ -430,7 +430,11 @@ struct KernelRunner {
     const auto* commit = std::get_if<CommitStage>(&last);
     const SliceBitmap slices = commit != nullptr ? commit->slices : SliceBitmap::All();
     const Mapping full = output.full_mapping();
-    if (commit != nullptr) {
+    // A padded stream into a padded Element: the sequencer's whole commit_size units would carry
+    // stream lanes into the Element's pad bytes, and a covering staged write would zero them; the
+    // interpreter leaves them as they were, so the move by index over the bytes read back does too.
+    const bool writes_pads = commit != nullptr && HasPadding(commit->element) && HasPadding(stream.mapping());
+    if (commit != nullptr && !writes_pads) {
       std::optional<InPlace> target = InPlaceOf(output);
       std::optional<MoveNest> nest = target ? CommitNest(*commit, output, stream.size()) : std::nullopt;
       if (nest && nest->max_dst() < target->positions) {
@@ -438,17 +442,17 @@ struct KernelRunner {
         return kernels.RunNest(*nest, CopyOp(stream.dtype()), target->data, target->positions, stream.bytes().data(),
                                stream.size()).status();
       }
-      ++kernels.stats().derived_commits;
     }
-    if (slices.all()) {
+    if (commit != nullptr) ++kernels.stats().derived_commits;
+    if (slices.all() && !writes_pads) {
       std::optional<InPlace> target = InPlaceOf(output);
       if (target && kernels.HasNest(target->layout, stream.mapping())) {
         return kernels.Move(target->layout, stream.mapping(), CopyOp(stream.dtype()), target->data,
                             target->positions, stream.bytes().data(), stream.size(), /*allow_drop=*/true).status();
       }
     }
-    if (output.is_view() || !slices.all()) {
-      // commit_view, or a commit that leaves disabled slices as they were.
+    if (output.is_view() || !slices.all() || writes_pads) {
+      // commit_view, or a commit that leaves disabled slices (or pad bytes) as they were.
       ASSIGN_OR_RETURN(Staged staged, Staged::Read(output));
       RETURN_IF_ERROR(kernels.Move(full, stream.mapping(), CopyOp(stream.dtype()), staged.data(), staged.positions(),
                                    stream.bytes().data(), stream.size(), /*allow_drop=*/true).status());
@@ -542,13 +546,15 @@ struct KernelCompiler {
   absl::Status Store(Stream stream, const Stage& last) {
     if (!op.output.handle) return absl::OkStatus();
     const auto* commit = std::get_if<CommitStage>(&last);
-    if (commit != nullptr && InPlaceLayout(*op.output.handle)) {
+    // As the runner's Store: a padded stream into a padded Element moves by index.
+    const bool writes_pads = commit != nullptr && HasPadding(commit->element) && HasPadding(stream.layout);
+    if (commit != nullptr && !writes_pads && InPlaceLayout(*op.output.handle)) {
       std::optional<MoveNest> nest = CommitNest(*commit, *op.output.handle, stream.layout.size());
       if (nest && nest->max_dst() < InPlacePositions(*op.output.handle)) {
         return kernels.CompileNest(*nest, CopyOp(stream.dtype));
       }
     }
-    if (commit == nullptr || commit->slices.all()) {
+    if (!writes_pads && (commit == nullptr || commit->slices.all())) {
       std::optional<Mapping> target = InPlaceLayout(*op.output.handle);
       if (target && kernels.HasNest(*target, stream.layout)) {
         return kernels.Compile(*target, stream.layout, CopyOp(stream.dtype), /*allow_drop=*/true);
