@@ -35,13 +35,14 @@ VeAlu LogicAlu(int op) {
 VeAlu FxpAlu(int op) {
   static constexpr VeAlu kAlus[] = {VeAlu::kFxpAdd, VeAlu::kFxpAdd, VeAlu::kFxpAdd, VeAlu::kFxpAdd,
                                     VeAlu::kFxpLshift, VeAlu::kFxpLshift, VeAlu::kFxpMul, VeAlu::kFxpMul,
-                                    VeAlu::kFxpRshift, VeAlu::kFxpRshift};
+                                    VeAlu::kFxpRshift, VeAlu::kFxpRshift, VeAlu::kFxpRshift};
   return kAlus[op];
 }
 VeAlu UnaryAlu(int op) { return op <= static_cast<int>(FpUnaryOp::kNegExp) ? VeAlu::kFpExp : VeAlu::kFpFpu; }
 VeAlu BinaryAlu(int kind, FpMulAlu mul) {
   switch (static_cast<FpBinaryOp::Kind>(kind)) {
     case FpBinaryOp::Kind::kMulF:
+    case FpBinaryOp::Kind::kMaskMulF:
       return mul == FpMulAlu::kMul0 ? VeAlu::kFpMul0 : mul == FpMulAlu::kMul1 ? VeAlu::kFpMul1 : VeAlu::kFpFma;
     case FpBinaryOp::Kind::kDivF: return VeAlu::kFpFpu;
     default: return VeAlu::kFpFma;
@@ -59,9 +60,16 @@ FpBinaryOp BinaryOp(int kind, FpMulAlu mul) {
     case FpBinaryOp::Kind::kSubF: return FpBinaryOp::SubF();
     case FpBinaryOp::Kind::kMulF: return FpBinaryOp::MulF(mul);
     case FpBinaryOp::Kind::kDivF: return FpBinaryOp::DivF();
+    case FpBinaryOp::Kind::kMaskMulF: return FpBinaryOp::MaskMulF(mul);
     default: return FpBinaryOp::AddF();
   }
 }
+
+// The ops drawn: every FxpBinaryOp (ArithRightShiftRound last) and FpBinaryOp kind (MaskMulF last).
+constexpr int kFxpOps = static_cast<int>(FxpBinaryOp::kArithRightShiftRound) + 1;
+constexpr int kMaskMul = static_cast<int>(FpBinaryOp::Kind::kMaskMulF);
+constexpr int kBinaryKinds = kMaskMul + 1;
+FpTernaryOp TernaryOp(int op) { return op == 1 ? FpTernaryOp::kMaskFmaF : FpTernaryOp::kFmaF; }
 
 class VectorDrawer {
  public:
@@ -235,7 +243,7 @@ class VectorDrawer {
     chain_.calls.push_back(c);
   }
   void Fxp() {
-    const int op = static_cast<int>(Below(10));
+    const int op = static_cast<int>(Below(kFxpOps));
     if (!Free(FxpAlu(op))) return;
     used_.insert(FxpAlu(op));
     VectorCallDraw c = Call(Kind::kFxp);
@@ -262,8 +270,8 @@ class VectorDrawer {
       }
       chain_.calls.push_back(c);
     } else if (form == 1) {
-      const int kind = static_cast<int>(Below(4));
-      const FpMulAlu mul = static_cast<FpMulAlu>(Below(3));
+      const int kind = static_cast<int>(Below(kBinaryKinds));
+      const FpMulAlu mul = static_cast<FpMulAlu>(Below(kind == kMaskMul ? 2 : 3));  // MaskMulF: Mul0 / Mul1
       if (!Free(BinaryAlu(kind, mul))) return;
       used_.insert(BinaryAlu(kind, mul));
       VectorCallDraw c = Call(Kind::kFpBinary);
@@ -277,6 +285,7 @@ class VectorDrawer {
       if (!Free(VeAlu::kFpFma)) return;
       used_.insert(VeAlu::kFpFma);
       VectorCallDraw c = Call(Kind::kFpTernary);
+      c.op = static_cast<int>(Below(2));  // FmaF, MaskFmaF
       c.mode = static_cast<int>(Below(7));
       if (paired_) c.group = Groups(false, true);
       else c.slots = Slots(false, true);
@@ -373,8 +382,8 @@ class VectorDrawer {
     c.mode = static_cast<int>(Below(4));
     std::vector<int> ops;
     if (of == Kind::kFpBinary) {
-      for (int kind = 0; kind < 4; ++kind) {
-        for (int mul = 0; mul < 3; ++mul) {
+      for (int kind = 0; kind < kBinaryKinds; ++kind) {
+        for (int mul = 0; mul < (kind == kMaskMul ? 2 : 3); ++mul) {
           if (Free(BinaryAlu(kind, static_cast<FpMulAlu>(mul)))) ops.push_back(kind * 3 + mul);
         }
       }
@@ -383,7 +392,7 @@ class VectorDrawer {
         if (Free(ClipAlu(op, type_))) ops.push_back(op);
       }
     } else {
-      for (int op = 0; op < 10; ++op) {
+      for (int op = 0; op < kFxpOps; ++op) {
         if (Free(FxpAlu(op))) ops.push_back(op);
       }
     }
@@ -639,9 +648,9 @@ Stream ApplyCall(Stream s, const MappingScope& m, const VectorCallDraw& c, const
     }
     case Kind::kFpTernary:
       if (c.pair) {
-        return std::move(s).vector_fp_ternary(FpTernaryOp::kFmaF, TernaryGroup(c, 0, vrfs), TernaryGroup(c, 1, vrfs));
+        return std::move(s).vector_fp_ternary(TernaryOp(c.op), TernaryGroup(c, 0, vrfs), TernaryGroup(c, 1, vrfs));
       }
-      return std::move(s).vector_fp_ternary_with_mode(FpTernaryOp::kFmaF, static_cast<TernaryArgMode>(c.mode),
+      return std::move(s).vector_fp_ternary_with_mode(TernaryOp(c.op), static_cast<TernaryArgMode>(c.mode),
                                                       Operand(c, vrfs));
     case Kind::kFpDiv:
       if (c.pair) return std::move(s).vector_fp_div(FpDivBinaryOp::kDivF, Group(c, 0, vrfs), Group(c, 1, vrfs));
@@ -701,6 +710,13 @@ void SlotCoverage(const VectorSlotDraw& s, std::set<CoverageKey>& out) {
   Add(out, s.kind == SlotKind::kStash ? "operand:stash" : s.kind == SlotKind::kVrf ? "operand:vrf" : "operand:constant");
 }
 
+// The three ops the manual names without a formula (dsl/vector_ops.h), each a kind of its own.
+void NewOpCoverage(VeFn fn, std::set<CoverageKey>& out) {
+  if (fn == VeFn::kArithRightShiftRound) Add(out, "op:ArithRightShiftRound");
+  if (fn == VeFn::kMaskMulF) Add(out, "op:MaskMulF");
+  if (fn == VeFn::kMaskFmaF) Add(out, "op:MaskFmaF");
+}
+
 }  // namespace
 
 void VectorChainCoverage(const VectorChainDraw& chain, std::set<CoverageKey>& out) {
@@ -719,7 +735,10 @@ void VectorChainCoverage(const VectorChainDraw& chain, std::set<CoverageKey>& ou
   for (const VectorCallDraw& c : chain.calls) {
     switch (c.kind) {
       case Kind::kLogic: Add(out, "logic"); break;
-      case Kind::kFxp: Add(out, "fxp"); break;
+      case Kind::kFxp:
+        Add(out, "fxp");
+        if (c.op == kFxpOps - 1) Add(out, "op:ArithRightShiftRound");
+        break;
       case Kind::kFxpToFp: Add(out, "fxp_to_fp"); break;
       case Kind::kFpToFxp: Add(out, "fp_to_fxp"); break;
       case Kind::kSplit: Add(out, "narrow:split"); break;
@@ -727,13 +746,23 @@ void VectorChainCoverage(const VectorChainDraw& chain, std::set<CoverageKey>& ou
       case Kind::kConcat: Add(out, "widen:concat"); break;
       case Kind::kPad: Add(out, "widen:pad"); break;
       case Kind::kFpUnary: Add(out, "unary"); break;
-      case Kind::kFpBinary: Add(out, "binary"); break;
-      case Kind::kFpTernary: Add(out, "ternary"); break;
+      case Kind::kFpBinary:
+        Add(out, "binary");
+        if (c.op == kMaskMul) Add(out, "op:MaskMulF");
+        break;
+      case Kind::kFpTernary:
+        Add(out, "ternary");
+        if (c.op == 1) Add(out, "op:MaskFmaF");
+        break;
       case Kind::kFpDiv: Add(out, "fp_div"); break;
       case Kind::kClip: Add(out, "clip"); break;
       case Kind::kStash: Add(out, "stash"); break;
       case Kind::kFilter: Add(out, "filter"); break;
-      case Kind::kZip: Add(out, "zip"); break;
+      case Kind::kZip:
+        Add(out, "zip");
+        if (c.zip_of == Kind::kFxp && c.op == kFxpOps - 1) Add(out, "op:ArithRightShiftRound");
+        if (c.zip_of == Kind::kFpBinary && c.op == kMaskMul) Add(out, "op:MaskMulF");
+        break;
     }
     for (const VectorSlotDraw& s : c.slots) {
       SlotCoverage(s, out);
@@ -756,10 +785,11 @@ void VectorStageCoverage(const VectorStage& stage, const std::string& after, std
       case VeStep::Kind::kConcat: Add(out, "widen:concat"); continue;
       case VeStep::Kind::kPad: Add(out, "widen:pad"); continue;
       case VeStep::Kind::kStash: Add(out, "stash"); continue;
-      case VeStep::Kind::kZip: Add(out, "zip"); continue;
+      case VeStep::Kind::kZip: Add(out, "zip"); NewOpCoverage(step.fn, out); continue;
       case VeStep::Kind::kOp: break;
       default: continue;
     }
+    NewOpCoverage(step.fn, out);
     switch (step.stage) {
       case VeStage::kLogic: Add(out, "logic"); break;
       case VeStage::kFxp: Add(out, "fxp"); break;
@@ -791,7 +821,8 @@ std::vector<CoverageKey> VectorDrawnKinds() {
        {"after:collect", "after:accumulate", "branch:Unconditional", "branch:Comparison", "branch:AxisToggle",
         "branch:ValidCount", "branch:Vrf", "two-group", "logic", "fxp", "fxp_to_fp", "fp_to_fxp", "narrow:split",
         "narrow:trim", "widen:concat", "widen:pad", "unary", "binary", "ternary", "fp_div", "clip", "stash", "filter",
-        "zip", "operand:constant", "operand:vrf", "operand:stash", "guarded"}) {
+        "zip", "operand:constant", "operand:vrf", "operand:stash", "guarded", "op:ArithRightShiftRound",
+        "op:MaskMulF", "op:MaskFmaF"}) {
     Add(out, kind);
   }
   return std::vector<CoverageKey>(out.begin(), out.end());
