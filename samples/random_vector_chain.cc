@@ -5,6 +5,7 @@
 #include <bit>
 #include <cctype>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "dsl/status_macros.h"
@@ -117,7 +118,7 @@ class VectorDrawer {
 
   // Whether the stash can be read here, at the current type and Way.
   bool StashReadable() const { return stash_ == 1 && stash_type_ == type_ && stash_way4_ == way4_; }
-  bool VrfReadable() const { return chain_.vrf_operand && type_ == chain_.vrf_type && !zipped_; }
+  bool VrfReadable() const { return chain_.vrf_operand && type_ == chain_.vrf_type && !zipped_ && !reduced_; }
 
   // An op's operand slots: sometimes guarded constants first, then one that takes the rest.
   std::vector<VectorSlotDraw> Slots(bool shift, bool ternary) {
@@ -181,8 +182,9 @@ class VectorDrawer {
                                            BranchMode::Kind::kAxisToggle};
     const bool bare = entry_.live.size() == 1 && std::isupper(static_cast<unsigned char>(entry_.live[0])) &&
                       entry_.live_size > 1;
-    if (bare) modes.push_back(BranchMode::Kind::kValidCount);
-    if (entry_.vrf_possible) modes.push_back(BranchMode::Kind::kVrf);
+    // ValidCount and Vrf ids describe the stage's input: neither after an InterFirst reduce.
+    if (bare && !inter_reduced_) modes.push_back(BranchMode::Kind::kValidCount);
+    if (entry_.vrf_possible && !inter_reduced_) modes.push_back(BranchMode::Kind::kVrf);
     switch (modes[Below(modes.size())]) {
       case BranchMode::Kind::kComparison: {
         std::array<InputCmp, 4> cmp;
@@ -335,6 +337,7 @@ class VectorDrawer {
     }
     chain_.calls.push_back(c);
     way4_ = true;
+    way4_packet_ = c.packet;
     return trim;
   }
   void Widen(bool trimmed, const std::vector<std::string>& time) {
@@ -350,11 +353,67 @@ class VectorDrawer {
     MaybeStash(0.2);
     const int ops = 1 + static_cast<int>(Below(3));
     for (int i = 0; i < ops; ++i) Float();
+    const std::optional<std::string> term = ReducibleTerm();
+    if (term && Coin(0.3)) IntraReduce(*term, trimmed, way4_packet_);
     if (Coin(0.3)) FpDiv();
-    Widen(trimmed, entry_.time);
+    Widen(trimmed, chain_.out_time);
+  }
+  // An i32 stream's Way4 region: Narrow, the reduce, Widen.
+  void IntegerReduceRegion() {
+    const std::optional<std::string> term = ReducibleTerm();
+    if (!term) return;
+    const bool trimmed = Narrow(true);
+    IntraReduce(*term, trimmed, way4_packet_);
+    Widen(trimmed, chain_.out_time);
+  }
+
+  // InterFirst: the slices of S combined right after vector_init (Slice [S # 256] -> [[1 # n] # 256],
+  // the result on each group's first slice). Operands laid out over the input's Slice no longer fit.
+  void InterReduce() {
+    VectorCallDraw c = Call(Kind::kInterReduce);
+    const int64_t n = entry_.slice_axis;
+    c.slice = n == 256 ? "1 # 256" : absl::StrCat("[1 # ", n, "] # 256");
+    c.time = JoinTime(entry_.time);
+    c.op = static_cast<int>(Below(4));
+    chain_.calls.push_back(c);
+    chain_.out_slice = c.slice;
+    chain_.vrf_operand = false;
+    inter_reduced_ = true;
+  }
+
+  // The innermost Time term when it is a whole axis that nothing else in the stream names: the
+  // Valid Count Generator's reduce in Time, one accumulator slot per remaining inner position.
+  std::optional<std::string> ReducibleTerm() const {
+    if (entry_.time.empty()) return std::nullopt;
+    const std::string& term = entry_.time.back();
+    if (term.size() != 1 || !std::isupper(static_cast<unsigned char>(term[0])) || term == "I") return std::nullopt;
+    if (std::find(entry_.toggle_axes.begin(), entry_.toggle_axes.end(), term) == entry_.toggle_axes.end()) {
+      return std::nullopt;  // a term of one value
+    }
+    for (size_t k = 0; k + 1 < entry_.time.size(); ++k) {
+      if (absl::StrContains(entry_.time[k], term)) return std::nullopt;
+    }
+    if (absl::StrContains(entry_.live, term) || absl::StrContains(entry_.slice, term)) return std::nullopt;
+    return term;
+  }
+
+  // The intra-slice reduce over `term` on the Way4 stream (after Narrow), the packet kept.
+  void IntraReduce(const std::string& term, bool trimmed, const std::string& way4_packet) {
+    VectorCallDraw c = Call(Kind::kIntraReduce);
+    std::vector<std::string> rest(entry_.time.begin(), entry_.time.end() - 1);
+    c.axis = term;
+    c.time = trimmed ? JoinTime(rest) : SplitTime(rest);
+    c.packet = way4_packet;
+    c.op = static_cast<int>(Below(3));
+    chain_.calls.push_back(c);
+    chain_.reduced_term = term;
+    chain_.out_time = rest;
+    if (stash_ == 1) stash_ = 2;  // the stash's layout is the input's
+    reduced_ = true;
   }
 
   void DrawSingle() {
+    if (entry_.slice_axis > 1 && Coin(0.15)) InterReduce();
     DrawBranch();
     MaybeStash(0.25);
     if (Coin(0.4)) Logic();
@@ -364,6 +423,7 @@ class VectorDrawer {
       for (int i = 0; i < fxp; ++i) Fxp();
       if (Coin(0.5)) Conversion(Kind::kFxpToFp);
     }
+    if (type_ == DType::kI32 && Coin(0.15)) IntegerReduceRegion();
     if (type_ == DType::kF32 && Coin(0.6)) FloatRegion();
     if (start == DType::kI32 && type_ == DType::kF32) Conversion(Kind::kFpToFxp);
     const int clips = static_cast<int>(Below(3));
@@ -461,6 +521,9 @@ class VectorDrawer {
   bool stash_way4_ = false;
   bool paired_ = false;
   bool zipped_ = false;
+  bool reduced_ = false;        // an intra-slice reduce changed Time: operands over it no longer fit
+  bool inter_reduced_ = false;  // the inter-slice reduce ran first
+  std::string way4_packet_;
 };
 
 }  // namespace
@@ -499,7 +562,8 @@ const char* CallName(Kind kind) {
   static constexpr const char* kNames[] = {
       "vector_logic", "vector_fxp", "vector_fxp_to_fp", "vector_split", "vector_trim_way4", "vector_fp_unary",
       "vector_fp_binary", "vector_fp_ternary", "vector_fp_div", "vector_concat", "vector_pad_way8",
-      "vector_fp_to_fxp", "vector_clip", "vector_stash", "vector_filter", "zip"};
+      "vector_fp_to_fxp", "vector_clip", "vector_stash", "vector_filter", "zip", "vector_intra_slice_reduce",
+      "vector_inter_slice_reduce"};
   return kNames[static_cast<int>(kind)];
 }
 
@@ -512,6 +576,12 @@ std::string CallText(const VectorCallDraw& c) {
     case Kind::kTrim:
     case Kind::kPad: return absl::StrCat(CallName(c.kind), "([", c.packet, "])");
     case Kind::kStash: return "vector_stash()";
+    case Kind::kIntraReduce:
+      return absl::StrCat(CallName(c.kind), "(", c.axis, ", [", c.time, "], [", c.packet, "], ",
+                          c.type == DType::kF32 ? "f32" : "i32", " op ", c.op, ")");
+    case Kind::kInterReduce:
+      return absl::StrCat(CallName(c.kind), "([", c.slice, "], [", c.time, "], ", c.type == DType::kF32 ? "f32" : "i32",
+                          " op ", c.op, ")");
     case Kind::kFilter: return absl::StrCat("vector_filter(", c.guard->ToString(), ")");
     case Kind::kFpUnary:
       if (c.pair) return absl::StrCat("vector_fp_unary(op ", c.op, ", ", c.group_flags[0], ", ", c.group_flags[1], ")");
@@ -663,6 +733,18 @@ Stream ApplyCall(Stream s, const MappingScope& m, const VectorCallDraw& c, const
       if (f32) return std::move(s).vector_clip_with_mode(static_cast<ClipBinaryOpF32>(c.op), mode, Operand(c, vrfs));
       return std::move(s).vector_clip_with_mode(static_cast<ClipBinaryOpI32>(c.op), mode, Operand(c, vrfs));
     case Kind::kStash: return std::move(s).vector_stash();
+    case Kind::kIntraReduce:
+      if (f32) {
+        return std::move(s).vector_intra_slice_reduce(c.axis, m.m(c.time), m.m(c.packet),
+                                                      static_cast<IntraSliceReduceOpF32>(c.op));
+      }
+      return std::move(s).vector_intra_slice_reduce(c.axis, m.m(c.time), m.m(c.packet),
+                                                    static_cast<IntraSliceReduceOpI32>(c.op));
+    case Kind::kInterReduce:
+      if (f32) {
+        return std::move(s).vector_inter_slice_reduce(m.m(c.slice), m.m(c.time), static_cast<InterSliceReduceOpF32>(c.op));
+      }
+      return std::move(s).vector_inter_slice_reduce(m.m(c.slice), m.m(c.time), static_cast<InterSliceReduceOpI32>(c.op));
     case Kind::kFilter: return std::move(s).vector_filter(*c.guard);
     case Kind::kZip:
       if (c.zip_of == Kind::kFpBinary) return std::move(s).vector_fp_zip(BinaryOp(c.op, c.mul), mode);
@@ -677,6 +759,9 @@ Stream ApplyCall(Stream s, const MappingScope& m, const VectorCallDraw& c, const
 
 Stream ApplyVectorChain(Stream stream, const MappingScope& m, const VectorChainDraw& chain, const VectorVrfs& vrfs) {
   stream = std::move(stream).vector_init();
+  // InterFirst: the inter-slice reduce comes before the branch configuration.
+  const bool inter_first = !chain.calls.empty() && chain.calls.front().kind == Kind::kInterReduce;
+  if (inter_first) stream = ApplyCall(std::move(stream), m, chain.calls.front(), vrfs);
   if (chain.pair) {
     stream = std::move(stream).vector_intra_slice_unzip("I", m.m("1 # 2"), m.m(chain.split_time));
   } else if (chain.branch.kind == BranchMode::Kind::kVrf) {
@@ -684,7 +769,7 @@ Stream ApplyVectorChain(Stream stream, const MappingScope& m, const VectorChainD
   } else {
     stream = std::move(stream).vector_intra_slice_branch(chain.branch);
   }
-  for (const VectorCallDraw& c : chain.calls) stream = ApplyCall(std::move(stream), m, c, vrfs);
+  for (size_t k = inter_first ? 1 : 0; k < chain.calls.size(); ++k) stream = ApplyCall(std::move(stream), m, chain.calls[k], vrfs);
   return std::move(stream).vector_final();
 }
 
@@ -758,6 +843,8 @@ void VectorChainCoverage(const VectorChainDraw& chain, std::set<CoverageKey>& ou
       case Kind::kClip: Add(out, "clip"); break;
       case Kind::kStash: Add(out, "stash"); break;
       case Kind::kFilter: Add(out, "filter"); break;
+      case Kind::kIntraReduce: Add(out, "reduce:intra"); break;
+      case Kind::kInterReduce: Add(out, "reduce:inter"); break;
       case Kind::kZip:
         Add(out, "zip");
         if (c.zip_of == Kind::kFxp && c.op == kFxpOps - 1) Add(out, "op:ArithRightShiftRound");
@@ -786,6 +873,8 @@ void VectorStageCoverage(const VectorStage& stage, const std::string& after, std
       case VeStep::Kind::kPad: Add(out, "widen:pad"); continue;
       case VeStep::Kind::kStash: Add(out, "stash"); continue;
       case VeStep::Kind::kZip: Add(out, "zip"); NewOpCoverage(step.fn, out); continue;
+      case VeStep::Kind::kIntraReduce: Add(out, "reduce:intra"); continue;
+      case VeStep::Kind::kInterReduce: Add(out, "reduce:inter"); continue;
       case VeStep::Kind::kOp: break;
       default: continue;
     }
@@ -822,7 +911,7 @@ std::vector<CoverageKey> VectorDrawnKinds() {
         "branch:ValidCount", "branch:Vrf", "two-group", "logic", "fxp", "fxp_to_fp", "fp_to_fxp", "narrow:split",
         "narrow:trim", "widen:concat", "widen:pad", "unary", "binary", "ternary", "fp_div", "clip", "stash", "filter",
         "zip", "operand:constant", "operand:vrf", "operand:stash", "guarded", "op:ArithRightShiftRound",
-        "op:MaskMulF", "op:MaskFmaF"}) {
+        "op:MaskMulF", "op:MaskFmaF", "reduce:intra", "reduce:inter"}) {
     Add(out, kind);
   }
   return std::vector<CoverageKey>(out.begin(), out.end());
