@@ -410,10 +410,21 @@ TEST_F(VcgPlacementTest, SlicePacketIsRefused) {
 // its boundary slice only, which the slice-independent packet dim cannot give (the manual's "The
 // VCG handles per-slice valid count variation" contradicts its own formula): refused, and run by
 // the Padding Strategy's way out, the identity (i32::MAX for Min) as the fetch's pad value.
+// Re-read against every table and example of the VCG chapter, one reading holds them all: the
+// Implementation's formula, its "Key property" (packet_vc has no slice term), the gates that only
+// zero a flit, and the Quick Reference's "Slice + Packet: No" agree; only the example's sentence
+// disagrees. Slice 1 here needs counts (4, 1) where slice 0 needs (4, 4) at the same time steps, so
+// no configuration expresses it, and the refusal stands, citing both passages.
 TEST_F(VcgPlacementTest, SliceTimePacketRunsThroughIdentityPadding) {
   const Row row{"slice + time + packet", "R = 13", "R # 32 / 8 # 256", "R # 32 / 4 % 2", "R # 32 % 4 # 8", "", "R # 32 % 4",
                 "1", "1 # 4", "1 # 8", "1 # 2", DType::kI32, Op::kMin};
-  ExpectRefused(Run(row), "Slice + Packet", "fix:");
+  const Outcome refused = Run(row);
+  ExpectRefused(refused, "Slice + Packet", "fix:");
+  // The refusal cites both passages of the manual and says which reading it takes.
+  EXPECT_THAT(refused.status.message(), HasSubstr("\"The VCG handles per-slice valid count variation for boundary slices\""));
+  EXPECT_THAT(refused.status.message(), HasSubstr("packet_vc(t) = min(stride_p, max(0, V_p - idx_p(t)))"));
+  EXPECT_THAT(refused.status.message(), HasSubstr("\"Key property: packet_vc depends only on the sequencer state t"));
+  EXPECT_THAT(refused.status.message(), HasSubstr("the formula is the reading taken"));
   const Outcome o = Run(row, std::numeric_limits<int32_t>::max(), ReducePadding::kIdentity);
   ExpectMatchesHost(row, o);
   EXPECT_THAT(o.explain, HasSubstr("padding by identity padding"));
