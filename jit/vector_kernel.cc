@@ -64,10 +64,14 @@ Value* Holds(llvm::IRBuilder<>& b, const InputCmp& c, Value* x) {
 }
 
 // The NaN-payload rule (dsl/vector_nan_payload.h) over i32 bits: the first NaN operand, quieted,
-// else `result`. Folded from the last operand to the first, so the first NaN wins.
+// else `result`. Folded from the last operand to the first, so the first NaN wins. The last
+// operand needs no select: when it is the only NaN, the host's arithmetic already returns it
+// quieted (x86 propagates a lone NaN operand, whichever operand order LLVM chose), and LLVM folds
+// an op with a NaN constant to that NaN. One select fewer per op: bias + SiLU's element loop took
+// 2.57 ms of CPU with a select per operand, 2.33 ms so (1.94 ms without the rule).
 Value* WithNanPayload(llvm::IRBuilder<>& b, Value* result, std::initializer_list<Value*> operands) {
   std::vector<Value*> in(operands);
-  for (size_t k = in.size(); k-- > 0;) {
+  for (size_t k = in.size() - 1; k-- > 0;) {
     Value* magnitude = b.CreateAnd(in[k], b.getInt32(0x7fffffffu));
     Value* nan = b.CreateICmpUGT(magnitude, b.getInt32(0x7f800000u));
     result = b.CreateSelect(nan, b.CreateOr(in[k], b.getInt32(kF32QuietBit)), result);
