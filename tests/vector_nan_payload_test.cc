@@ -32,7 +32,8 @@ const uint32_t kValues[] = {kQuietA, kQuietB, kSignalingC, kSignalingD, Bits(1.5
                             Bits(std::numeric_limits<float>::infinity())};
 
 // The stream x and the operand y, position by position: every ordered pair of kValues (36), then
-// a zero against a NaN both ways (the masked ops drop that NaN) and two plain pairs.
+// a zero against a NaN both ways (the masked ops drop that NaN) and zero times infinity both ways
+// (an invalid product: against a NaN addend FmaF still returns the addend's payload).
 constexpr int kPositions = 40;
 std::pair<std::vector<uint32_t>, std::vector<uint32_t>> Pairs() {
   std::vector<uint32_t> x, y;
@@ -40,7 +41,10 @@ std::pair<std::vector<uint32_t>, std::vector<uint32_t>> Pairs() {
     for (uint32_t b : kValues) x.push_back(a), y.push_back(b);
   }
   for (auto [a, b] : std::vector<std::pair<uint32_t, uint32_t>>{
-           {Bits(0.0f), kQuietB}, {kSignalingC, Bits(-0.0f)}, {Bits(2.0f), Bits(3.0f)}, {Bits(-0.0f), Bits(0.5f)}}) {
+           {Bits(0.0f), kQuietB},
+           {kSignalingC, Bits(-0.0f)},
+           {Bits(0.0f), Bits(std::numeric_limits<float>::infinity())},
+           {Bits(-std::numeric_limits<float>::infinity()), Bits(-0.0f)}}) {
     x.push_back(a), y.push_back(b);
   }
   return {x, y};
