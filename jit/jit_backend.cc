@@ -432,7 +432,8 @@ struct KernelRunner {
     const Mapping full = output.full_mapping();
     // A padded stream into a padded Element: the sequencer's whole commit_size units would carry
     // stream lanes into the Element's pad bytes, and a covering staged write would zero them; the
-    // interpreter leaves them as they were, so the move by index over the bytes read back does too.
+    // interpreter leaves them as they were, and so does a move by index (in place, or over the
+    // bytes read back), which never visits destination padding.
     const bool writes_pads = commit != nullptr && HasPadding(commit->element) && HasPadding(stream.mapping());
     if (commit != nullptr && !writes_pads) {
       std::optional<InPlace> target = InPlaceOf(output);
@@ -444,7 +445,7 @@ struct KernelRunner {
       }
     }
     if (commit != nullptr) ++kernels.stats().derived_commits;
-    if (slices.all() && !writes_pads) {
+    if (slices.all()) {
       std::optional<InPlace> target = InPlaceOf(output);
       if (target && kernels.HasNest(target->layout, stream.mapping())) {
         return kernels.Move(target->layout, stream.mapping(), CopyOp(stream.dtype()), target->data,
@@ -546,7 +547,7 @@ struct KernelCompiler {
   absl::Status Store(Stream stream, const Stage& last) {
     if (!op.output.handle) return absl::OkStatus();
     const auto* commit = std::get_if<CommitStage>(&last);
-    // As the runner's Store: a padded stream into a padded Element moves by index.
+    // As the runner's Store: a padded stream into a padded Element moves by index, not by units.
     const bool writes_pads = commit != nullptr && HasPadding(commit->element) && HasPadding(stream.layout);
     if (commit != nullptr && !writes_pads && InPlaceLayout(*op.output.handle)) {
       std::optional<MoveNest> nest = CommitNest(*commit, *op.output.handle, stream.layout.size());
@@ -554,7 +555,7 @@ struct KernelCompiler {
         return kernels.CompileNest(*nest, CopyOp(stream.dtype));
       }
     }
-    if (!writes_pads && (commit == nullptr || commit->slices.all())) {
+    if (commit == nullptr || commit->slices.all()) {
       std::optional<Mapping> target = InPlaceLayout(*op.output.handle);
       if (target && kernels.HasNest(*target, stream.layout)) {
         return kernels.Compile(*target, stream.layout, CopyOp(stream.dtype), /*allow_drop=*/true);
