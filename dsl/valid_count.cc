@@ -205,10 +205,21 @@ absl::Status PlanPacketReduce(ValidCountConfig& config, const std::vector<AxisPa
     }
   }
   if (!slice_parts.empty()) {
+    // R over Slice, Time and Packet: the manual's two passages disagree; its formula, its "Key
+    // property" and its Quick Reference (Slice + Packet: No) agree with each other, so they decide.
+    const std::string contradiction =
+        time_parts.empty()
+            ? ""
+            : "; the manual's Intra-Slice Reduce example \"Reduce Axis Spanning Slice, Time, and Packet\" says "
+              "\"The VCG handles per-slice valid count variation for boundary slices\", but its Valid Count "
+              "Generator's Implementation computes packet_vc(t) = min(stride_p, max(0, V_p - idx_p(t))) with no "
+              "slice term (\"Key property: packet_vc depends only on the sequencer state t, not on the slice s\") "
+              "and gate dims that can only zero a whole flit, so no configuration gives the boundary slice its "
+              "own partial count; the formula is the reading taken";
     return EngineError(kVcg, "Slice + Packet: packet_vc(t) is the same for every slice, but ", axis,
                        " in Slice ", Bracket(config.in.slice), " and Packet ", Bracket(packet),
-                       " needs a different partial count in its boundary slice (fix: put R's Slice part with Time, "
-                       "Slice + Time, or avoid padding R)");
+                       " needs a different partial count in its boundary slice", contradiction,
+                       " (fix: put R's Slice part with Time, Slice + Time, or avoid padding R)");
   }
   config.mode = VcgMode::kPacketReduce;
   config.placement = time_parts.empty() ? VcgPlacement::kPacket : VcgPlacement::kTimePacket;

@@ -6,6 +6,8 @@
 #include <limits>
 #include <utility>
 
+#include "dsl/vector_nan_payload.h"
+
 namespace visa {
 namespace {
 
@@ -91,11 +93,11 @@ std::pair<float, float> MaskedFactors(float a, float b) {
 }  // namespace
 float MaskMulF(float a, float b) {
   const auto [x, y] = MaskedFactors(a, b);
-  return x * y;
+  return WithNanPayload(x * y, {x, y});  // a NaN masked by a zero partner is gone
 }
 float MaskFmaF(float a, float b, float c) {
   const auto [x, y] = MaskedFactors(a, b);
-  return std::fma(x, y, c);
+  return WithNanPayload(std::fma(x, y, c), {x, y, c});
 }
 }  // namespace ve
 
@@ -106,6 +108,9 @@ extern "C" {
   uint32_t visa_ve_##NAME(uint32_t a, uint32_t, uint32_t) { const float x = F(a); return U(static_cast<float>(EXPR)); }
 #define VISA_VE_F2(NAME, EXPR) \
   uint32_t visa_ve_##NAME(uint32_t a, uint32_t b, uint32_t) { const float x = F(a), y = F(b); return U(static_cast<float>(EXPR)); }
+// Float arithmetic under the NaN-payload rule (dsl/vector_nan_payload.h).
+#define VISA_VE_F2_NAN(NAME, EXPR) \
+  uint32_t visa_ve_##NAME(uint32_t a, uint32_t b, uint32_t) { const float x = F(a), y = F(b); return WithNanPayload(U(static_cast<float>(EXPR)), {a, b}); }
 
 uint32_t visa_ve_BitAnd(uint32_t a, uint32_t b, uint32_t) { return a & b; }
 uint32_t visa_ve_BitOr(uint32_t a, uint32_t b, uint32_t) { return a | b; }
@@ -131,11 +136,11 @@ VISA_VE_F1(Erf, std::erf(x))
 VISA_VE_F1(Log, std::log(x))
 VISA_VE_F1(Sin, std::sin(x))
 VISA_VE_F1(Cos, std::cos(x))
-VISA_VE_F2(AddF, x + y)
-VISA_VE_F2(SubF, x - y)
-VISA_VE_F2(MulF, x * y)
-VISA_VE_F2(DivF, x / y)
-uint32_t visa_ve_FmaF(uint32_t a, uint32_t b, uint32_t c) { return U(std::fma(F(a), F(b), F(c))); }
+VISA_VE_F2_NAN(AddF, x + y)
+VISA_VE_F2_NAN(SubF, x - y)
+VISA_VE_F2_NAN(MulF, x * y)
+VISA_VE_F2_NAN(DivF, x / y)
+uint32_t visa_ve_FmaF(uint32_t a, uint32_t b, uint32_t c) { return WithNanPayload(U(std::fma(F(a), F(b), F(c))), {a, b, c}); }
 VISA_VE_I2(MinI32, I(a) < I(b) ? I(a) : I(b))
 VISA_VE_I2(MaxI32, I(a) > I(b) ? I(a) : I(b))
 VISA_VE_I2(AbsMinI32, ve::AbsMin(I(a), I(b)))
@@ -144,7 +149,7 @@ VISA_VE_F2(MinF32, ve::Min(x, y))
 VISA_VE_F2(MaxF32, ve::Max(x, y))
 VISA_VE_F2(AbsMinF32, ve::AbsMin(x, y))
 VISA_VE_F2(AbsMaxF32, ve::AbsMax(x, y))
-VISA_VE_F2(AddF32Clip, x + y)
+VISA_VE_F2_NAN(AddF32Clip, x + y)
 uint32_t visa_ve_FilterOut(uint32_t, uint32_t, uint32_t) { return 0; }
 VISA_VE_I2(ArithRightShiftRound, ve::ArithRightShiftRound(I(a), I(b)))
 VISA_VE_F2(MaskMulF, ve::MaskMulF(x, y))
@@ -152,6 +157,7 @@ uint32_t visa_ve_MaskFmaF(uint32_t a, uint32_t b, uint32_t c) { return U(ve::Mas
 #undef VISA_VE_I2
 #undef VISA_VE_F1
 #undef VISA_VE_F2
+#undef VISA_VE_F2_NAN
 }
 
 namespace {

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "dsl/status_macros.h"
+#include "dsl/vector_nan_payload.h"
 
 namespace visa::interp {
 namespace {
@@ -53,8 +54,8 @@ uint32_t ReduceCombine(VeReduceOp op, DType dtype, uint32_t a, uint32_t b) {
     switch (op) {
       case VeReduceOp::kMax: return Bits(std::fmax(x, y));
       case VeReduceOp::kMin: return Bits(std::fmin(x, y));
-      case VeReduceOp::kMul: return Bits(x * y);
-      default: return Bits(x + y);
+      case VeReduceOp::kMul: return WithNanPayload(Bits(x * y), {a, b});
+      default: return WithNanPayload(Bits(x + y), {a, b});
     }
   }
   const int32_t x = AsI32(a), y = AsI32(b);

@@ -430,7 +430,12 @@ struct KernelRunner {
     const auto* commit = std::get_if<CommitStage>(&last);
     const SliceBitmap slices = commit != nullptr ? commit->slices : SliceBitmap::All();
     const Mapping full = output.full_mapping();
-    if (commit != nullptr) {
+    // A padded stream into a padded Element: the sequencer's whole commit_size units would carry
+    // stream lanes into the Element's pad bytes, and a covering staged write would zero them; the
+    // interpreter leaves them as they were, and so does a move by index (in place, or over the
+    // bytes read back), which never visits destination padding.
+    const bool writes_pads = commit != nullptr && HasPadding(commit->element) && HasPadding(stream.mapping());
+    if (commit != nullptr && !writes_pads) {
       std::optional<InPlace> target = InPlaceOf(output);
       std::optional<MoveNest> nest = target ? CommitNest(*commit, output, stream.size()) : std::nullopt;
       if (nest && nest->max_dst() < target->positions) {
@@ -438,8 +443,8 @@ struct KernelRunner {
         return kernels.RunNest(*nest, CopyOp(stream.dtype()), target->data, target->positions, stream.bytes().data(),
                                stream.size()).status();
       }
-      ++kernels.stats().derived_commits;
     }
+    if (commit != nullptr) ++kernels.stats().derived_commits;
     if (slices.all()) {
       std::optional<InPlace> target = InPlaceOf(output);
       if (target && kernels.HasNest(target->layout, stream.mapping())) {
@@ -447,8 +452,8 @@ struct KernelRunner {
                             target->positions, stream.bytes().data(), stream.size(), /*allow_drop=*/true).status();
       }
     }
-    if (output.is_view() || !slices.all()) {
-      // commit_view, or a commit that leaves disabled slices as they were.
+    if (output.is_view() || !slices.all() || writes_pads) {
+      // commit_view, or a commit that leaves disabled slices (or pad bytes) as they were.
       ASSIGN_OR_RETURN(Staged staged, Staged::Read(output));
       RETURN_IF_ERROR(kernels.Move(full, stream.mapping(), CopyOp(stream.dtype()), staged.data(), staged.positions(),
                                    stream.bytes().data(), stream.size(), /*allow_drop=*/true).status());
@@ -542,7 +547,9 @@ struct KernelCompiler {
   absl::Status Store(Stream stream, const Stage& last) {
     if (!op.output.handle) return absl::OkStatus();
     const auto* commit = std::get_if<CommitStage>(&last);
-    if (commit != nullptr && InPlaceLayout(*op.output.handle)) {
+    // As the runner's Store: a padded stream into a padded Element moves by index, not by units.
+    const bool writes_pads = commit != nullptr && HasPadding(commit->element) && HasPadding(stream.layout);
+    if (commit != nullptr && !writes_pads && InPlaceLayout(*op.output.handle)) {
       std::optional<MoveNest> nest = CommitNest(*commit, *op.output.handle, stream.layout.size());
       if (nest && nest->max_dst() < InPlacePositions(*op.output.handle)) {
         return kernels.CompileNest(*nest, CopyOp(stream.dtype));

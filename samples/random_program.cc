@@ -145,6 +145,7 @@ struct Layout {
   DType type = DType::kI8;
   std::string slice;
   bool slice_holds_s = true;  // no digit of S moved to Time (the output can name S in HBM)
+  int64_t slice_axis = 0;     // Slice is [S] or [S # 256] with S of this size (no switch ran); else 0
   std::vector<Term> time;
   Term live;
   int64_t packet = 0;
@@ -264,6 +265,7 @@ StageCall Drawer::DrawSwitch(Layout& layout, bool permutation_only) {
 StageCall FinishSwitch(StageCall c, Layout& layout, const std::vector<Term>& slice, bool holds_s) {
   layout.slice = Join(slice);
   layout.slice_holds_s = holds_s;
+  layout.slice_axis = 0;
   if (!holds_s) layout.columns.reset();
   c.first = layout.slice;
   c.second = layout.Time();
@@ -451,6 +453,7 @@ void Drawer::MaybeVector(PipelineCall& pipe, Layout& layout, const char* after, 
   entry.live = layout.live.text;
   entry.live_size = layout.live.size;
   entry.slice = layout.slice;
+  entry.slice_axis = layout.slice_axis;
   std::set<std::string> axes;  // an axis of a term of one value names nothing the stream holds
   for (const Term& t : layout.time) {
     if (t.size == 1) continue;
@@ -472,6 +475,12 @@ void Drawer::MaybeVector(PipelineCall& pipe, Layout& layout, const char* after, 
   pipe.vector_entry = entry;
   pipe.vector_after = pipe.stages.size() - 1;
   if (pipe.vector->pair) layout.time.erase(layout.time.begin());  // the zip merged the interleave axis I
+  if (pipe.vector->reduced_term) layout.time.pop_back();          // the intra-slice reduce took it
+  if (pipe.vector->out_slice) {                                   // the inter-slice reduce combined S
+    layout.slice = *pipe.vector->out_slice;
+    layout.slice_holds_s = false;
+    layout.slice_axis = 0;
+  }
 }
 
 void Drawer::DrawTail(ProgramCalls& p, PipelineCall& pipe, Layout& layout, std::optional<DType> cast_to,
@@ -627,6 +636,7 @@ ProgramCalls Drawer::DrawMovement() {
   Layout layout;
   layout.type = fetch.out;
   layout.slice = SliceText(slices);
+  layout.slice_axis = slices;
   if (interleave) layout.time.push_back({"I", 2});
   const Term first = time_swap ? outer[1] : outer[0], second = time_swap ? outer[0] : outer[1];
   if (split_time && second.size % 2 == 0 && second.size > 2) {
@@ -708,6 +718,7 @@ ProgramCalls Drawer::DrawContraction() {
   Layout layout;
   layout.type = type;
   layout.slice = SliceText(slices);
+  layout.slice_axis = slices;
   if (interleave) layout.time.push_back({"I", 2});
   if (outer_reduce) layout.time.push_back(Div(kterm, mac));
   layout.time.push_back(mt);

@@ -5,6 +5,7 @@
 #include <bit>
 #include <cctype>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "dsl/status_macros.h"
@@ -35,13 +36,14 @@ VeAlu LogicAlu(int op) {
 VeAlu FxpAlu(int op) {
   static constexpr VeAlu kAlus[] = {VeAlu::kFxpAdd, VeAlu::kFxpAdd, VeAlu::kFxpAdd, VeAlu::kFxpAdd,
                                     VeAlu::kFxpLshift, VeAlu::kFxpLshift, VeAlu::kFxpMul, VeAlu::kFxpMul,
-                                    VeAlu::kFxpRshift, VeAlu::kFxpRshift};
+                                    VeAlu::kFxpRshift, VeAlu::kFxpRshift, VeAlu::kFxpRshift};
   return kAlus[op];
 }
 VeAlu UnaryAlu(int op) { return op <= static_cast<int>(FpUnaryOp::kNegExp) ? VeAlu::kFpExp : VeAlu::kFpFpu; }
 VeAlu BinaryAlu(int kind, FpMulAlu mul) {
   switch (static_cast<FpBinaryOp::Kind>(kind)) {
     case FpBinaryOp::Kind::kMulF:
+    case FpBinaryOp::Kind::kMaskMulF:
       return mul == FpMulAlu::kMul0 ? VeAlu::kFpMul0 : mul == FpMulAlu::kMul1 ? VeAlu::kFpMul1 : VeAlu::kFpFma;
     case FpBinaryOp::Kind::kDivF: return VeAlu::kFpFpu;
     default: return VeAlu::kFpFma;
@@ -59,9 +61,16 @@ FpBinaryOp BinaryOp(int kind, FpMulAlu mul) {
     case FpBinaryOp::Kind::kSubF: return FpBinaryOp::SubF();
     case FpBinaryOp::Kind::kMulF: return FpBinaryOp::MulF(mul);
     case FpBinaryOp::Kind::kDivF: return FpBinaryOp::DivF();
+    case FpBinaryOp::Kind::kMaskMulF: return FpBinaryOp::MaskMulF(mul);
     default: return FpBinaryOp::AddF();
   }
 }
+
+// The ops drawn: every FxpBinaryOp (ArithRightShiftRound last) and FpBinaryOp kind (MaskMulF last).
+constexpr int kFxpOps = static_cast<int>(FxpBinaryOp::kArithRightShiftRound) + 1;
+constexpr int kMaskMul = static_cast<int>(FpBinaryOp::Kind::kMaskMulF);
+constexpr int kBinaryKinds = kMaskMul + 1;
+FpTernaryOp TernaryOp(int op) { return op == 1 ? FpTernaryOp::kMaskFmaF : FpTernaryOp::kFmaF; }
 
 class VectorDrawer {
  public:
@@ -109,7 +118,7 @@ class VectorDrawer {
 
   // Whether the stash can be read here, at the current type and Way.
   bool StashReadable() const { return stash_ == 1 && stash_type_ == type_ && stash_way4_ == way4_; }
-  bool VrfReadable() const { return chain_.vrf_operand && type_ == chain_.vrf_type && !zipped_; }
+  bool VrfReadable() const { return chain_.vrf_operand && type_ == chain_.vrf_type && !zipped_ && !reduced_; }
 
   // An op's operand slots: sometimes guarded constants first, then one that takes the rest.
   std::vector<VectorSlotDraw> Slots(bool shift, bool ternary) {
@@ -173,8 +182,9 @@ class VectorDrawer {
                                            BranchMode::Kind::kAxisToggle};
     const bool bare = entry_.live.size() == 1 && std::isupper(static_cast<unsigned char>(entry_.live[0])) &&
                       entry_.live_size > 1;
-    if (bare) modes.push_back(BranchMode::Kind::kValidCount);
-    if (entry_.vrf_possible) modes.push_back(BranchMode::Kind::kVrf);
+    // ValidCount and Vrf ids describe the stage's input: neither after an InterFirst reduce.
+    if (bare && !inter_reduced_) modes.push_back(BranchMode::Kind::kValidCount);
+    if (entry_.vrf_possible && !inter_reduced_) modes.push_back(BranchMode::Kind::kVrf);
     switch (modes[Below(modes.size())]) {
       case BranchMode::Kind::kComparison: {
         std::array<InputCmp, 4> cmp;
@@ -235,7 +245,7 @@ class VectorDrawer {
     chain_.calls.push_back(c);
   }
   void Fxp() {
-    const int op = static_cast<int>(Below(10));
+    const int op = static_cast<int>(Below(kFxpOps));
     if (!Free(FxpAlu(op))) return;
     used_.insert(FxpAlu(op));
     VectorCallDraw c = Call(Kind::kFxp);
@@ -262,8 +272,8 @@ class VectorDrawer {
       }
       chain_.calls.push_back(c);
     } else if (form == 1) {
-      const int kind = static_cast<int>(Below(4));
-      const FpMulAlu mul = static_cast<FpMulAlu>(Below(3));
+      const int kind = static_cast<int>(Below(kBinaryKinds));
+      const FpMulAlu mul = static_cast<FpMulAlu>(Below(kind == kMaskMul ? 2 : 3));  // MaskMulF: Mul0 / Mul1
       if (!Free(BinaryAlu(kind, mul))) return;
       used_.insert(BinaryAlu(kind, mul));
       VectorCallDraw c = Call(Kind::kFpBinary);
@@ -277,6 +287,7 @@ class VectorDrawer {
       if (!Free(VeAlu::kFpFma)) return;
       used_.insert(VeAlu::kFpFma);
       VectorCallDraw c = Call(Kind::kFpTernary);
+      c.op = static_cast<int>(Below(2));  // FmaF, MaskFmaF
       c.mode = static_cast<int>(Below(7));
       if (paired_) c.group = Groups(false, true);
       else c.slots = Slots(false, true);
@@ -326,6 +337,7 @@ class VectorDrawer {
     }
     chain_.calls.push_back(c);
     way4_ = true;
+    way4_packet_ = c.packet;
     return trim;
   }
   void Widen(bool trimmed, const std::vector<std::string>& time) {
@@ -341,11 +353,67 @@ class VectorDrawer {
     MaybeStash(0.2);
     const int ops = 1 + static_cast<int>(Below(3));
     for (int i = 0; i < ops; ++i) Float();
+    const std::optional<std::string> term = ReducibleTerm();
+    if (term && Coin(0.3)) IntraReduce(*term, trimmed, way4_packet_);
     if (Coin(0.3)) FpDiv();
-    Widen(trimmed, entry_.time);
+    Widen(trimmed, chain_.out_time);
+  }
+  // An i32 stream's Way4 region: Narrow, the reduce, Widen.
+  void IntegerReduceRegion() {
+    const std::optional<std::string> term = ReducibleTerm();
+    if (!term) return;
+    const bool trimmed = Narrow(true);
+    IntraReduce(*term, trimmed, way4_packet_);
+    Widen(trimmed, chain_.out_time);
+  }
+
+  // InterFirst: the slices of S combined right after vector_init (Slice [S # 256] -> [[1 # n] # 256],
+  // the result on each group's first slice). Operands laid out over the input's Slice no longer fit.
+  void InterReduce() {
+    VectorCallDraw c = Call(Kind::kInterReduce);
+    const int64_t n = entry_.slice_axis;
+    c.slice = n == 256 ? "1 # 256" : absl::StrCat("[1 # ", n, "] # 256");
+    c.time = JoinTime(entry_.time);
+    c.op = static_cast<int>(Below(4));
+    chain_.calls.push_back(c);
+    chain_.out_slice = c.slice;
+    chain_.vrf_operand = false;
+    inter_reduced_ = true;
+  }
+
+  // The innermost Time term when it is a whole axis that nothing else in the stream names: the
+  // Valid Count Generator's reduce in Time, one accumulator slot per remaining inner position.
+  std::optional<std::string> ReducibleTerm() const {
+    if (entry_.time.empty()) return std::nullopt;
+    const std::string& term = entry_.time.back();
+    if (term.size() != 1 || !std::isupper(static_cast<unsigned char>(term[0])) || term == "I") return std::nullopt;
+    if (std::find(entry_.toggle_axes.begin(), entry_.toggle_axes.end(), term) == entry_.toggle_axes.end()) {
+      return std::nullopt;  // a term of one value
+    }
+    for (size_t k = 0; k + 1 < entry_.time.size(); ++k) {
+      if (absl::StrContains(entry_.time[k], term)) return std::nullopt;
+    }
+    if (absl::StrContains(entry_.live, term) || absl::StrContains(entry_.slice, term)) return std::nullopt;
+    return term;
+  }
+
+  // The intra-slice reduce over `term` on the Way4 stream (after Narrow), the packet kept.
+  void IntraReduce(const std::string& term, bool trimmed, const std::string& way4_packet) {
+    VectorCallDraw c = Call(Kind::kIntraReduce);
+    std::vector<std::string> rest(entry_.time.begin(), entry_.time.end() - 1);
+    c.axis = term;
+    c.time = trimmed ? JoinTime(rest) : SplitTime(rest);
+    c.packet = way4_packet;
+    c.op = static_cast<int>(Below(3));
+    chain_.calls.push_back(c);
+    chain_.reduced_term = term;
+    chain_.out_time = rest;
+    if (stash_ == 1) stash_ = 2;  // the stash's layout is the input's
+    reduced_ = true;
   }
 
   void DrawSingle() {
+    if (entry_.slice_axis > 1 && Coin(0.15)) InterReduce();
     DrawBranch();
     MaybeStash(0.25);
     if (Coin(0.4)) Logic();
@@ -355,6 +423,7 @@ class VectorDrawer {
       for (int i = 0; i < fxp; ++i) Fxp();
       if (Coin(0.5)) Conversion(Kind::kFxpToFp);
     }
+    if (type_ == DType::kI32 && Coin(0.15)) IntegerReduceRegion();
     if (type_ == DType::kF32 && Coin(0.6)) FloatRegion();
     if (start == DType::kI32 && type_ == DType::kF32) Conversion(Kind::kFpToFxp);
     const int clips = static_cast<int>(Below(3));
@@ -373,8 +442,8 @@ class VectorDrawer {
     c.mode = static_cast<int>(Below(4));
     std::vector<int> ops;
     if (of == Kind::kFpBinary) {
-      for (int kind = 0; kind < 4; ++kind) {
-        for (int mul = 0; mul < 3; ++mul) {
+      for (int kind = 0; kind < kBinaryKinds; ++kind) {
+        for (int mul = 0; mul < (kind == kMaskMul ? 2 : 3); ++mul) {
           if (Free(BinaryAlu(kind, static_cast<FpMulAlu>(mul)))) ops.push_back(kind * 3 + mul);
         }
       }
@@ -383,7 +452,7 @@ class VectorDrawer {
         if (Free(ClipAlu(op, type_))) ops.push_back(op);
       }
     } else {
-      for (int op = 0; op < 10; ++op) {
+      for (int op = 0; op < kFxpOps; ++op) {
         if (Free(FxpAlu(op))) ops.push_back(op);
       }
     }
@@ -452,6 +521,9 @@ class VectorDrawer {
   bool stash_way4_ = false;
   bool paired_ = false;
   bool zipped_ = false;
+  bool reduced_ = false;        // an intra-slice reduce changed Time: operands over it no longer fit
+  bool inter_reduced_ = false;  // the inter-slice reduce ran first
+  std::string way4_packet_;
 };
 
 }  // namespace
@@ -490,7 +562,8 @@ const char* CallName(Kind kind) {
   static constexpr const char* kNames[] = {
       "vector_logic", "vector_fxp", "vector_fxp_to_fp", "vector_split", "vector_trim_way4", "vector_fp_unary",
       "vector_fp_binary", "vector_fp_ternary", "vector_fp_div", "vector_concat", "vector_pad_way8",
-      "vector_fp_to_fxp", "vector_clip", "vector_stash", "vector_filter", "zip"};
+      "vector_fp_to_fxp", "vector_clip", "vector_stash", "vector_filter", "zip", "vector_intra_slice_reduce",
+      "vector_inter_slice_reduce"};
   return kNames[static_cast<int>(kind)];
 }
 
@@ -503,6 +576,12 @@ std::string CallText(const VectorCallDraw& c) {
     case Kind::kTrim:
     case Kind::kPad: return absl::StrCat(CallName(c.kind), "([", c.packet, "])");
     case Kind::kStash: return "vector_stash()";
+    case Kind::kIntraReduce:
+      return absl::StrCat(CallName(c.kind), "(", c.axis, ", [", c.time, "], [", c.packet, "], ",
+                          c.type == DType::kF32 ? "f32" : "i32", " op ", c.op, ")");
+    case Kind::kInterReduce:
+      return absl::StrCat(CallName(c.kind), "([", c.slice, "], [", c.time, "], ", c.type == DType::kF32 ? "f32" : "i32",
+                          " op ", c.op, ")");
     case Kind::kFilter: return absl::StrCat("vector_filter(", c.guard->ToString(), ")");
     case Kind::kFpUnary:
       if (c.pair) return absl::StrCat("vector_fp_unary(op ", c.op, ", ", c.group_flags[0], ", ", c.group_flags[1], ")");
@@ -639,9 +718,9 @@ Stream ApplyCall(Stream s, const MappingScope& m, const VectorCallDraw& c, const
     }
     case Kind::kFpTernary:
       if (c.pair) {
-        return std::move(s).vector_fp_ternary(FpTernaryOp::kFmaF, TernaryGroup(c, 0, vrfs), TernaryGroup(c, 1, vrfs));
+        return std::move(s).vector_fp_ternary(TernaryOp(c.op), TernaryGroup(c, 0, vrfs), TernaryGroup(c, 1, vrfs));
       }
-      return std::move(s).vector_fp_ternary_with_mode(FpTernaryOp::kFmaF, static_cast<TernaryArgMode>(c.mode),
+      return std::move(s).vector_fp_ternary_with_mode(TernaryOp(c.op), static_cast<TernaryArgMode>(c.mode),
                                                       Operand(c, vrfs));
     case Kind::kFpDiv:
       if (c.pair) return std::move(s).vector_fp_div(FpDivBinaryOp::kDivF, Group(c, 0, vrfs), Group(c, 1, vrfs));
@@ -654,6 +733,18 @@ Stream ApplyCall(Stream s, const MappingScope& m, const VectorCallDraw& c, const
       if (f32) return std::move(s).vector_clip_with_mode(static_cast<ClipBinaryOpF32>(c.op), mode, Operand(c, vrfs));
       return std::move(s).vector_clip_with_mode(static_cast<ClipBinaryOpI32>(c.op), mode, Operand(c, vrfs));
     case Kind::kStash: return std::move(s).vector_stash();
+    case Kind::kIntraReduce:
+      if (f32) {
+        return std::move(s).vector_intra_slice_reduce(c.axis, m.m(c.time), m.m(c.packet),
+                                                      static_cast<IntraSliceReduceOpF32>(c.op));
+      }
+      return std::move(s).vector_intra_slice_reduce(c.axis, m.m(c.time), m.m(c.packet),
+                                                    static_cast<IntraSliceReduceOpI32>(c.op));
+    case Kind::kInterReduce:
+      if (f32) {
+        return std::move(s).vector_inter_slice_reduce(m.m(c.slice), m.m(c.time), static_cast<InterSliceReduceOpF32>(c.op));
+      }
+      return std::move(s).vector_inter_slice_reduce(m.m(c.slice), m.m(c.time), static_cast<InterSliceReduceOpI32>(c.op));
     case Kind::kFilter: return std::move(s).vector_filter(*c.guard);
     case Kind::kZip:
       if (c.zip_of == Kind::kFpBinary) return std::move(s).vector_fp_zip(BinaryOp(c.op, c.mul), mode);
@@ -668,6 +759,9 @@ Stream ApplyCall(Stream s, const MappingScope& m, const VectorCallDraw& c, const
 
 Stream ApplyVectorChain(Stream stream, const MappingScope& m, const VectorChainDraw& chain, const VectorVrfs& vrfs) {
   stream = std::move(stream).vector_init();
+  // InterFirst: the inter-slice reduce comes before the branch configuration.
+  const bool inter_first = !chain.calls.empty() && chain.calls.front().kind == Kind::kInterReduce;
+  if (inter_first) stream = ApplyCall(std::move(stream), m, chain.calls.front(), vrfs);
   if (chain.pair) {
     stream = std::move(stream).vector_intra_slice_unzip("I", m.m("1 # 2"), m.m(chain.split_time));
   } else if (chain.branch.kind == BranchMode::Kind::kVrf) {
@@ -675,7 +769,7 @@ Stream ApplyVectorChain(Stream stream, const MappingScope& m, const VectorChainD
   } else {
     stream = std::move(stream).vector_intra_slice_branch(chain.branch);
   }
-  for (const VectorCallDraw& c : chain.calls) stream = ApplyCall(std::move(stream), m, c, vrfs);
+  for (size_t k = inter_first ? 1 : 0; k < chain.calls.size(); ++k) stream = ApplyCall(std::move(stream), m, chain.calls[k], vrfs);
   return std::move(stream).vector_final();
 }
 
@@ -701,6 +795,13 @@ void SlotCoverage(const VectorSlotDraw& s, std::set<CoverageKey>& out) {
   Add(out, s.kind == SlotKind::kStash ? "operand:stash" : s.kind == SlotKind::kVrf ? "operand:vrf" : "operand:constant");
 }
 
+// The three ops the manual names without a formula (dsl/vector_ops.h), each a kind of its own.
+void NewOpCoverage(VeFn fn, std::set<CoverageKey>& out) {
+  if (fn == VeFn::kArithRightShiftRound) Add(out, "op:ArithRightShiftRound");
+  if (fn == VeFn::kMaskMulF) Add(out, "op:MaskMulF");
+  if (fn == VeFn::kMaskFmaF) Add(out, "op:MaskFmaF");
+}
+
 }  // namespace
 
 void VectorChainCoverage(const VectorChainDraw& chain, std::set<CoverageKey>& out) {
@@ -719,7 +820,10 @@ void VectorChainCoverage(const VectorChainDraw& chain, std::set<CoverageKey>& ou
   for (const VectorCallDraw& c : chain.calls) {
     switch (c.kind) {
       case Kind::kLogic: Add(out, "logic"); break;
-      case Kind::kFxp: Add(out, "fxp"); break;
+      case Kind::kFxp:
+        Add(out, "fxp");
+        if (c.op == kFxpOps - 1) Add(out, "op:ArithRightShiftRound");
+        break;
       case Kind::kFxpToFp: Add(out, "fxp_to_fp"); break;
       case Kind::kFpToFxp: Add(out, "fp_to_fxp"); break;
       case Kind::kSplit: Add(out, "narrow:split"); break;
@@ -727,13 +831,25 @@ void VectorChainCoverage(const VectorChainDraw& chain, std::set<CoverageKey>& ou
       case Kind::kConcat: Add(out, "widen:concat"); break;
       case Kind::kPad: Add(out, "widen:pad"); break;
       case Kind::kFpUnary: Add(out, "unary"); break;
-      case Kind::kFpBinary: Add(out, "binary"); break;
-      case Kind::kFpTernary: Add(out, "ternary"); break;
+      case Kind::kFpBinary:
+        Add(out, "binary");
+        if (c.op == kMaskMul) Add(out, "op:MaskMulF");
+        break;
+      case Kind::kFpTernary:
+        Add(out, "ternary");
+        if (c.op == 1) Add(out, "op:MaskFmaF");
+        break;
       case Kind::kFpDiv: Add(out, "fp_div"); break;
       case Kind::kClip: Add(out, "clip"); break;
       case Kind::kStash: Add(out, "stash"); break;
       case Kind::kFilter: Add(out, "filter"); break;
-      case Kind::kZip: Add(out, "zip"); break;
+      case Kind::kIntraReduce: Add(out, "reduce:intra"); break;
+      case Kind::kInterReduce: Add(out, "reduce:inter"); break;
+      case Kind::kZip:
+        Add(out, "zip");
+        if (c.zip_of == Kind::kFxp && c.op == kFxpOps - 1) Add(out, "op:ArithRightShiftRound");
+        if (c.zip_of == Kind::kFpBinary && c.op == kMaskMul) Add(out, "op:MaskMulF");
+        break;
     }
     for (const VectorSlotDraw& s : c.slots) {
       SlotCoverage(s, out);
@@ -756,10 +872,13 @@ void VectorStageCoverage(const VectorStage& stage, const std::string& after, std
       case VeStep::Kind::kConcat: Add(out, "widen:concat"); continue;
       case VeStep::Kind::kPad: Add(out, "widen:pad"); continue;
       case VeStep::Kind::kStash: Add(out, "stash"); continue;
-      case VeStep::Kind::kZip: Add(out, "zip"); continue;
+      case VeStep::Kind::kZip: Add(out, "zip"); NewOpCoverage(step.fn, out); continue;
+      case VeStep::Kind::kIntraReduce: Add(out, "reduce:intra"); continue;
+      case VeStep::Kind::kInterReduce: Add(out, "reduce:inter"); continue;
       case VeStep::Kind::kOp: break;
       default: continue;
     }
+    NewOpCoverage(step.fn, out);
     switch (step.stage) {
       case VeStage::kLogic: Add(out, "logic"); break;
       case VeStage::kFxp: Add(out, "fxp"); break;
@@ -791,7 +910,8 @@ std::vector<CoverageKey> VectorDrawnKinds() {
        {"after:collect", "after:accumulate", "branch:Unconditional", "branch:Comparison", "branch:AxisToggle",
         "branch:ValidCount", "branch:Vrf", "two-group", "logic", "fxp", "fxp_to_fp", "fp_to_fxp", "narrow:split",
         "narrow:trim", "widen:concat", "widen:pad", "unary", "binary", "ternary", "fp_div", "clip", "stash", "filter",
-        "zip", "operand:constant", "operand:vrf", "operand:stash", "guarded"}) {
+        "zip", "operand:constant", "operand:vrf", "operand:stash", "guarded", "op:ArithRightShiftRound",
+        "op:MaskMulF", "op:MaskFmaF", "reduce:intra", "reduce:inter"}) {
     Add(out, kind);
   }
   return std::vector<CoverageKey>(out.begin(), out.end());

@@ -4,7 +4,9 @@
 // ValidCount, Vrf), Logic / Fxp / Float / FpDiv / Clip ops with unary, binary and ternary argument
 // modes, constants, VRF operands and the stash in guarded slots, FxpToFp / FpToFxp, Narrow / Widen
 // (split / trim, concat / pad), Filter, and two-group mode (unzip, per-group ops, _zip) on an
-// interleaved stream. A chain ends at the type it began with, so what follows it is unchanged.
+// interleaved stream, and both reductions (intra-slice over the innermost Time term when it is a
+// whole axis, inter-slice over the innermost Slice digit). A chain ends at the type it began with;
+// a reduction takes its term out of Time (`reduced_term`) or changes the Slice (`out_slice`).
 #pragma once
 
 #include <array>
@@ -30,6 +32,7 @@ struct VectorEntry {
   int64_t live_size = 8;          // its positions
   std::vector<std::string> toggle_axes;  // axes of Time / the live term of more than one value
   std::string slice;              // the stream's Slice
+  int64_t slice_axis = 0;         // Slice is [S] (256) or [S # 256] with S of this size; else 0
   bool interleaved = false;       // Time starts with I (two tensors, begin_interleaved)
   bool vrf_possible = false;      // a VRF tensor over the stream's own Time x Packet fits and matches
   std::string after;              // "collect" or "accumulate"
@@ -48,7 +51,7 @@ struct VectorSlotDraw {
 struct VectorCallDraw {
   enum class Kind {
     kLogic, kFxp, kFxpToFp, kSplit, kTrim, kFpUnary, kFpBinary, kFpTernary, kFpDiv, kConcat, kPad, kFpToFxp,
-    kClip, kStash, kFilter, kZip,
+    kClip, kStash, kFilter, kZip, kIntraReduce, kInterReduce,
   };
   Kind kind = Kind::kLogic;
   DType type = DType::kI32;  // the stream's type at the call (i32 / f32 overloads)
@@ -62,7 +65,9 @@ struct VectorCallDraw {
   std::optional<TagGuard> guard;                   // a guarded unary op; kFilter: what it keeps
   Kind zip_of = Kind::kClip;                       // kZip: which _zip
   int width = 0;                                   // FxpToFp / FpToFxp int_width
-  std::string time, packet;                        // Narrow / Widen
+  std::string time, packet;                        // Narrow / Widen; a reduce's output Time / Packet
+  std::string axis;                                // kIntraReduce: the reduced axis
+  std::string slice;                               // kInterReduce: the output Slice
 };
 
 struct VectorChainDraw {
@@ -75,8 +80,10 @@ struct VectorChainDraw {
   DType vrf_type = DType::kI32;
   std::string vrf_element;    // both VRF tensors' Element (and their DM sources')
   std::string after;
-  // The stream after the chain: Time without I after a zip.
+  // The stream after the chain: Time without I after a zip, without a reduced term.
   std::vector<std::string> out_time;
+  std::optional<std::string> reduced_term;  // the Time term an intra-slice reduce took away
+  std::optional<std::string> out_slice;     // the Slice after an inter-slice reduce
 };
 
 // Draws a chain with `rng` (two-group mode on an interleaved stream, sometimes).

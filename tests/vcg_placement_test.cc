@@ -42,6 +42,7 @@ struct Row {
   Op op = Op::kAddSat;
   std::string element;  // the DM element when it is not time, packet
   std::string garbage;  // a plain mapping over the element's bytes, written first with large values
+  std::string fetch_packet;  // the fetch's Packet when the Collect pads it to `packet`
 };
 
 // Far from every ValueAt and every sum of them: a pad counted by mistake shows.
@@ -103,8 +104,9 @@ class VcgPlacementTest : public ::testing::Test {
     ASSIGN_OR_RETURN(DeviceTensor written, WriteAs(host, ctx.device(), placement));
     DmTensor in(written);
     Stream begun = ctx.main.begin(in.view());
-    Stream fetched = pad ? std::move(begun).fetch_masked(row.dtype, *pad, s.m(row.time), s.m(row.packet))
-                         : std::move(begun).fetch(row.dtype, s.m(row.time), s.m(row.packet));
+    const Mapping fetch_packet = s.m(row.fetch_packet.empty() ? row.packet : row.fetch_packet);
+    Stream fetched = pad ? std::move(begun).fetch_masked(row.dtype, *pad, s.m(row.time), fetch_packet)
+                         : std::move(begun).fetch(row.dtype, s.m(row.time), fetch_packet);
     Stream entered = std::move(fetched)
                          .collect(s.m(row.time), s.m(row.packet))
                          .vector_init()
@@ -284,12 +286,26 @@ TEST_F(VcgPlacementTest, TimePacket) {
   EXPECT_THAT(o.explain, HasSubstr("packet dim: V_p 19, stride_p 8"));
 }
 
-// "Time + Packet (R fills fewer than 8 positions)" (R = 7, Packet [R # 8 % 4 # 8]) is planned in
-// valid_count_test: the fetch cannot read R # 8's inner digit into a padded packet from DM
-// ("Incompatible Shapes"), so it has no whole-kernel row here. Not from an element that pads each
-// half-row itself either (`A % 2, R # 8 / 4, [R # 8 % 4] # 8`, the stream equal to it): the fetch
-// refuses R's coordinates adding up across two buffer digits ("no sequencer entry can carry
-// between them").
+// "Time + Packet (R fills fewer than 8 positions)": R = 7, Time [R # 8 / 4], Packet [R # 8 % 4 # 8]
+// ([4, 3] valid lanes). The fetch cannot read that padded packet straight from DM: a stream
+// packet `R # 8 % 4 # 8` next to Time `R # 8 / 4` names R in digits whose coordinates add up
+// across the buffer's digits with a gap between them ("Incompatible Shapes", from `A % 2, R`,
+// `A % 2, R # 8` or an element padding each half-row itself). It can read the 16-byte packet
+// `R # 8 % 4` (fetch_size 16) and let the Collect Engine pad it to the flit (`[R # 8 % 4] # 8`):
+// the stream the manual's row names, fed end to end. R's pad (R = 7 in `R # 8`) holds garbage.
+TEST_F(VcgPlacementTest, TimePacketFewerThanEightLanes) {
+  Row row{"time + packet, fewer than 8 lanes", "A = 8, R = 7, X = 64", "X, A / 2", "A % 2, R # 8 / 4",
+          "[R # 8 % 4] # 8", "", "R # 8 % 4", "A % 2", "1 # 4", "1 # 8", "A % 2, 1 # 2", DType::kI32,
+          Op::kAddSat, "A % 2, R # 8", "A % 2, 1 # 8"};
+  row.fetch_packet = "R # 8 % 4";
+  const Outcome o = Run(row);
+  ExpectMatchesHost(row, o);
+  EXPECT_THAT(o.explain, HasSubstr("Packet Reduce"));
+  for (Op op : {Op::kMin, Op::kMax}) {
+    row.op = op;
+    ExpectMatchesHost(row, Run(row));
+  }
+}
 
 TEST_F(VcgPlacementTest, TimePacketPerfectlyAligned) {
   const Row row{"time + packet aligned", "A = 8, R = 24, X = 64", "X, A / 2", "A % 2, R / 8", "R % 8",
@@ -341,12 +357,44 @@ TEST_F(VcgPlacementTest, TimeSliceTimeInterleaveIsRefused) {
   ExpectMatchesHost(fixed, Run(fixed));
 }
 
-// "Time + Packet (Packet not innermost)" and "(mixed Packet axes)" are refused by the VCG in
-// valid_count_test: their Packet ([R # 24 / 8 # 8] strided, [A, R # 24 % 4]) is no stream the
-// fetch reads from DM (its packet's innermost entry must be contiguous), so no whole kernel here.
-// An element laid out as the stream (`A % 2, R # 24 % 8, [R # 24 / 8] # 8`, `R # 24 / 4, A,
-// R # 24 % 4`) does not help: the fetch refuses a stream whose `R # 24` crosses a digit boundary
-// of the buffer ("Incompatible Shapes"), before the reduce is planned.
+// "Time + Packet (Packet not innermost)": Time [R # 24 % 8], Packet [R # 24 / 8 # 8] has no
+// whole kernel, because no fetch produces that stream from DM. Read from an element holding R in
+// order (`A % 2, R` or `A % 2, R # 24`), the packet's innermost sequencer entry `R # 24 / 8 -> 8 : 8`
+// has stride 8, and a fetched packet must be contiguous (its innermost entry stride 0 or 1: the
+// manual's Fetch Sequencer packs each packet from one contiguous run, "The innermost entry 16 : 1
+// has stride 1, making elements contiguous within the packet"). Read from an element that stores
+// the digits swapped (`A % 2, R # 24 % 8, [R # 24 / 8] # 8`, also with # 4 or R # 32), the padded
+// R # 24 (19 live of 24) cannot be factored at the buffer's digit boundary: live positions are
+// R = 8 (R # 24 / 8) + (R # 24 % 8) < 19, which couples the two digits, so the fetch refuses it as
+// "Incompatible Shapes" (the manual's factorization rule). Only an unpadded R (R = 24) can be read
+// that way, and then no valid count is needed. The VCG's own refusal is in valid_count_test.
+TEST_F(VcgPlacementTest, PacketNotInnermostHasNoFetch) {
+  Row row{"packet not innermost", "A = 8, R = 19, X = 64", "X, A / 2", "A % 2, R # 24 % 8", "R # 24 / 8 # 8", "",
+          "R # 24 / 8 # 4", "A % 2", "1 # 4", "1 # 8", "A % 2, 1 # 2", DType::kF32, Op::kAdd, "A % 2, R # 24"};
+  Outcome o = Run(row);
+  ASSERT_FALSE(o.status.ok());
+  EXPECT_THAT(o.status.message(), HasSubstr("Packet fetch: the innermost entry `R # 24 / 8 # 8 -> 8 : 8`"));
+  row.element = "A % 2, R # 24 % 8, R # 24 / 8 # 8";
+  o = Run(row);
+  ASSERT_FALSE(o.status.ok());
+  EXPECT_THAT(o.status.message(), HasSubstr("Incompatible Shapes"));
+}
+
+// "Time + Packet (mixed Packet axes)": Packet [A, R # 24 % 4] (A = 2: each half of the flit a
+// different A), Time [R # 24 / 4]. The fetch reads it from the element `A, R # 24` (the packet's
+// innermost entry R # 24 % 4 is contiguous, A steps 24 elements), so the whole kernel is built and
+// the reduce refuses it at the call, on the VCG's rule; the Padding Strategy's way out (the op's
+// identity as the fetch's pad value, ReducePadding::kIdentity) runs on both backends.
+TEST_F(VcgPlacementTest, MixedPacketAxesAreRefusedEndToEnd) {
+  const Row row{"mixed packet axes", "A = 2, R = 19, X = 256", "X", "R # 24 / 4", "A, R # 24 % 4",
+                "R # 24 / 4, A", "R # 24 % 4", "A", "1 # 4", "1 # 8", "A, 1 # 2", DType::kI32, Op::kMin,
+                "A, R # 24", "A, 1 # 24"};
+  const Outcome refused = Run(row);
+  ASSERT_FALSE(refused.status.ok());
+  EXPECT_THAT(refused.status.message(), HasSubstr("mixed Packet axes"));
+  EXPECT_THAT(refused.status.message(), HasSubstr("at `vector_intra_slice_reduce::<R, "));
+  ExpectMatchesHost(row, Run(row, static_cast<double>(std::numeric_limits<int32_t>::max()), ReducePadding::kIdentity));
+}
 
 TEST_F(VcgPlacementTest, SlicePacketIsRefused) {
   const Row row{"slice + packet", "R = 2045", "R # 2048 / 8", "1", "R # 2048 % 8", "R # 2048 % 8 / 4", "R # 2048 % 4",
@@ -362,10 +410,21 @@ TEST_F(VcgPlacementTest, SlicePacketIsRefused) {
 // its boundary slice only, which the slice-independent packet dim cannot give (the manual's "The
 // VCG handles per-slice valid count variation" contradicts its own formula): refused, and run by
 // the Padding Strategy's way out, the identity (i32::MAX for Min) as the fetch's pad value.
+// Re-read against every table and example of the VCG chapter, one reading holds them all: the
+// Implementation's formula, its "Key property" (packet_vc has no slice term), the gates that only
+// zero a flit, and the Quick Reference's "Slice + Packet: No" agree; only the example's sentence
+// disagrees. Slice 1 here needs counts (4, 1) where slice 0 needs (4, 4) at the same time steps, so
+// no configuration expresses it, and the refusal stands, citing both passages.
 TEST_F(VcgPlacementTest, SliceTimePacketRunsThroughIdentityPadding) {
   const Row row{"slice + time + packet", "R = 13", "R # 32 / 8 # 256", "R # 32 / 4 % 2", "R # 32 % 4 # 8", "", "R # 32 % 4",
                 "1", "1 # 4", "1 # 8", "1 # 2", DType::kI32, Op::kMin};
-  ExpectRefused(Run(row), "Slice + Packet", "fix:");
+  const Outcome refused = Run(row);
+  ExpectRefused(refused, "Slice + Packet", "fix:");
+  // The refusal cites both passages of the manual and says which reading it takes.
+  EXPECT_THAT(refused.status.message(), HasSubstr("\"The VCG handles per-slice valid count variation for boundary slices\""));
+  EXPECT_THAT(refused.status.message(), HasSubstr("packet_vc(t) = min(stride_p, max(0, V_p - idx_p(t)))"));
+  EXPECT_THAT(refused.status.message(), HasSubstr("\"Key property: packet_vc depends only on the sequencer state t"));
+  EXPECT_THAT(refused.status.message(), HasSubstr("the formula is the reading taken"));
   const Outcome o = Run(row, std::numeric_limits<int32_t>::max(), ReducePadding::kIdentity);
   ExpectMatchesHost(row, o);
   EXPECT_THAT(o.explain, HasSubstr("padding by identity padding"));
