@@ -2,6 +2,7 @@
 // (streams, staged device units); DMA moves likewise.
 #include "jit/jit_backend.h"
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <algorithm>
@@ -633,6 +634,11 @@ absl::StatusOr<std::optional<HostTensor>> JitBackend::RunFused(const FusedContra
   const bool fma = fma_first_level_ && plan.fma_spec && ProductsAreExact(plan, x_base, w_base);
   kernels_->stats().fma_pipelines += fma;
   ASSIGN_OR_RETURN(LaneContractionFn fn, kernels_->LaneContraction(fma ? *plan.fma_spec : plan.spec));
+  LaneContractionFn pairs_fn = nullptr;  // for the slices whose operands allow it
+  if (plan.pairs_spec) {
+    ASSIGN_OR_RETURN(pairs_fn, kernels_->LaneContraction(*plan.pairs_spec));
+  }
+  std::atomic<int64_t> pair_slices{0};
   const int64_t slice_slots = plan.spec.rows * plan.spec.out_times * plan.spec.out_packet;
   std::optional<InPlace> output;
   if (epilogue != nullptr) {
@@ -668,19 +674,27 @@ absl::StatusOr<std::optional<HostTensor>> JitBackend::RunFused(const FusedContra
     uint8_t* aligned = scratch.data() + (64 - reinterpret_cast<uintptr_t>(scratch.data()) % 64) % 64;
     auto* slice_acc = reinterpret_cast<uint32_t*>(aligned + scratch_bytes);
     uint8_t* slice_written = aligned + scratch_bytes + 4 * slice_slots;
+    int64_t pairs = 0;
     for (int64_t i = begin; i < end; ++i) {
       const int64_t o = live[i];
+      LaneContractionFn slice_fn = fn;
+      if (pairs_fn != nullptr && SliceAllowsBf16Pairs(plan, x_base, w_base, o)) {
+        slice_fn = pairs_fn;
+        ++pairs;
+      }
       if (epilogue == nullptr) {
-        fn(x_base.data(), w_base.data(), acc.data() + o * slice_slots, written.data() + o * slice_slots, aligned, o,
-           o + 1);
+        slice_fn(x_base.data(), w_base.data(), acc.data() + o * slice_slots, written.data() + o * slice_slots, aligned,
+                 o, o + 1);
         continue;
       }
-      fn(x_base.data(), w_base.data(), slice_acc, slice_written, aligned, o, o + 1);
+      slice_fn(x_base.data(), w_base.data(), slice_acc, slice_written, aligned, o, o + 1);
       const int64_t start = epilogue->unit_start[o];
       if (start < 0) continue;  // nothing of this slice is committed
       write(output->data + start * out_bits / 8, reinterpret_cast<const uint8_t*>(slice_acc + epilogue->first_slot));
     }
+    pair_slices += pairs;
   });
+  kernels_->stats().bf16_pair_slices += pair_slices.load();
   if (epilogue != nullptr) return std::nullopt;
   std::vector<uint8_t> bytes(static_cast<size_t>(StorageBytes(plan.acc_type, plan.out_layout.size())), 0);
   RETURN_IF_ERROR(kernels_->Move(plan.out_layout, plan.acc_layout, CopyOp(plan.acc_type), bytes.data(),
