@@ -248,5 +248,68 @@ TEST(LaneBf16Pairs, APairSumBelowTheNormalRangeRunsTheExactTree) {
   EXPECT_NE(run.jit[0], 0u);  // the subnormal pair sums add up to a nonzero result
 }
 
+// Two slices, each with its own operand and weights: x [S, A, K], w [S, R, K] into [S, A, R].
+std::vector<uint32_t> ContractPerSlice(Backend& backend, const MappingScope& s, const HostTensor& x,
+                                       const HostTensor& w) {
+  auto device = std::make_unique<Device>(1);
+  Context ctx(*device, backend);
+  auto on_slices = [&](const HostTensor& host, const char* per_slice, int64_t address) {
+    absl::StatusOr<HbmTensor> hbm = host.to_hbm(ctx.pdma, address, s.m("1"), host.mapping());
+    EXPECT_TRUE(hbm.ok()) << hbm.status();
+    absl::StatusOr<DmTensor> dm = hbm->to_dm(ctx.tdma, address, s.m("1 # 2"), s.m("S # 256"), s.m(per_slice));
+    EXPECT_TRUE(dm.ok()) << dm.status();
+    return *dm;
+  };
+  DmTensor wd = on_slices(w, "R, K", 1 << 16), xd = on_slices(x, "A, K", 0);
+  absl::StatusOr<TrfTensor> trf = ctx.sub.begin(wd.view())
+                                      .fetch(DType::kBF16, s.m("R, K / 16"), s.m("K % 16"))
+                                      .collect(s.m("R, K / 16"), s.m("K % 16"))
+                                      .to_trf(s.m("R"), s.m("K"), TrfAddress::kFull);
+  EXPECT_TRUE(trf.ok()) << trf.status();
+  absl::StatusOr<DmTensor> out = ctx.main.begin(xd.view())
+                                     .fetch(DType::kBF16, s.m("A, K / 16"), s.m("K % 16"))
+                                     .collect(s.m("A, K / 16"), s.m("K % 16"))
+                                     .align(s.m("A, K / 32"), s.m("K % 32"), *trf)
+                                     .contract(s.m("1"))
+                                     .accumulate(s.m("A"), s.m("R # 8"), AccumulationKind::kInterleaved)
+                                     .commit(s.m("A, R"), 1 << 17);
+  EXPECT_TRUE(out.ok()) << out.status();
+  return ReadAs(*out, s.m("S, A, R"))->ToBits();
+}
+
+// Slice 0's operands allow the pair path, slice 1's (the refused subnormal pair sums) do not: each
+// slice runs its own kernel, the exact one compiled after the pair slices ran, on 1 and 2 threads.
+TEST(LaneBf16Pairs, EachSliceRunsTheKernelItsOperandsAllow) {
+  std::mt19937 engine(3);
+  std::uniform_int_distribution<int> exponent(-40, 40), mantissa(0, 127), sign(0, 1);
+  std::vector<uint16_t> xb(2 * kA * kK), wb(2 * kRows * kK);
+  for (int i = 0; i < kA * kK; ++i) xb[i] = Bf16(sign(engine), exponent(engine), mantissa(engine));
+  for (int i = 0; i < kRows * kK; ++i) wb[i] = Bf16(sign(engine), exponent(engine), mantissa(engine));
+  for (int p = 0; p < kK; p += 2) {
+    for (int r = 0; r < kRows; ++r) {
+      wb[(kRows + r) * kK + p] = Bf16(false, -57, 1);
+      wb[(kRows + r) * kK + p + 1] = Bf16(true, -57, 0);
+    }
+    for (int a = 0; a < kA; ++a) {
+      xb[(kA + a) * kK + p] = Bf16(false, -56, 1);
+      xb[(kA + a) * kK + p + 1] = Bf16(false, -56, 2);
+    }
+  }
+  MappingScope s(*Axes::Parse(absl::StrCat("S = 2, A = ", kA, ", K = ", kK, ", R = ", kRows)));
+  const HostTensor x = Bf16Tensor(s.m("S, A, K"), xb), w = Bf16Tensor(s.m("S, R, K"), wb);
+  interp::Interpreter interpreter;
+  const std::vector<uint32_t> expected = ContractPerSlice(interpreter, s, x, w);
+  EXPECT_EQ(std::vector<uint32_t>(expected.begin(), expected.begin() + kA * kRows),
+            HostContraction(std::vector<uint16_t>(xb.begin(), xb.begin() + kA * kK),
+                            std::vector<uint16_t>(wb.begin(), wb.begin() + kRows * kK), kA, kRows, kK));
+  for (int threads : {1, 2}) {
+    absl::StatusOr<std::unique_ptr<JitBackend>> jit = JitBackend::Create({.threads = threads});
+    ASSERT_TRUE(jit.ok()) << jit.status();
+    EXPECT_EQ(ContractPerSlice(**jit, s, x, w), expected) << threads << " threads";
+    EXPECT_EQ((*jit)->stats().fused_pipelines, 1);
+    EXPECT_EQ((*jit)->stats().bf16_pair_slices, HostHasBf16Pairs() ? 1 : 0);
+  }
+}
+
 }  // namespace
 }  // namespace visa::jit
