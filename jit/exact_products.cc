@@ -123,4 +123,9 @@ bool ProductsAreExact(const ExponentRange& x, const ExponentRange& w) {
   return x.max + w.max + 2 <= 128 && x.min + w.min >= -126;
 }
 
+bool PairSumsAreExact(const ExponentRange& x, const ExponentRange& w) {
+  if (!ProductsAreExact(x, w)) return false;
+  return !x.nonzero || !w.nonzero || x.min + w.min - 14 >= -126;
+}
+
 }  // namespace visa::jit

@@ -32,5 +32,10 @@ bool HasExactProducts(DType type);
 void ScanExponents(DType type, const uint8_t* data, int64_t elements, ExponentRange& range);
 // Whether every product of a value in `x` with a value in `w` is a normal f32 or zero, hence exact.
 bool ProductsAreExact(const ExponentRange& x, const ExponentRange& w);
+// Whether, besides, every sum of two such products is a normal f32 or zero, so a two-product dot
+// step that flushes subnormal results (vdpbf16ps) rounds exactly as the tree's first level. A
+// bf16 x bf16 product is a multiple of 2^(ex + ey - 14), and so is a sum of two: a nonzero one
+// is at least 2^(x.min + w.min - 14), normal when that is at least 2^-126.
+bool PairSumsAreExact(const ExponentRange& x, const ExponentRange& w);
 
 }  // namespace visa::jit

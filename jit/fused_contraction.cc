@@ -247,6 +247,10 @@ absl::StatusOr<Plan> PlanFusedContraction(const PipelineOp& op) {
     plan.fma_spec = spec;
     plan.fma_spec->fma_first_level = true;
   }
+  if (UsesBf16Pairs(spec)) {
+    plan.pairs_spec = spec;
+    plan.pairs_spec->bf16_pairs = true;
+  }
   return Plan(std::move(plan));
 }
 
@@ -260,6 +264,17 @@ bool ProductsAreExact(const FusedContraction& plan, const std::vector<const uint
     if (base != nullptr) ScanExponents(plan.spec.w_type, base, plan.w_extent, w);
   }
   return ProductsAreExact(x, w);
+}
+
+bool SliceAllowsBf16Pairs(const FusedContraction& plan, const std::vector<const uint8_t*>& x_base,
+                          const std::vector<const uint8_t*>& w_base, int64_t o) {
+  ExponentRange x, w;
+  if (x_base[o] != nullptr) ScanExponents(DType::kBF16, x_base[o], plan.x_extent, x);
+  for (int64_t r = 0; r < plan.spec.rows; ++r) {
+    const uint8_t* row = w_base[o * plan.spec.rows + r];
+    if (row != nullptr) ScanExponents(DType::kBF16, row, plan.w_extent, w);
+  }
+  return PairSumsAreExact(x, w);
 }
 
 absl::Status PointersOf(const FusedContraction& plan, const DmTensor& input, const TrfTensor& weights,

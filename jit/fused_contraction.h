@@ -37,6 +37,10 @@ struct FusedContraction {
   // (a float sum of bf16 / f8 operands fetched without conversion); a run uses it when a scan of
   // the operands it reads finds every product exact.
   std::optional<LaneContractionSpec> fma_spec;
+  // The same kernel with its first tree level on vdpbf16ps pairs (LaneContractionSpec::bf16_pairs)
+  // where the types and the host allow it; a run uses it for each slice whose operands a scan
+  // finds in range (SliceAllowsBf16Pairs).
+  std::optional<LaneContractionSpec> pairs_spec;
   int64_t x_extent = 0, w_extent = 0;  // elements the kernel reads from each x_base / w_base
 };
 
@@ -52,6 +56,12 @@ std::string PipelineKey(const PipelineOp& op);
 // the run may use `plan.fma_spec`. Scans the bytes the kernel reads: about one pass over them.
 bool ProductsAreExact(const FusedContraction& plan, const std::vector<const uint8_t*>& x_base,
                       const std::vector<const uint8_t*>& w_base);
+
+// Whether slice `o`'s operand and weights (PointersOf) allow plan.pairs_spec: every product exact
+// and every sum of two normal or zero (PairSumsAreExact). Scans the bytes the slice's kernel
+// reads, which also brings them into the cache it is about to read them from.
+bool SliceAllowsBf16Pairs(const FusedContraction& plan, const std::vector<const uint8_t*>& x_base,
+                          const std::vector<const uint8_t*>& w_base, int64_t o);
 
 absl::Status PointersOf(const FusedContraction& plan, const DmTensor& input, const TrfTensor& weights,
                         std::vector<const uint8_t*>& x_base, std::vector<const uint8_t*>& w_base);

@@ -2,6 +2,7 @@
 // (streams, staged device units); DMA moves likewise.
 #include "jit/jit_backend.h"
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <algorithm>
@@ -639,7 +640,15 @@ absl::StatusOr<std::optional<HostTensor>> JitBackend::RunFused(const FusedContra
   RETURN_IF_ERROR(PointersOf(plan, tensors.inputs[0], *tensors.weights, x_base, w_base));
   const bool fma = fma_first_level_ && plan.fma_spec && ProductsAreExact(plan, x_base, w_base);
   kernels_->stats().fma_pipelines += fma;
-  ASSIGN_OR_RETURN(LaneContractionFn fn, kernels_->LaneContraction(fma ? *plan.fma_spec : plan.spec));
+  // With a pair kernel, the exact tree's kernel compiles only once a slice's operands need it
+  // (after the other slices ran), so ordinary data compiles one kernel, as Prepare does.
+  LaneContractionFn fn = nullptr, pairs_fn = nullptr;
+  if (plan.pairs_spec) {
+    ASSIGN_OR_RETURN(pairs_fn, kernels_->LaneContraction(*plan.pairs_spec));
+  } else {
+    ASSIGN_OR_RETURN(fn, kernels_->LaneContraction(fma ? *plan.fma_spec : plan.spec));
+  }
+  std::atomic<int64_t> pair_slices{0};
   const int64_t slice_slots = plan.spec.rows * plan.spec.out_times * plan.spec.out_packet;
   std::optional<InPlace> output;
   if (epilogue != nullptr) {
@@ -666,7 +675,9 @@ absl::StatusOr<std::optional<HostTensor>> JitBackend::RunFused(const FusedContra
   for (int64_t o = 0; o < plan.outer; ++o) {
     if (plan.spec.live_outer[o]) live.push_back(o);
   }
-  Parallel(static_cast<int64_t>(live.size()), kernels_->threads(), [&](int64_t begin, int64_t end) {
+  // Slices whose operands refuse the pair kernel while the exact one is not compiled yet.
+  std::vector<uint8_t> deferred(live.size(), 0);
+  auto run_slices = [&](int64_t begin, int64_t end, const std::vector<int64_t>& slices) {
     // Packed operands and one slice's accumulators stay in this thread's cache from one slice to
     // the next.
     thread_local std::vector<uint8_t> scratch;
@@ -675,19 +686,42 @@ absl::StatusOr<std::optional<HostTensor>> JitBackend::RunFused(const FusedContra
     uint8_t* aligned = scratch.data() + (64 - reinterpret_cast<uintptr_t>(scratch.data()) % 64) % 64;
     auto* slice_acc = reinterpret_cast<uint32_t*>(aligned + scratch_bytes);
     uint8_t* slice_written = aligned + scratch_bytes + 4 * slice_slots;
+    int64_t pairs = 0;
     for (int64_t i = begin; i < end; ++i) {
-      const int64_t o = live[i];
+      const int64_t o = slices[i];
+      LaneContractionFn slice_fn = fn;
+      if (pairs_fn != nullptr && fn == nullptr) {
+        if (!SliceAllowsBf16Pairs(plan, x_base, w_base, o)) {
+          deferred[i] = 1;
+          continue;
+        }
+        slice_fn = pairs_fn;
+        ++pairs;
+      }
       if (epilogue == nullptr) {
-        fn(x_base.data(), w_base.data(), acc.data() + o * slice_slots, written.data() + o * slice_slots, aligned, o,
-           o + 1);
+        slice_fn(x_base.data(), w_base.data(), acc.data() + o * slice_slots, written.data() + o * slice_slots, aligned,
+                 o, o + 1);
         continue;
       }
-      fn(x_base.data(), w_base.data(), slice_acc, slice_written, aligned, o, o + 1);
+      slice_fn(x_base.data(), w_base.data(), slice_acc, slice_written, aligned, o, o + 1);
       const int64_t start = epilogue->unit_start[o];
       if (start < 0) continue;  // nothing of this slice is committed
       write(output->data + start * out_bits / 8, reinterpret_cast<const uint8_t*>(slice_acc + epilogue->first_slot));
     }
-  });
+    pair_slices += pairs;
+  };
+  Parallel(static_cast<int64_t>(live.size()), kernels_->threads(),
+           [&](int64_t begin, int64_t end) { run_slices(begin, end, live); });
+  kernels_->stats().bf16_pair_slices += pair_slices.load();
+  std::vector<int64_t> rest;
+  for (size_t i = 0; i < live.size(); ++i) {
+    if (deferred[i]) rest.push_back(live[i]);
+  }
+  if (!rest.empty()) {
+    ASSIGN_OR_RETURN(fn, kernels_->LaneContraction(fma ? *plan.fma_spec : plan.spec));
+    Parallel(static_cast<int64_t>(rest.size()), kernels_->threads(),
+             [&](int64_t begin, int64_t end) { run_slices(begin, end, rest); });
+  }
   if (epilogue != nullptr) return std::nullopt;
   std::vector<uint8_t> bytes(static_cast<size_t>(StorageBytes(plan.acc_type, plan.out_layout.size())), 0);
   RETURN_IF_ERROR(kernels_->Move(plan.out_layout, plan.acc_layout, CopyOp(plan.acc_type), bytes.data(),
@@ -813,9 +847,12 @@ absl::Status JitBackend::PrepareOp(const Op& op) {
   }
   ASSIGN_OR_RETURN(const FusedContraction* fused, FusedPlanFor(pipe));
   if (fused != nullptr) {
-    // The fused first level is what runs on ordinary data; the other compiles if ever needed.
+    // The pair kernel, else the fused first level, is what runs on ordinary data; the other
+    // compiles if ever needed.
     const bool fma = fma_first_level_ && fused->fma_spec;
-    RETURN_IF_ERROR(kernels_->LaneContraction(fma ? *fused->fma_spec : fused->spec).status());
+    RETURN_IF_ERROR(kernels_->LaneContraction(fused->pairs_spec ? *fused->pairs_spec
+                                              : fma             ? *fused->fma_spec
+                                                                : fused->spec).status());
     if (const ContractionEpilogue* epilogue = pipe.output.handle ? EpilogueFor(pipe, *fused, *pipe.output.handle) : nullptr) {
       return kernels_->Epilogue(*epilogue).status();
     }

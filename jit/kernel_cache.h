@@ -44,6 +44,7 @@ struct JitStats {
   int64_t fused_pipelines = 0;  // pipelines whose front ran as one lane contraction kernel
   int64_t fused_epilogues = 0;  // of those, pipelines whose cast and commit ran fused after it
   int64_t fma_pipelines = 0;    // fused pipelines whose operands allowed the fused first tree level
+  int64_t bf16_pair_slices = 0;  // slices of fused pipelines run with vdpbf16ps pairs (bf16_pairs)
   int64_t direct_pipelines = 0; // data-movement pipelines run as one move between memories
   int64_t direct_plans = 0;     // data-movement pipelines planned (once per op and ends)
   int64_t staged_pipelines = 0; // pipelines run stage by stage

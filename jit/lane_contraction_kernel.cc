@@ -306,6 +306,10 @@ class Builder {
 
   // Operand block `block` into packed block `slot`.
   void PackOperandBlock(Value* dm, Value* block, Value* slot) {
+    if (s_.bf16_pairs) {
+      PackBf16PairBlock(dm, block, slot);
+      return;
+    }
     const int64_t units = OperandUnits();
     const int64_t tile_stride = TileStride();
     EmitLoop(b_, I64(0), I64(kLanes), [&](Value* d) {
@@ -317,6 +321,42 @@ class Builder {
       TransposeTile(b_.CreateMul(tile, I64(kLanes)), kLanes, out);
     }, /*unroll=*/false);
     if (units % kLanes != 0) TransposeTile(I64(units / kLanes * kLanes), units % kLanes, out);
+  }
+
+  // With bf16_pairs: operand block `block` into packed block `slot` as [pair q][16 lanes] of raw
+  // 32-bit bf16 pairs (positions 2q, 2q + 1), straight from DM: each lane's packet chunk of 16
+  // pairs is a row of a 16 x 16 tile, transposed in registers. No widening: vdpbf16ps reads bf16.
+  void PackBf16PairBlock(Value* dm, Value* block, Value* slot) {
+    auto* units = llvm::FixedVectorType::get(b_.getInt32Ty(), kLanes);
+    Value* out = b_.CreateGEP(b_.getInt32Ty(), xp_, b_.CreateMul(slot, I64(s_.packet * kLanes)));
+    std::vector<Value*> lane_base, lane_empty;
+    for (int64_t d = 0; d < kLanes; ++d) {
+      Value* offset = Table(s_.x_lane, b_.CreateAdd(b_.CreateMul(block, I64(kLanes)), I64(d)), 64);
+      lane_empty.push_back(b_.CreateICmpSLT(offset, I64(0)));
+      lane_base.push_back(b_.CreateGEP(b_.getInt16Ty(), dm, b_.CreateSelect(lane_empty.back(), I64(0), offset)));
+    }
+    // Packet positions [first, first + 32).
+    auto chunk = [&](Value* first) {
+      std::vector<Value*> rows;
+      for (int64_t d = 0; d < kLanes; ++d) {
+        llvm::LoadInst* raw =
+            b_.CreateAlignedLoad(units, b_.CreateGEP(b_.getInt16Ty(), lane_base[d], first), llvm::Align(2));
+        MarkLoads(raw, 1);
+        rows.push_back(b_.CreateSelect(lane_empty[d], llvm::Constant::getNullValue(units), raw));
+      }
+      EmitTranspose16(b_, rows);
+      Value* pair = b_.CreateUDiv(first, I64(2));
+      for (int64_t q = 0; q < kLanes; ++q) {
+        Value* at = b_.CreateGEP(b_.getInt32Ty(), out, b_.CreateMul(b_.CreateAdd(pair, I64(q)), I64(kLanes)));
+        ScratchStore(b_.CreateAlignedStore(rows[q], at, llvm::Align(kAlign)));
+      }
+    };
+    const int64_t chunks = s_.packet / (2 * kLanes);
+    if (chunks == 1) {
+      chunk(I64(0));
+    } else {
+      EmitLoop(b_, I64(0), I64(chunks), [&](Value* c) { chunk(b_.CreateMul(c, I64(2 * kLanes))); }, /*unroll=*/false);
+    }
   }
 
   // 32-bit units per lane of a packed operand block: a value, a 16-bit pair or a byte quad each.
@@ -472,6 +512,10 @@ class Builder {
       x_block = Opaque(x_block);
       std::vector<Value*> w_rows;
       for (int64_t r : block) {
+        if (s_.bf16_pairs) {
+          w_rows.push_back(WeightsInPlace(Table(step_w_, step, 64), r));
+          continue;
+        }
         w_rows.push_back(b_.CreateGEP(b_.getInt32Ty(), wp_,
                                       b_.CreateMul(b_.CreateAdd(b_.CreateMul(kw, I64(s_.rows)), I64(r)), I64(s_.packet))));
       }
@@ -481,6 +525,29 @@ class Builder {
         for (size_t i = 0; i < block.size(); ++i) take(block[i], g, sums[i]);
       }
     }
+  }
+
+  // Row r's bf16 weights of weight block kw in the slice's TRF row (bf16_pairs).
+  Value* WeightsInPlace(Value* kw, int64_t r) {
+    Value* row = b_.CreateLoad(b_.getPtrTy(), b_.CreateGEP(b_.getPtrTy(), fn_->getArg(1),
+                                                           b_.CreateAdd(b_.CreateMul(o_, I64(s_.rows)), I64(r))));
+    return b_.CreateGEP(b_.getInt16Ty(), row, Table(s_.w_offset, kw, 64));
+  }
+
+  // Positions p and p + 1 of the 16 lanes as the tree's first level, x0 * w0 + x1 * w1 rounded
+  // once: vdpbf16ps adds x1 * w1, then x0 * w0, to its accumulator, each product exact here
+  // (PairSumsAreExact), so starting from -0 (the identity that keeps a sum of two -0 products
+  // -0) it rounds the exact sum once, with no subnormal for its flush-to-zero to touch.
+  Value* PairLeafBf16(AccumulatorMath& math, Value* x, Value* w_row, int64_t p) {
+    auto* pairs = llvm::FixedVectorType::get(b_.getBFloatTy(), 2 * kLanes);
+    Value* w_pair = b_.CreateAlignedLoad(b_.getInt32Ty(), b_.CreateGEP(b_.getInt16Ty(), w_row, I64(p)), llvm::Align(2));
+    MarkLoads(w_pair, 1);
+    Value* w = b_.CreateVectorSplat(kLanes, w_pair);
+    Value* minus_zero = llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(kLanes),
+                                                       llvm::ConstantFP::getNegativeZero(b_.getFloatTy()));
+    Value* sum = b_.CreateIntrinsic(llvm::Intrinsic::x86_avx512bf16_dpbf16ps_512, {},
+                                    {minus_zero, b_.CreateBitCast(x, pairs), b_.CreateBitCast(w, pairs)});
+    return math.I(sum);
   }
 
   // The pairwise trees over packet positions [lo, hi) of several Rows at once, leaf by leaf: each
@@ -497,7 +564,7 @@ class Builder {
       Value* sum;
     };
     std::vector<std::vector<Subtree>> stacks(w_rows.size());
-    const int64_t leaf = s_.fma_first_level && width >= 2 ? 2 : 1;
+    const int64_t leaf = (s_.fma_first_level || s_.bf16_pairs) && width >= 2 ? 2 : 1;
     for (int64_t p = lo; p < hi; p += leaf) {
       // The leaf's operand loads wait for the previous leaf's sums: the scheduler would otherwise
       // hoist every load of the tree to its top and spill them (a compile-time order only).
@@ -506,10 +573,16 @@ class Builder {
         for (const std::vector<Subtree>& stack : stacks) latest.push_back(stack.back().sum);
         x_block = OpaqueAfter(x_block, latest);
       }
-      Value* x0 = LoadX(math, x_block, p);
-      Value* x1 = leaf == 2 ? LoadX(math, x_block, p + 1) : nullptr;
+      // With bf16_pairs x0 is the 16 lanes' pairs (p, p + 1).
+      Value* x0 = s_.bf16_pairs ? b_.CreateAlignedLoad(math.IntType(),
+                                                       b_.CreateGEP(b_.getInt32Ty(), x_block, I64(p / 2 * kLanes)),
+                                                       llvm::Align(kAlign))
+                                : LoadX(math, x_block, p);
+      Value* x1 = leaf == 2 && !s_.bf16_pairs ? LoadX(math, x_block, p + 1) : nullptr;
       for (size_t i = 0; i < w_rows.size(); ++i) {
-        Value* sum = leaf == 2 ? PairLeaf(math, x0, x1, w_rows[i], p) : SingleLeaf(math, x0, w_rows[i], p);
+        Value* sum = s_.bf16_pairs ? PairLeafBf16(math, x0, w_rows[i], p)
+                     : leaf == 2   ? PairLeaf(math, x0, x1, w_rows[i], p)
+                                   : SingleLeaf(math, x0, w_rows[i], p);
         int64_t level = leaf == 2 ? 1 : 0;
         while (!stacks[i].empty() && stacks[i].back().level == level) {
           sum = math.Combine(stacks[i].back().sum, sum);
@@ -752,6 +825,7 @@ class Builder {
     if (!interleaved_) return;
     Value* x = Table(pack_x_at_, step, 64);
     EmitIf(b_, b_.CreateICmpSGE(x, I64(0)), [&] { PackOperandBlock(dm_, x, Table(x_slot_, step, 64)); });
+    if (s_.bf16_pairs) return;  // the steps read the weights in place
     Value* w = Table(pack_w_at_, step, 64);
     EmitIf(b_, b_.CreateICmpSGE(w, I64(0)), [&] { PackWeightBlock(o_, w, Table(w_slot_, step, 64)); });
   }
@@ -875,17 +949,27 @@ int64_t LaneContractionSpec::ScratchBytes() const { return Scratch(*this).end; }
 
 std::string LaneContractionSpec::Key() const {
   return absl::StrFormat(
-      "lanes %s>%s %s*%s>%s %s%s%s r%d p%d g%d ot%d op%d %016x %016x %016x %016x %016x %016x %016x %016x %016x "
+      "lanes %s>%s %s*%s>%s %s%s%s%s r%d p%d g%d ot%d op%d %016x %016x %016x %016x %016x %016x %016x %016x %016x "
       "%016x %016x %016x",
       std::string(Name(dm_type)), fetch.Key(), std::string(Name(x_type)), std::string(Name(w_type)),
       std::string(Name(acc_type)), ReduceOpName(op), fma_first_level ? " fma" : "",
-      slice_accumulators ? " slice" : "", rows, packet, group, out_times, out_packet,
+      slice_accumulators ? " slice" : "", bf16_pairs ? " bf16pairs" : "", rows, packet, group, out_times, out_packet,
       StableHash(live_outer), StableHash(live_row), StableHash(live_packet), StableHash(target),
       StableHash(w_offset), StableHash(w_packet), StableHash(x_lane), StableHash(x_packet),
       StableHash(acc_lane), StableHash(step_x), StableHash(step_w), StableHash(step_acc));
 }
 
+bool UsesBf16Pairs(const LaneContractionSpec& s) {
+  const bool contiguous = StrideOf(s.x_packet) == std::optional<int64_t>(1) &&
+                          StrideOf(s.w_packet) == std::optional<int64_t>(1);
+  const bool all_live = std::all_of(s.live_packet.begin(), s.live_packet.end(), [](uint8_t l) { return l != 0; });
+  return s.dm_type == DType::kBF16 && s.x_type == DType::kBF16 && s.w_type == DType::kBF16 &&
+         s.acc_type == DType::kF32 && s.op == ReduceOp::kAdd && s.fetch.kind == ElementOp::Kind::kCopy &&
+         s.group % 2 == 0 && s.packet % (2 * kLanes) == 0 && contiguous && all_live && HostHas("avx512bf16");
+}
+
 void BuildLaneContractionFunction(llvm::Module& module, const std::string& name, const LaneContractionSpec& spec) {
+  VISA_CHECK(!spec.bf16_pairs || UsesBf16Pairs(spec), "bf16 pairs only where UsesBf16Pairs allows them");
   Builder(module, spec).Build(name);
 }
 

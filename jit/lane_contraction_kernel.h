@@ -64,6 +64,11 @@ struct LaneContractionSpec {
   // The first tree level as fma(x0, w0, x1 * w1): only for operands whose products are exact
   // (exact_products.h), where it gives the same bits with one instruction fewer per pair.
   bool fma_first_level = false;
+  // The first tree level as one vdpbf16ps per pair of packet positions (AVX512_BF16), on the raw
+  // bf16 pairs: the operand packed as transposed pairs, the weights read in place from the TRF.
+  // Only for operands whose products are exact and whose pair sums are normal or zero
+  // (exact_products.h: PairSumsAreExact), where it gives the tree's bits (UsesBf16Pairs).
+  bool bf16_pairs = false;
   // acc / written hold one slice's accumulators ([row][retained time][contracted packet]) and
   // each call runs one slice: the caller's epilogue (contraction_epilogue.h) takes them from a
   // small per-thread buffer instead of a full-size image.
@@ -76,6 +81,11 @@ struct LaneContractionSpec {
   int64_t ScratchBytes() const;
   std::string Key() const;
 };
+
+// Whether a spec may run with bf16_pairs: bf16 operands fetched without conversion, an f32 sum,
+// contiguous packets of whole 32-element chunks with every position live, weights read in place,
+// and a host with AVX512_BF16.
+bool UsesBf16Pairs(const LaneContractionSpec& spec);
 
 void BuildLaneContractionFunction(llvm::Module& module, const std::string& name, const LaneContractionSpec& spec);
 

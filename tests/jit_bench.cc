@@ -278,6 +278,11 @@ void BM_MainOp(benchmark::State& state, const samples::Sample* sample, bool use_
   state.counters["cpu_ms"] = cpu_seconds * 1e3 / static_cast<double>(std::max<int64_t>(1, state.iterations()));
   state.counters["faults"] = static_cast<double>(faults) / static_cast<double>(std::max<int64_t>(1, state.iterations()));
   if (jit) state.counters["fused"] = static_cast<double>(jit->stats().fused_pipelines > 0);
+  // Slices of the last run on the vdpbf16ps pair kernel (the bf16 GEMM's 256 when its values allow).
+  if (jit) {
+    state.counters["pair_slices"] = static_cast<double>(jit->stats().bf16_pair_slices) /
+                                    static_cast<double>(state.iterations() + 1);
+  }
 }
 
 // Eigen's float GEMM [m x k] x [k x n], built as a user builds it (this file: -O3 -march=native,
