@@ -1,18 +1,20 @@
-// Compiler: LLJIT for the host whose compile step optimizes and generates code, or loads the
-// object from the disk cache instead of both; errors turned into Status.
+// Compiler: LLJIT for the host whose compile step optimizes and generates code; kernels looked up
+// by their key in memory, then on disk (linking the stored object), and built only on a miss;
+// errors turned into Status.
 #include "jit/compiler.h"
 
 #include <mutex>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "dsl/status_macros.h"
 #include "dsl/vector_ops.h"
+#include "jit/generator_version.h"
 #include "jit/object_cache.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/Config/llvm-config.h"
-#include "llvm/ExecutionEngine/ObjectCache.h"
 #include "llvm/ExecutionEngine/Orc/CompileUtils.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/IRCompileLayer.h"
@@ -35,7 +37,8 @@ namespace {
 
 // The levels a module is compiled at travel with it as this module flag (ir * 4 + codegen), so
 // the compile step, which sees only the module, reads them there, and modules that differ only in
-// their levels have different bitcode: different symbols and disk cache keys.
+// their levels have different bitcode: different symbols. (The disk cache key has them from
+// KernelIdentity.)
 constexpr const char* kOptimizationFlag = "visa.optimization";
 // The SLP vectorizer stays off (the library's PipelineTuningOptions leave it off, unlike clang at
 // -O2): it made the old per-element contraction kernel 15% faster but runs none of the lane /
@@ -91,9 +94,8 @@ void InitializeTargets() {
   });
 }
 
-// The module as bitcode: what its object is a function of (with the CodegenConfig). Bitcode
-// rather than text: printing a kernel with large constant tables (f8 conversions) took 8 ms,
-// writing its bitcode 0.4 ms.
+// The module as bitcode, to name its code (ContentName). Bitcode rather than text: printing a
+// kernel with large constant tables (f8 conversions) took 8 ms, writing its bitcode 0.4 ms.
 std::string IrBytes(const llvm::Module& module) {
   std::string bytes;
   llvm::raw_string_ostream os(bytes);
@@ -104,14 +106,34 @@ std::string IrBytes(const llvm::Module& module) {
 
 // The name a kernel's function is linked under: a hash of the module's bitcode (written with the
 // builder's name), so equal code has equal symbols in every process, whatever key the caller
-// found it by, and an object loaded from disk defines the name looked up.
+// found it by: kernels with different keys and the same code are linked once.
 std::string ContentName(const std::string& ir) {
   llvm::BLAKE3 hasher;
   hasher.update(ir);
   return absl::StrCat("visa_", llvm::toHex(hasher.final(), /*LowerCase=*/true));
 }
 
-// What the object cache's key names besides each module's own levels (its flag).
+bool IsContentName(absl::string_view name) {
+  return absl::ConsumePrefix(&name, "visa_") && IsObjectKey(name);  // the same 64 hex digits
+}
+
+// A disk cache entry's payload: the symbol its object defines, a newline, the object.
+std::string PackEntry(absl::string_view symbol, llvm::StringRef object) {
+  return absl::StrCat(symbol, "\n", absl::string_view(object.data(), object.size()));
+}
+
+struct EntryView {
+  absl::string_view symbol, object;
+};
+
+// nullopt for a payload not of PackEntry's form (a miss).
+std::optional<EntryView> UnpackEntry(absl::string_view payload) {
+  const size_t newline = payload.find('\n');
+  if (newline == absl::string_view::npos || !IsContentName(payload.substr(0, newline))) return std::nullopt;
+  return EntryView{payload.substr(0, newline), payload.substr(newline + 1)};
+}
+
+// What the object cache's key names besides each kernel's own levels (KernelIdentity).
 std::string OptimizationName() { return absl::StrCat("per-module levels", kSlpVectorizer ? " slp" : ""); }
 
 // The new pass manager's default pipeline, with the target's cost model for the vectorizers.
@@ -141,37 +163,33 @@ void Optimize(llvm::Module& module, llvm::TargetMachine& machine, IrPipeline ir)
   pipeline.run(module, mam);
 }
 
-// LLJIT's compile step. The cache is asked first, so that a hit skips the optimization pipeline
-// as well as code generation (which is why optimizing happens here and not before addIRModule).
-class CachingCompiler final : public llvm::orc::IRCompileLayer::IRCompiler {
+// Called with each module's object as it is compiled (to store it on disk).
+using CompiledFn = std::function<void(const llvm::Module&, llvm::MemoryBufferRef)>;
+
+// LLJIT's compile step: optimizes (here, not before addIRModule, so the module's levels are read
+// where they apply) and generates code. The disk cache was asked before the module was built.
+class OptimizingCompiler final : public llvm::orc::IRCompileLayer::IRCompiler {
  public:
-  CachingCompiler(llvm::TargetMachine& machine, DiskObjectCache* cache, int64_t& compiles)
+  OptimizingCompiler(llvm::TargetMachine& machine, CompiledFn compiled)
       : IRCompiler(llvm::orc::irManglingOptionsFromTargetOptions(machine.Options)),
         machine_(machine),
         codegen_(machine),
-        cache_(cache),
-        compiles_(compiles) {}
+        compiled_(std::move(compiled)) {}
 
   llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> operator()(llvm::Module& module) override {
-    if (cache_ != nullptr) {
-      if (std::unique_ptr<llvm::MemoryBuffer> object = cache_->orc().getObject(&module)) return object;
-    }
     const Optimization levels = OptimizationOf(module);
     Optimize(module, machine_, levels.ir);
     // The pass pipeline below is built for this module, at the target machine's level then.
     machine_.setOptLevel(CodegenLevel(levels.codegen));
     llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> object = codegen_(module);
-    if (!object) return object;
-    ++compiles_;
-    if (cache_ != nullptr) cache_->orc().notifyObjectCompiled(&module, (*object)->getMemBufferRef());
+    if (object) compiled_(module, (*object)->getMemBufferRef());
     return object;
   }
 
  private:
   llvm::TargetMachine& machine_;
-  llvm::orc::SimpleCompiler codegen_;  // without the cache: it was asked above
-  DiskObjectCache* cache_;
-  int64_t& compiles_;
+  llvm::orc::SimpleCompiler codegen_;
+  CompiledFn compiled_;
 };
 
 // The disk cache the options and the environment ask for; null when it is off or has no directory.
@@ -184,14 +202,33 @@ std::unique_ptr<DiskObjectCache> OpenDiskCache(const CompilerOptions& options) {
 
 }  // namespace
 
+std::string KernelIdentity(absl::string_view kernel_key, Optimization optimization) {
+  return absl::StrCat("ir ", static_cast<int>(optimization.ir), " codegen ", optimization.codegen, "\n", kernel_key);
+}
+
 struct Compiler::Impl {
+  // A linked function and the disk cache key its object is stored under.
+  struct Linked {
+    void* address = nullptr;
+    std::string key;
+  };
+
   // Declared before the JIT, which refers to them from its compile step: destroyed after it.
   std::unique_ptr<llvm::TargetMachine> machine;
   std::unique_ptr<DiskObjectCache> cache;
   CodegenConfig config;
-  int64_t compiles = 0;  // modules optimized and code-generated
+  int64_t compiles = 0;    // modules optimized and code-generated
+  int64_t disk_links = 0;  // kernels whose object came from the disk cache
+  absl::flat_hash_map<std::string, std::string> storing;  // the symbol of each key being compiled
   std::unique_ptr<llvm::orc::LLJIT> jit;
-  absl::flat_hash_map<std::string, void*> linked;  // by ContentName
+  absl::flat_hash_map<std::string, void*> by_key;       // by ObjectKey
+  absl::flat_hash_map<std::string, Linked> by_symbol;   // by ContentName
+
+  void Compiled(const llvm::Module& module, llvm::MemoryBufferRef object);
+  std::optional<void*> LinkFromDisk(const std::string& key);
+  absl::StatusOr<void*> Build(const std::string& key, const std::string& kernel_key, Optimization optimization,
+                              const BuildFn& build);
+  void StoreAlias(const std::string& key, const Linked& linked);
 };
 
 Compiler::Compiler(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -204,20 +241,23 @@ absl::StatusOr<std::unique_ptr<Compiler>> Compiler::Create(const CompilerOptions
   if (!builder) return absl::InternalError(absl::StrCat("JIT: no host target: ", Message(builder.takeError())));
   auto impl = std::make_unique<Impl>();
   impl->config = CodegenConfig{LLVM_VERSION_STRING, builder->getCPU(), builder->getFeatures().getString(),
-                               OptimizationName()};
+                               OptimizationName(),
+                               absl::StrCat("ir generators ", kIrGeneratorVersion, " sources ", GeneratorSourceDigest())};
   llvm::Expected<std::unique_ptr<llvm::TargetMachine>> machine = builder->createTargetMachine();
   if (!machine) return absl::InternalError(absl::StrCat("JIT: target machine: ", Message(machine.takeError())));
   impl->machine = std::move(*machine);
   impl->cache = OpenDiskCache(options);
   llvm::TargetMachine& target = *impl->machine;
-  DiskObjectCache* cache = impl->cache.get();
-  int64_t& compiles = impl->compiles;
+  Impl* state = impl.get();
   llvm::Expected<std::unique_ptr<llvm::orc::LLJIT>> jit =
       llvm::orc::LLJITBuilder()
           .setJITTargetMachineBuilder(std::move(*builder))
-          .setCompileFunctionCreator([&target, cache, &compiles](llvm::orc::JITTargetMachineBuilder)
+          .setCompileFunctionCreator([&target, state](llvm::orc::JITTargetMachineBuilder)
                                          -> llvm::Expected<std::unique_ptr<llvm::orc::IRCompileLayer::IRCompiler>> {
-            return std::make_unique<CachingCompiler>(target, cache, compiles);
+            return std::make_unique<OptimizingCompiler>(
+                target, [state](const llvm::Module& module, llvm::MemoryBufferRef object) {
+                  state->Compiled(module, object);
+                });
           })
           .create();
   if (!jit) return absl::InternalError(absl::StrCat("JIT: LLJIT: ", Message(jit.takeError())));
@@ -247,48 +287,119 @@ std::unique_ptr<llvm::Module> Compiler::NewModule(llvm::LLVMContext& context, co
   return module;
 }
 
-absl::StatusOr<void*> Compiler::Compile(std::unique_ptr<llvm::Module> module,
-                                        std::unique_ptr<llvm::LLVMContext> context,
-                                        const std::string& function, Optimization optimization) {
+absl::StatusOr<void*> Compiler::Compile(const std::string& kernel_key, Optimization optimization,
+                                        const BuildFn& build) {
+  const std::string key = ObjectKey(impl_->config, KernelIdentity(kernel_key, optimization));
+  if (auto it = impl_->by_key.find(key); it != impl_->by_key.end()) return it->second;
+  std::optional<void*> address;
+  if (impl_->cache) address = impl_->LinkFromDisk(key);
+  if (!address) {
+    ASSIGN_OR_RETURN(address, impl_->Build(key, kernel_key, optimization, build));
+  }
+  impl_->by_key.emplace(key, *address);
+  return *address;
+}
+
+void Compiler::Impl::Compiled(const llvm::Module& module, llvm::MemoryBufferRef object) {
+  ++compiles;
+  auto it = storing.find(module.getModuleIdentifier());
+  if (cache == nullptr || it == storing.end()) return;
+  // A failed write costs only a compile in a later process; the kernel itself is fine.
+  (void)cache->Store(it->first, PackEntry(it->second, object.getBuffer()));
+}
+
+// The kernel stored under `key`, linked; nullopt when the entry is absent, corrupt or does not
+// link (a miss: the caller compiles it).
+std::optional<void*> Compiler::Impl::LinkFromDisk(const std::string& key) {
+  std::optional<std::string> payload = cache->Load(key);
+  if (!payload) return std::nullopt;
+  std::optional<EntryView> entry = UnpackEntry(*payload);
+  if (!entry) return std::nullopt;
+  const std::string symbol(entry->symbol);
+  if (auto it = by_symbol.find(symbol); it != by_symbol.end()) {
+    ++disk_links;  // the same code under another key, linked before
+    return it->second.address;
+  }
+  // Its own tracker, so an object that does not link is removed again before the compile.
+  llvm::orc::ResourceTrackerSP tracker = jit->getMainJITDylib().createResourceTracker();
+  std::unique_ptr<llvm::MemoryBuffer> object = llvm::MemoryBuffer::getMemBufferCopy(
+      llvm::StringRef(entry->object.data(), entry->object.size()), key);
+  llvm::Error added = jit->addObjectFile(tracker, std::move(object));
+  if (added) {
+    llvm::consumeError(std::move(added));
+    llvm::consumeError(tracker->remove());
+    return std::nullopt;
+  }
+  llvm::Expected<llvm::orc::ExecutorAddr> address = jit->lookup(symbol);
+  if (!address) {
+    llvm::consumeError(address.takeError());
+    llvm::consumeError(tracker->remove());
+    return std::nullopt;
+  }
+  ++disk_links;
+  by_symbol[symbol] = Linked{address->toPtr<void*>(), key};
+  return address->toPtr<void*>();
+}
+
+// Stores under `key` the entry of code linked before under another key, so that a later process
+// finds this kernel without building it either.
+void Compiler::Impl::StoreAlias(const std::string& key, const Linked& linked) {
+  if (cache == nullptr || linked.key.empty() || linked.key == key) return;
+  if (std::optional<std::string> payload = cache->Load(linked.key)) (void)cache->Store(key, *payload);
+}
+
+absl::StatusOr<void*> Compiler::Impl::Build(const std::string& key, const std::string& kernel_key,
+                                            Optimization optimization, const BuildFn& build) {
+  auto context = std::make_unique<llvm::LLVMContext>();
+  // One name for every kernel while it is built: it is linked under a name derived from its code.
+  const std::string name = "visa_kernel";
+  auto module = std::make_unique<llvm::Module>(name, *context);
+  module->setDataLayout(jit->getDataLayout());
+  module->setTargetTriple(jit->getTargetTriple().str());
+  build(*module, name);
+  const absl::string_view what = absl::string_view(kernel_key).substr(0, 80);
   module->addModuleFlag(llvm::Module::Error, kOptimizationFlag,
                         static_cast<int>(optimization.ir) * 4 + optimization.codegen);
   std::string problems;
   llvm::raw_string_ostream os(problems);
   if (llvm::verifyModule(*module, &os)) {
-    return absl::InternalError(absl::StrCat("JIT: invalid IR for `", function, "`: ", problems));
+    return absl::InternalError(absl::StrCat("JIT: invalid IR for kernel `", what, "`: ", problems));
   }
   // Every function is tuned for the host CPU so the vectorizers see its vector widths.
   for (llvm::Function& f : *module) {
     if (f.isDeclaration()) continue;
-    f.addFnAttr("target-cpu", impl_->config.cpu);
-    f.addFnAttr("target-features", impl_->config.features);
+    f.addFnAttr("target-cpu", config.cpu);
+    f.addFnAttr("target-features", config.features);
   }
-  llvm::Function* entry = module->getFunction(function);
-  if (entry == nullptr) return absl::InternalError(absl::StrCat("JIT: the module has no function `", function, "`"));
-  // Names and keys are taken from the IR before any pass runs, so the compile step can look the
-  // key up first.
-  const std::string ir = IrBytes(*module);
-  const std::string symbol = ContentName(ir);
-  if (auto it = impl_->linked.find(symbol); it != impl_->linked.end()) return it->second;
+  llvm::Function* entry = module->getFunction(name);
+  if (entry == nullptr) return absl::InternalError(absl::StrCat("JIT: kernel `", what, "` built no function"));
+  const std::string symbol = ContentName(IrBytes(*module));
+  if (auto it = by_symbol.find(symbol); it != by_symbol.end()) {
+    StoreAlias(key, it->second);
+    return it->second.address;
+  }
   entry->setName(symbol);
-  if (impl_->cache) module->setModuleIdentifier(ObjectKey(impl_->config, ir));
-  if (llvm::Error error = impl_->jit->addIRModule(
-          llvm::orc::ThreadSafeModule(std::move(module), std::move(context)))) {
-    return absl::InternalError(absl::StrCat("JIT: adding `", function, "`: ", Message(std::move(error))));
-  }
-  // The lookup materializes the module: the compile step runs (or the cache answers) here.
-  llvm::Expected<llvm::orc::ExecutorAddr> address = impl_->jit->lookup(symbol);
+  module->setModuleIdentifier(key);
+  storing[key] = symbol;
+  llvm::Error added = jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(module), std::move(context)));
+  // The lookup materializes the module: the compile step runs (and stores the object) here.
+  llvm::Expected<llvm::orc::ExecutorAddr> address =
+      added ? llvm::Expected<llvm::orc::ExecutorAddr>(std::move(added)) : jit->lookup(symbol);
+  storing.erase(key);
   if (!address) {
-    return absl::InternalError(absl::StrCat("JIT: looking up `", function, "`: ", Message(address.takeError())));
+    return absl::InternalError(absl::StrCat("JIT: compiling kernel `", what, "`: ", Message(address.takeError())));
   }
-  return impl_->linked[symbol] = address->toPtr<void*>();
+  by_symbol[symbol] = Linked{address->toPtr<void*>(), cache ? key : ""};
+  return address->toPtr<void*>();
 }
+
+const CodegenConfig& Compiler::config() const { return impl_->config; }
 
 std::string Compiler::target() const { return absl::StrCat(impl_->config.cpu); }
 
 std::string Compiler::disk_cache_directory() const { return impl_->cache ? impl_->cache->directory() : ""; }
 int64_t Compiler::compiles() const { return impl_->compiles; }
-int64_t Compiler::disk_hits() const { return impl_->cache ? impl_->cache->hits() : 0; }
+int64_t Compiler::disk_hits() const { return impl_->disk_links; }
 int64_t Compiler::disk_writes() const { return impl_->cache ? impl_->cache->writes() : 0; }
 
 }  // namespace visa::jit

@@ -1,15 +1,19 @@
-// Compiler: the JIT's one owner of an ORC LLJIT instance. Modules built with IRBuilder are
-// optimized with the pipeline their Optimization names for the host CPU (its name and features, so
-// AVX2 / AVX-512 are used), compiled, and their functions looked up by name. With the disk cache
-// on (object_cache.h), a module whose object some process stored before is linked from disk:
-// neither optimized nor code-generated.
+// Compiler: the JIT's one owner of an ORC LLJIT instance. Kernels are named by their key (the spec
+// their IR is generated from); a kernel is built with IRBuilder, optimized with the pipeline its
+// Optimization names for the host CPU (its name and features, so AVX2 / AVX-512 are used),
+// compiled, and its function looked up by name. With the disk cache on (object_cache.h), a kernel
+// whose object some process stored before is linked from disk: no IR is built, nothing optimized
+// or code-generated.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "jit/object_cache.h"
 
 namespace llvm {
 class LLVMContext;
@@ -33,6 +37,11 @@ struct Optimization {
   int codegen = 3;
 };
 
+// What names a kernel's code: its key (the kernel spec's Key(), which must name everything its IR
+// generator reads) and its optimization. With the Compiler's CodegenConfig it is the disk cache key
+// (ObjectKey).
+std::string KernelIdentity(absl::string_view kernel_key, Optimization optimization);
+
 struct CompilerOptions {
   bool disk_cache = false;  // keep compiled objects on disk (VISA_JIT_CACHE=off overrides)
   std::string cache_dir = {};  // empty: $VISA_CACHE_DIR, $XDG_CACHE_HOME/visa/jit, $HOME/.cache/visa/jit
@@ -46,12 +55,17 @@ class Compiler {
   // A fresh module whose data layout and triple are the host's.
   std::unique_ptr<llvm::Module> NewModule(llvm::LLVMContext& context, const std::string& name) const;
 
-  // Verifies, optimizes and compiles `module` (or loads its object from the disk cache), and
-  // returns the address of `function`, which is linked under a name derived from the module's
-  // bitcode: a module equal to one compiled before returns that one's address.
-  absl::StatusOr<void*> Compile(std::unique_ptr<llvm::Module> module,
-                                std::unique_ptr<llvm::LLVMContext> context, const std::string& function,
-                                Optimization optimization = {});
+  // Adds the function `name` to the module it is given.
+  using BuildFn = std::function<void(llvm::Module& module, const std::string& name)>;
+
+  // The address of the kernel `kernel_key` names (see KernelIdentity). On a disk cache hit its
+  // object is linked and `build` never runs; else `build` makes the module, which is verified,
+  // optimized and compiled (and stored on disk). A module whose bitcode equals one compiled before
+  // in this process returns that one's address (and is stored on disk under its own key too).
+  absl::StatusOr<void*> Compile(const std::string& kernel_key, Optimization optimization, const BuildFn& build);
+
+  // What the disk cache key depends on besides each kernel's identity.
+  const CodegenConfig& config() const;
 
   // "skylake-avx512 (+avx2,+avx512f,...)": what the code is tuned for.
   std::string target() const;

@@ -104,14 +104,8 @@ absl::StatusOr<void*> KernelCache::Cached(const std::string& key, Optimization o
   }
   const auto start = std::chrono::steady_clock::now();
   const double cpu_start = ThreadCpuSeconds();
-  auto context = std::make_unique<llvm::LLVMContext>();
-  // One name for every kernel: the compiler links each under a name derived from its code, the
-  // same in every process (which the disk cache needs; keys may hold per-process hashes).
-  const std::string name = "visa_kernel";
-  std::unique_ptr<llvm::Module> module = compiler_->NewModule(*context, name);
-  build(*module, name);
   const int64_t compiles = compiler_->compiles(), loads = compiler_->disk_hits(), writes = compiler_->disk_writes();
-  ASSIGN_OR_RETURN(void* address, compiler_->Compile(std::move(module), std::move(context), name, optimization));
+  ASSIGN_OR_RETURN(void* address, compiler_->Compile(key, optimization, build));
   stats_.compile_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const int64_t compiled = compiler_->compiles() - compiles, loaded = compiler_->disk_hits() - loads;
   stats_.compiles += compiled;

@@ -120,7 +120,9 @@ class KernelCache {
   absl::StatusOr<const std::vector<int64_t>*> RunsFor(const Plan& plan, const Mapping& dst, const Mapping& src,
                                                       bool allow_drop);
   absl::StatusOr<MoveFn> KernelFor(const MoveSpec& spec);
-  // Builds, compiles and caches the function `key` with `build(module, name)` on a miss.
+  // The function `key` names, from memory, else from the disk cache, else built with
+  // `build(module, name)` and compiled. `key` is the kernel spec's Key(): it must name everything
+  // `build` reads, since on disk it stands for the code (compiler.h: KernelIdentity).
   absl::StatusOr<void*> Cached(const std::string& key, Optimization optimization,
                                const std::function<void(llvm::Module&, const std::string&)>& build);
 

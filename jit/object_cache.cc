@@ -1,5 +1,4 @@
-// ObjectCache: keys, the directory, entries with a length and checksum, atomic writes, and the
-// adapter that lets ORC's compile layer use the cache.
+// ObjectCache: keys, the directory, entries with their key, length and checksum, atomic writes.
 #include "jit/object_cache.h"
 
 #include <fcntl.h>
@@ -16,19 +15,19 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/ExecutionEngine/ObjectCache.h"
-#include "llvm/IR/Module.h"
 #include "llvm/Support/BLAKE3.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/xxhash.h"
 
 namespace visa::jit {
 namespace {
 
 // Bumped when the entry layout or the meaning of a key changes, so old entries are never read.
-constexpr absl::string_view kKeyVersion = "visa-jit-object 1";
-constexpr char kMagic[8] = {'V', 'I', 'S', 'A', 'O', 'B', 'J', '1'};
-constexpr size_t kHeaderBytes = 24;  // magic, payload length, payload checksum
+// Version 2: keys name kernels by their spec, not their IR.
+constexpr absl::string_view kKeyVersion = "visa-jit-object 2";
+// Version 2 entries carry their own key: a file copied or renamed to another key's name is a miss.
+constexpr char kMagic[8] = {'V', 'I', 'S', 'A', 'O', 'B', 'J', '2'};
+constexpr size_t kKeyBytes = 64;
+constexpr size_t kHeaderBytes = sizeof(kMagic) + kKeyBytes + 16;  // magic, key, payload length, checksum
 // Objects of a kernel are kilobytes; anything far larger is not an entry this cache wrote.
 constexpr int64_t kMaxEntryBytes = int64_t{1} << 30;
 
@@ -47,24 +46,31 @@ uint64_t GetU64(absl::string_view in) {
   return v;
 }
 
-uint64_t Checksum(absl::string_view bytes) { return llvm::xxh3_64bits(llvm::StringRef(bytes.data(), bytes.size())); }
+// The checksum covers the key too, so a header whose key was edited is as corrupt as its payload.
+uint64_t Checksum(absl::string_view key, absl::string_view payload) {
+  return llvm::xxh3_64bits(llvm::StringRef(payload.data(), payload.size())) ^
+         (llvm::xxh3_64bits(llvm::StringRef(key.data(), key.size())) * 0x9e3779b97f4a7c15ull);
+}
 
-std::string Wrap(absl::string_view object) {
+std::string Wrap(absl::string_view key, absl::string_view payload) {
   std::string entry(kMagic, sizeof(kMagic));
-  PutU64(entry, object.size());
-  PutU64(entry, Checksum(object));
-  entry.append(object.data(), object.size());
+  entry.append(key.data(), key.size());
+  PutU64(entry, payload.size());
+  PutU64(entry, Checksum(key, payload));
+  entry.append(payload.data(), payload.size());
   return entry;
 }
 
-// The object inside a whole, intact entry; nullopt for anything else (a truncated write, another
-// format, bit rot).
-std::optional<std::string> Unwrap(std::string entry) {
+// The payload inside a whole, intact entry of `key`; nullopt for anything else (a truncated write,
+// another format, another key's entry, bit rot).
+std::optional<std::string> Unwrap(absl::string_view key, std::string entry) {
   if (entry.size() < kHeaderBytes || std::memcmp(entry.data(), kMagic, sizeof(kMagic)) != 0) return std::nullopt;
   const absl::string_view header(entry.data(), kHeaderBytes);
-  const uint64_t size = GetU64(header.substr(8));
+  if (header.substr(sizeof(kMagic), kKeyBytes) != key) return std::nullopt;
+  const absl::string_view sizes = header.substr(sizeof(kMagic) + kKeyBytes);
+  const uint64_t size = GetU64(sizes);
   if (size != entry.size() - kHeaderBytes) return std::nullopt;
-  if (Checksum(absl::string_view(entry).substr(kHeaderBytes)) != GetU64(header.substr(16))) return std::nullopt;
+  if (Checksum(key, absl::string_view(entry).substr(kHeaderBytes)) != GetU64(sizes.substr(8))) return std::nullopt;
   entry.erase(0, kHeaderBytes);
   return entry;
 }
@@ -104,37 +110,14 @@ absl::Status ErrnoError(absl::string_view what, const std::string& path) {
   return absl::UnavailableError(absl::StrCat("JIT object cache: ", what, " `", path, "`: ", std::strerror(errno)));
 }
 
-// The compile layer's view: modules by their identifier (Compiler sets it to the ObjectKey).
-class OrcAdapter final : public llvm::ObjectCache {
- public:
-  explicit OrcAdapter(DiskObjectCache& cache) : cache_(cache) {}
-
-  void notifyObjectCompiled(const llvm::Module* module, llvm::MemoryBufferRef object) override {
-    const std::string& key = module->getModuleIdentifier();
-    if (!IsObjectKey(key)) return;
-    // A failed write costs only a compile in a later process; the kernel itself is fine.
-    const llvm::StringRef bytes = object.getBuffer();
-    (void)cache_.Store(key, absl::string_view(bytes.data(), bytes.size()));
-  }
-
-  std::unique_ptr<llvm::MemoryBuffer> getObject(const llvm::Module* module) override {
-    const std::string& key = module->getModuleIdentifier();
-    std::optional<std::string> object = cache_.Load(key);
-    if (!object) return nullptr;
-    return llvm::MemoryBuffer::getMemBufferCopy(*object, key);
-  }
-
- private:
-  DiskObjectCache& cache_;
-};
-
 }  // namespace
 
-std::string ObjectKey(const CodegenConfig& config, absl::string_view ir) {
+std::string ObjectKey(const CodegenConfig& config, absl::string_view identity) {
   llvm::BLAKE3 hasher;
   // Each part length-prefixed, so no two different part lists hash the same bytes.
   for (absl::string_view part : {kKeyVersion, absl::string_view(config.llvm_version), absl::string_view(config.cpu),
-                                absl::string_view(config.features), absl::string_view(config.optimization), ir}) {
+                                absl::string_view(config.features), absl::string_view(config.optimization),
+                                absl::string_view(config.generator), identity}) {
     hasher.update(absl::StrCat(part.size(), ":"));
     hasher.update(llvm::StringRef(part.data(), part.size()));
   }
@@ -170,8 +153,7 @@ bool DiskCacheDisabledByEnvironment() {
   return false;
 }
 
-DiskObjectCache::DiskObjectCache(std::string directory)
-    : directory_(std::move(directory)), orc_(std::make_unique<OrcAdapter>(*this)) {}
+DiskObjectCache::DiskObjectCache(std::string directory) : directory_(std::move(directory)) {}
 
 DiskObjectCache::~DiskObjectCache() = default;
 
@@ -181,12 +163,12 @@ std::optional<std::string> DiskObjectCache::Load(absl::string_view key) {
   if (!IsObjectKey(key)) return std::nullopt;
   std::optional<std::string> entry = ReadFile(PathOf(key));
   if (!entry) return std::nullopt;
-  std::optional<std::string> object = Unwrap(*std::move(entry));
-  if (object) ++hits_;
-  return object;
+  std::optional<std::string> payload = Unwrap(key, *std::move(entry));
+  if (payload) ++hits_;
+  return payload;
 }
 
-absl::Status DiskObjectCache::Store(absl::string_view key, absl::string_view object) {
+absl::Status DiskObjectCache::Store(absl::string_view key, absl::string_view bytes) {
   if (!IsObjectKey(key)) return absl::InvalidArgumentError(absl::StrCat("JIT object cache: bad key `", key, "`"));
   std::error_code error;
   std::filesystem::create_directories(directory_, error);
@@ -199,7 +181,7 @@ absl::Status DiskObjectCache::Store(absl::string_view key, absl::string_view obj
   std::string temp = absl::StrCat(directory_, "/.", key, ".XXXXXX");
   const int fd = ::mkstemp(temp.data());
   if (fd < 0) return ErrnoError("cannot create", temp);
-  const bool written = WriteAll(fd, Wrap(object));
+  const bool written = WriteAll(fd, Wrap(key, bytes));
   const bool closed = ::close(fd) == 0;
   const std::string path = PathOf(key);
   if (!written || !closed || std::rename(temp.c_str(), path.c_str()) != 0) {

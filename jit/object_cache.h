@@ -1,40 +1,38 @@
-// ObjectCache: the JIT's compiled kernels kept on disk, so that a later process building the same
-// IR links the stored object instead of optimizing and generating code again.
+// ObjectCache: the JIT's compiled kernels kept on disk, so that a later process needing the same
+// kernel links the stored object instead of building, optimizing and generating code again.
 //
-// An entry is named by ObjectKey: a hash of the kernel's unoptimized IR and of everything else the
-// object depends on (LLVM version, host CPU and features, optimization levels). Keying by the IR
-// rather than by the kernel's key string means a changed IR generator can never load a stale
-// object. Entries are written to a temporary file and renamed, so concurrent processes see a whole
-// entry or none; each carries its length and checksum, so a truncated or corrupt file is a miss.
+// An entry is named by ObjectKey: a hash of the kernel's identity (its spec key and optimization
+// levels, compiler.h: KernelIdentity) and of everything else the object depends on (the IR
+// generators' version and source digest, LLVM version, host CPU and features, the pipelines).
+// Keying by the spec rather than by the IR lets a hit build no IR at all; the generators' version
+// and digest keep a changed generator from loading a stale object. Entries are written to a
+// temporary file and renamed, so concurrent processes see a whole entry or none; each carries its
+// key, length and checksum, so a truncated, corrupt or misplaced file is a miss.
 // The directory: an explicit one, else $VISA_CACHE_DIR, $XDG_CACHE_HOME/visa/jit or
 // $HOME/.cache/visa/jit. VISA_JIT_CACHE=off turns the cache off whatever the options say.
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 
-namespace llvm {
-class ObjectCache;
-}  // namespace llvm
-
 namespace visa::jit {
 
-// What a compiled object depends on besides its IR.
+// What a compiled object depends on besides the kernel's identity.
 struct CodegenConfig {
   std::string llvm_version;  // LLVM_VERSION_STRING
   std::string cpu;           // the host CPU the code is tuned for, e.g. "znver4"
   std::string features;      // its feature string, e.g. "+avx2,+avx512f,..."
   std::string optimization;  // what the levels depend on besides each module's own flag (compiler.cc)
+  std::string generator = {};  // the IR generators' version and source digest (generator_version.h)
 };
 
-// The cache key of `ir` (a module's bitcode before optimization) compiled under `config`: 64 hex
-// digits.
-std::string ObjectKey(const CodegenConfig& config, absl::string_view ir);
+// The cache key of the kernel `identity` names (compiler.h: KernelIdentity) compiled under
+// `config`: 64 hex digits.
+std::string ObjectKey(const CodegenConfig& config, absl::string_view identity);
 
 // Whether `text` has the form of an ObjectKey (anything else never names a file).
 bool IsObjectKey(absl::string_view text);
@@ -53,14 +51,11 @@ class DiskObjectCache {
   DiskObjectCache(const DiskObjectCache&) = delete;
   DiskObjectCache& operator=(const DiskObjectCache&) = delete;
 
-  // The object stored under `key`; nullopt when it is absent, unreadable or corrupt (a miss).
+  // The bytes stored under `key`; nullopt when they are absent, unreadable, corrupt or stored
+  // under another key (a miss).
   std::optional<std::string> Load(absl::string_view key);
-  // Stores `object` under `key` atomically (temporary file, then rename), creating the directory.
-  absl::Status Store(absl::string_view key, absl::string_view object);
-
-  // This cache as ORC's ObjectCache. A module is keyed by its identifier, which Compiler sets to
-  // the module's ObjectKey before optimizing; modules named otherwise are neither loaded nor stored.
-  llvm::ObjectCache& orc() { return *orc_; }
+  // Stores `bytes` under `key` atomically (temporary file, then rename), creating the directory.
+  absl::Status Store(absl::string_view key, absl::string_view bytes);
 
   std::string PathOf(absl::string_view key) const;
   const std::string& directory() const { return directory_; }
@@ -69,7 +64,6 @@ class DiskObjectCache {
 
  private:
   std::string directory_;
-  std::unique_ptr<llvm::ObjectCache> orc_;
   int64_t hits_ = 0;
   int64_t writes_ = 0;
 };

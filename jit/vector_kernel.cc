@@ -25,7 +25,7 @@ std::string VectorKernelSpec::Key() const {
     for (const InputCmp& c : *compare) absl::StrAppend(&key, " cmp", static_cast<int>(c.kind), ":", c.dtype == DType::kF32, ":", c.value);
   }
   for (const Op& op : ops) {
-    absl::StrAppend(&key, "|", op.symbol, " ", op.arity, " ", op.from[0], op.from[1], op.from[2], " ", op.conversion,
+    absl::StrAppend(&key, "|", op.symbol, " f", static_cast<int>(op.fn), " ", op.arity, " ", op.from[0], op.from[1], op.from[2], " ", op.conversion,
                     " ", op.param, " g", op.guard ? *op.guard : -1);
     for (const Slot& s : op.slots) {
       absl::StrAppend(&key, " [", s.admits, " ", s.constant ? absl::StrCat("c", *s.constant) : absl::StrCat("i", s.image),

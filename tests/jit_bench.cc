@@ -126,6 +126,28 @@ void BM_Compile(benchmark::State& state, const samples::Sample* sample, bool cac
   }
 }
 
+// A fresh JIT preparing the program from a disk cache filled before: a second process's work
+// without the process's start and LLVM's one-time setup (a loop to profile).
+void BM_CompileFromDisk(benchmark::State& state, const samples::Sample* sample) {
+  interp::Interpreter interpreter;
+  absl::StatusOr<samples::SampleRun> run = sample->Run(interpreter);
+  const std::string dir = (std::filesystem::temp_directory_path() /
+                           absl::StrCat("visa_jit_bench_disk_", getpid(), "_", sample->name)).string();
+  std::filesystem::remove_all(dir);
+  const jit::JitOptions options{.threads = 1, .disk_cache = true, .cache_dir = dir};
+  auto filler = jit::JitBackend::Create(options);
+  if (!run.ok() || !filler.ok() || !(*filler)->Prepare(run->program).ok()) {
+    state.SkipWithError("the sample does not prepare");
+    return;
+  }
+  for (auto _ : state) {
+    auto fresh = *jit::JitBackend::Create(options);
+    benchmark::DoNotOptimize(fresh->Prepare(run->program));
+    if (fresh->stats().compiles != 0) state.SkipWithError("a kernel was compiled");
+  }
+  std::filesystem::remove_all(dir);
+}
+
 // ---- Compile in a second process, from the disk cache -------------------------------------------
 // The parent starts this executable with VISA_JIT_BENCH_CHILD=<sample> and VISA_CACHE_DIR set; the
 // child registers only BM_ChildPrepare, which prepares the sample's program on a fresh JIT with the
@@ -318,6 +340,8 @@ void RegisterAll() {
         ->Unit(benchmark::kMillisecond);
     benchmark::RegisterBenchmark(("BM_CompileCached/" + sample.name).c_str(), BM_Compile, &sample, true)
         ->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark(("BM_CompileFromDisk/" + sample.name).c_str(), BM_CompileFromDisk, &sample)
+        ->Unit(benchmark::kMillisecond);
     benchmark::RegisterBenchmark(("BM_CompileSecondProcess/" + sample.name).c_str(), BM_CompileSecondProcess, &sample)
         ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(3);
   }

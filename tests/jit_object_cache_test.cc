@@ -177,8 +177,11 @@ TEST_F(ObjectCacheTest, CorruptEntriesAreMissesAndAreRewritten) {
   std::unique_ptr<JitBackend> repaired = NewJit();
   const Recorded second = Run(*repaired, "dot");
   ASSERT_TRUE(second.run.ok());
-  EXPECT_EQ(second.stats.compiles, 3);
-  EXPECT_EQ(second.stats.disk_hits, first.stats.compiles - 3);
+  // The three rebuilt (compiled, or linked once more where their code equals a loaded kernel's) and
+  // stored again; the others loaded.
+  EXPECT_GE(second.stats.compiles, 1);
+  EXPECT_LE(second.stats.compiles, 3);
+  EXPECT_EQ(second.stats.disk_hits, static_cast<int64_t>(entries.size()) - 3);
   EXPECT_EQ(second.stats.disk_writes, 3);
   EXPECT_EQ(Difference(first, second), std::nullopt);
 
