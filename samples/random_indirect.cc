@@ -55,33 +55,42 @@ class Drawer {
     const std::vector<std::pair<DType, DType>> types = {
         {DType::kI8, DType::kI8},   {DType::kI8, DType::kI32},   {DType::kI16, DType::kI16},
         {DType::kI16, DType::kI32}, {DType::kBF16, DType::kBF16}, {DType::kBF16, DType::kF32},
-        {DType::kF32, DType::kF32}, {DType::kI4, DType::kI4},    {DType::kI4, DType::kI32}};
+        {DType::kF32, DType::kF32}, {DType::kI4, DType::kI4}};  // i4 -> i32: 16-element packets, over a flit
     std::tie(c.in, c.out) = types[Below(types.size())];
     c.w = Pick<int64_t>({4, 12, 16, 40});
-    c.v = Pick<int64_t>({8, 16, 24, 32, 64});
-    c.k = Pick<int64_t>({1, 3, 8, 17, 32});
+    // DMA writes into DM come in 8-byte packets (manual, "DMA Engine" > Alignment Constraints):
+    // rows and their runs a multiple of 8 bytes (16 elements for i4), an even number of indices.
+    const int64_t run = std::max<int64_t>(8, 64 / Bits(c.in));
+    c.v = run * Pick<int64_t>({1, 2, 3, 4});
+    c.k = Pick<int64_t>({2, 4, 8, 18, 32});
     const int64_t flit = 256 / Bits(c.out);
-    // Rows back to back, strided around W, or padded to a longer row.
+    // Rows back to back, strided around W, or padded to a longer row (room for a left pad).
     const int layout = static_cast<int>(Below(3));
-    c.element = layout == 0 ? "W, V" : layout == 1 ? "V / 8, W, V % 8" : absl::StrCat("W, V # ", c.v + 8);
+    c.element = layout == 0   ? "W, V"
+                : layout == 1 ? absl::StrFormat("V / %d, W, V %% %d", run, run)
+                              : absl::StrCat("W, V # ", c.v + run);
     c.slice = Below(4) == 0 ? "4 # 256" : "1 # 256";
     for (int64_t i = 0; i < c.k; ++i) {
       const int64_t pick = static_cast<int64_t>(Below(8));
       c.rows.push_back(static_cast<double>(pick == 0 ? 0 : pick == 1 ? c.w - 1 : static_cast<int64_t>(Below(c.w))));
     }
-    std::vector<int64_t> packets;  // elements a packet: at most a flit
+    std::vector<int64_t> packets;  // elements a packet: at most a flit, 8-byte aligned on both sides
     for (int64_t e : {4, 8, 16, 32, 64}) {
-      if (e <= flit && e <= c.v) packets.push_back(e);
+      if (e <= flit && e <= c.v && e * Bits(c.out) % 64 == 0 && e * Bits(c.in) % 64 == 0) packets.push_back(e);
     }
+    VISA_CHECK(!packets.empty(), "every drawn type pair has a packet");
     c.packet = packets[Below(packets.size())];
-    const int masking = static_cast<int>(Below(3));  // none, a right pad, left and right pads
+    // None, a right pad, or (on padded rows, whose padding the shifted reads stay in) a left pad.
+    int masking = static_cast<int>(Below(3));
+    if (masking == 2 && layout != 2) masking = 1;
     if (masking == 0 && c.v % c.packet == 0) {
       c.data = "V";
       c.data_size = c.v;
       return c;
     }
     c.pad_value = Pick<double>({0, -1, 3});
-    const int64_t left = masking == 2 ? 1 + static_cast<int64_t>(Below(std::min<int64_t>(c.packet - 1, 3))) : 0;
+    const int64_t left =
+        masking == 2 && c.packet > 1 ? 1 + static_cast<int64_t>(Below(std::min<int64_t>(c.packet - 1, 3))) : 0;
     const int64_t total = (left + c.v + c.packet - 1) / c.packet * c.packet;
     const int64_t right = total - left - c.v;
     c.data_size = total;

@@ -1,8 +1,8 @@
 // Random indirect fetches for the random-program generator (samples/random_program.h): an
 // embedding-style gather fetched straight into the Tensor Unit by the Fetch Sequencer's
 // IndirectLoop (Stream::fetch_indirect, or fetch_indirect_masked with left and right padding),
-// then collect and commit. What is drawn: the table's type and the adapter's conversion (i8, i16,
-// i4 -> i32, bf16 -> f32 or none), the rows' layout in DM (contiguous, strided around W, padded),
+// then collect and commit. What is drawn: the table's type and the adapter's conversion (i8, i16
+// -> i32, bf16 -> f32 or none), the rows' layout in DM (contiguous, strided around W, padded),
 // the table and index on one slice or broadcast over four, |W|, |V|, |K|, the packet, the index
 // values (repeats, first and last rows), and the masking (pad value, right pad, left pad).
 // Every choice comes from the seed, so a seed always draws the same program.
