@@ -22,6 +22,16 @@ std::string IndirectLoop::Describe() const {
                       key_axis, seq);
 }
 
+absl::Status CheckRowsStartOnBytes(const IndirectLoop& loop, int element_bits, const std::string& element_type) {
+  if (loop.row_stride * element_bits % 8 == 0) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "Indirect Access: the IndirectLoop's offsets index[", loop.key_axis, "] x ", loop.row_stride, " ",
+      element_type, " elements start rows of ", loop.table_axis, " inside a byte (", loop.row_stride, " x ",
+      element_bits, " bits); reads start on whole bytes (manual, Fetch Sequencer > Constraints: addresses "
+      "must be 1-byte aligned): lay the rows out a whole number of bytes apart (e.g. pad them to an even "
+      "number of elements)"));
+}
+
 absl::StatusOr<std::string> DeriveIndirectSequencer(const Mapping& table_element, const IndirectLoop& loop) {
   RETURN_IF_ERROR(table_element.status());
   std::vector<Mapping> rest;

@@ -41,6 +41,14 @@ struct IndirectLoop {
 // it; then W's (|W|, row stride) entry becomes the IndirectLoop entry (|K|, [index[k] x row
 // stride]) (manual, Sequencer > Indirect Access). Fails when W is not one entry of that
 // configuration (e.g. W split across digits, or not in the Element).
+// The IndirectLoop's offsets are index[k] x `row_stride` elements: each is where a read starts, so
+// it must be a whole number of bytes for every k, which for 4-bit elements means an even row
+// stride (manual, "Fetch Sequencer" > Constraints: "Fetch addresses must be 1-byte aligned
+// (minimal constraint), but 8-byte alignment is required for certain DMA operations"). Fails
+// with "Indirect Access: ..." naming the stride otherwise (a table of rows of 13 i4 elements laid
+// out one after the other; pad the row, e.g. `V # 14`, to gather it).
+absl::Status CheckRowsStartOnBytes(const IndirectLoop& loop, int element_bits, const std::string& element_type);
+
 absl::StatusOr<std::string> DeriveIndirectSequencer(const Mapping& table_element, const IndirectLoop& loop);
 
 }  // namespace visa

@@ -86,6 +86,10 @@ std::string IndirectText(const SequencerConfig& config, const IndirectLoop& loop
 
 // Consecutive steps of the IndirectLoop read unrelated rows, so a contiguous run (and a fetch)
 // ends with the entries inside it; the cycles count |K| steps.
+// The cycle estimate is the plain fetch formula (manual, "Fetch Engine" > Performance: packets x
+// fetches per packet) over this shortened run. The manual gives no performance figure for
+// indirect access (its "Indirect Access" section and "Indirect Sequencing", a TODO, say nothing of
+// cost): no latency for reading the offsets from DM, none for a row change, so neither is added.
 absl::Status LimitToOneRow(const SequencerConfig& config, DType in, TuContextKind context, AccessPlan& access) {
   SequencerConfig inner = config;
   inner.entries.erase(inner.entries.begin());
@@ -110,7 +114,8 @@ std::string IndirectFetch::Describe() const {
 
 absl::StatusOr<FetchStage> PlanIndirectFetchStage(const StreamShape& begin, TuContextKind context, DType out_dtype,
                                                   const std::string& table_axis, const Axis& key,
-                                                  const Mapping& time, const Mapping& packet) {
+                                                  const Mapping& time, const Mapping& packet,
+                                                  std::optional<double> pad_value) {
   RETURN_IF_ERROR(time.status());
   RETURN_IF_ERROR(packet.status());
   ASSIGN_OR_RETURN(Axis w, RowAxis(begin, table_axis));
@@ -124,7 +129,8 @@ absl::StatusOr<FetchStage> PlanIndirectFetchStage(const StreamShape& begin, TuCo
   seq_terms.insert(seq_terms.end(), inner.begin(), inner.end());
   // The sequencer over the rows themselves; the IndirectLoop then walks |K| of them, in index order.
   ASSIGN_OR_RETURN(FetchStage stage,
-                   PlanFetchStage(begin, nullptr, context, out_dtype, Pair(seq_terms), packet, FetchAdapter{}));
+                   PlanFetchStage(begin, nullptr, context, out_dtype, Pair(seq_terms), packet,
+                                                  FetchAdapter{{}, {}, pad_value}));
   std::vector<SequencerEntry>& entries = stage.sequencer.entries;
   const int64_t row_entries = std::count_if(entries.begin(), entries.end(),
                                             [&](const SequencerEntry& e) { return e.label == table_axis; });
@@ -134,6 +140,7 @@ absl::StatusOr<FetchStage> PlanIndirectFetchStage(const StreamShape& begin, TuCo
                          "`); the IndirectLoop replaces one (limit, stride) entry, the outermost");
   }
   IndirectLoop loop{table_axis, w.size, key.name, key.size, entries[0].stride, /*scatter=*/false, ""};
+  RETURN_IF_ERROR(CheckRowsStartOnBytes(loop, Bits(stage.in_dtype), std::string(Name(stage.in_dtype))));
   entries[0].size = key.size;
   entries[0].label = key.name;
   RETURN_IF_ERROR(LimitToOneRow(stage.sequencer, stage.in_dtype, context, stage.access));

@@ -14,6 +14,7 @@
 // An index outside 0..|W| - 1 fails the op when it runs (IndirectRows), on both backends.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -40,8 +41,10 @@ struct IndirectFetch {
 // Plans `fetch` on `begin` with the IndirectLoop over `table_axis` numbered by `key` (the index
 // tensor's axis): the sequencer is derived for Time with W in K's place, then W's entry becomes
 // the IndirectLoop (|K| iterations at index[k] x W's stride); `stage.out` is the stream with K.
+// `pad_value`: the adapter masks the stream's padding (left and right) with it, as fetch_masked.
 absl::StatusOr<FetchStage> PlanIndirectFetchStage(const StreamShape& begin, TuContextKind context, DType out_dtype,
                                                   const std::string& table_axis, const Axis& key,
-                                                  const Mapping& time, const Mapping& packet);
+                                                  const Mapping& time, const Mapping& packet,
+                                                  std::optional<double> pad_value = std::nullopt);
 
 }  // namespace visa

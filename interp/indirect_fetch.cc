@@ -1,5 +1,6 @@
 // The interpreter's indirect fetch: the IndirectLoop's rows read from the index tensor and
-// checked (IndirectRows, the DMA gather's), then gathered element by element by tensor index.
+// checked (ReadIndirectRows: the DMA gather's IndirectRows, and unwritten elements of the index
+// and of the rows it names), then gathered element by element by tensor index.
 #include <vector>
 
 #include "dsl/status_macros.h"
@@ -27,7 +28,7 @@ absl::StatusOr<Mapping> GatheredLayout(const Mapping& table, const IndirectLoop&
 absl::StatusOr<HostTensor> IndirectFetchStream(const DmTensor& table, const DeviceTensor& index,
                                                const BeginStage& begin, const FetchStage& stage) {
   const IndirectLoop& loop = stage.indirect->loop;
-  ASSIGN_OR_RETURN(std::vector<int64_t> rows, IndirectRows(loop, index));
+  ASSIGN_OR_RETURN(std::vector<int64_t> rows, ReadIndirectRows(loop, index, table, "an indirect fetch"));
   ASSIGN_OR_RETURN(HostTensor source, ReadAs(table, table.full_mapping()));
   ASSIGN_OR_RETURN(Mapping layout, GatheredLayout(table.full_mapping(), loop));
   ASSIGN_OR_RETURN(HostTensor gathered, HostTensor::Zeros(table.dtype(), layout));

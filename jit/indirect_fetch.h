@@ -1,9 +1,15 @@
-// The JIT's indirect fetch (the Fetch Sequencer's IndirectLoop, dsl/indirect_fetch.h): a compiled
-// move brings the table into a dense image of rows W, the IndirectLoop copies whole rows at
-// offsets index[k] x row bytes (read from the index tensor when the op runs, checked by the DMA
-// gather's IndirectRows), and a compiled move with the Fetch Adapter's op lays the K rows out as
-// the stream. No pipeline with an indirect fetch is fused or run as one direct move; the stages
-// after the fetch run as usual. Rows that are not whole bytes are Unimplemented.
+// The JIT's indirect fetch (the Fetch Sequencer's IndirectLoop, dsl/indirect_fetch.h): it walks
+// the recorded sequencer configuration as the hardware does. The IndirectLoop `(limit, [offset0,
+// offset1, ...])` is the outermost entry: its offsets are read from the index tensor in device
+// memory when the op runs (checked by the DMA gather's IndirectRows), and each of its |K| steps
+// runs the compiled nest of the entries inside it (with the slices as its outer level) from the
+// row at offset index[k] x the row stride, through the Fetch Adapter's op, into the step's stream
+// positions. Padding positions of the stream are then set to the pad value (a masked fetch) or
+// zero, as the adapter masks what the sequencer over-read; a left-padded stream reads a zeroed
+// head staged before the table (the base address moved back). No pipeline with an indirect fetch
+// is fused or run as one direct move; the stages after the fetch run as usual. On a device that
+// tracks writes, the index and the rows the loop names are checked for unwritten elements first,
+// as the interpreter checks them (runtime/indirect_dma.h: ReadIndirectRows).
 #pragma once
 
 #include "absl/status/statusor.h"
@@ -16,7 +22,7 @@ namespace visa::jit {
 
 absl::StatusOr<HostTensor> RunIndirectFetch(KernelCache& kernels, const DmTensor& table, const DeviceTensor& index,
                                             const FetchStage& stage);
-// Compiles the two moves ahead of a run (Prepare).
+// Compiles the nest inside the IndirectLoop ahead of a run (Prepare).
 absl::Status PrepareIndirectFetch(KernelCache& kernels, const DeviceTensor& table, const FetchStage& stage);
 
 }  // namespace visa::jit

@@ -1,7 +1,6 @@
 // Gathers and scatters on the JIT: dense row images, the IndirectLoop's row copies, compiled moves.
 #include "jit/indirect_kernel.h"
 
-#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -10,6 +9,7 @@
 #include "dsl/status_macros.h"
 #include "jit/element_op.h"
 #include "jit/in_place.h"
+#include "jit/indirect_positions.h"
 #include "jit/staging.h"
 #include "runtime/indirect_dma.h"
 
@@ -40,10 +40,11 @@ absl::StatusOr<Axis> AxisOf(const Mapping& tensor, const std::string& name) {
 }
 
 // The layouts of one op: the rows of the W-side tensor (table, or the tensor scattered into), the
-// rows of the K-side one (the gathered result, or the scattered rows), and a row's bytes.
+// rows of the K-side one (the gathered result, or the scattered rows), and a row's elements.
 struct Plan {
   RowLayout by_w, by_k;
-  int64_t row_bytes = 0;
+  int64_t row = 0;  // elements per row
+  int bits = 8;     // storage bits per element
 };
 
 absl::StatusOr<Plan> PlanOf(const IndirectLoop& loop, DType dtype, const Mapping& w_side, const Mapping& k_side) {
@@ -53,11 +54,8 @@ absl::StatusOr<Plan> PlanOf(const IndirectLoop& loop, DType dtype, const Mapping
   ASSIGN_OR_RETURN(plan.by_w, RowsOf(w_side, loop.table_axis, w));
   ASSIGN_OR_RETURN(plan.by_k, RowsOf(k_side, loop.key_axis, k));
   VISA_CHECK(plan.by_w.row_elements == plan.by_k.row_elements, "both sides of an indirect move hold the same rows");
-  if (plan.by_w.row_elements * Bits(dtype) % 8 != 0) {
-    return absl::UnimplementedError(absl::StrCat("JIT: an IndirectLoop over rows of ", plan.by_w.row_elements, " ",
-                                                 std::string(Name(dtype)), " elements (not whole bytes)"));
-  }
-  plan.row_bytes = plan.by_w.row_elements * Bits(dtype) / 8;
+  plan.row = plan.by_w.row_elements;
+  plan.bits = StorageBits(dtype);
   return plan;
 }
 
@@ -119,9 +117,9 @@ absl::Status RunIndirect(KernelCache& kernels, const DmaOp& op, const DmaTensors
   if (!loop.scatter) {
     ASSIGN_OR_RETURN(Plan plan, PlanOf(loop, dtype, tensors.src.full_mapping(), tensors.dst.full_mapping()));
     ASSIGN_OR_RETURN(std::vector<uint8_t> table, DenseRows(kernels, tensors.src, plan.by_w.layout));
-    std::vector<uint8_t> gathered(static_cast<size_t>(plan.row_bytes * loop.limit));
+    std::vector<uint8_t> gathered(static_cast<size_t>(StorageBytes(dtype, plan.row * loop.limit)), 0);
     for (int64_t k = 0; k < loop.limit; ++k) {
-      std::memcpy(gathered.data() + k * plan.row_bytes, table.data() + rows[k] * plan.row_bytes, plan.row_bytes);
+      CopyPositions(plan.bits, gathered.data(), k * plan.row, table.data(), rows[k] * plan.row, plan.row);
     }
     return WriteRows(kernels, gathered, plan.by_k.layout, tensors.dst);
   }
@@ -130,7 +128,7 @@ absl::Status RunIndirect(KernelCache& kernels, const DmaOp& op, const DmaTensors
   ASSIGN_OR_RETURN(std::vector<uint8_t> out, DenseRows(kernels, *tensors.base, plan.by_w.layout));
   ASSIGN_OR_RETURN(std::vector<uint8_t> source, DenseRows(kernels, tensors.src, plan.by_k.layout));
   for (int64_t k = 0; k < loop.limit; ++k) {
-    std::memcpy(out.data() + rows[k] * plan.row_bytes, source.data() + k * plan.row_bytes, plan.row_bytes);
+    CopyPositions(plan.bits, out.data(), rows[k] * plan.row, source.data(), k * plan.row, plan.row);
   }
   return WriteRows(kernels, out, plan.by_w.layout, tensors.dst);
 }

@@ -3,8 +3,9 @@
 // IndirectLoop `(limit, [offset0, offset1, ...])` copies whole rows at the offsets the index tensor
 // holds when the op runs, and a compiled move writes the result into its destination. Every
 // element is copied, never converted, so the bits are the interpreter's (runtime/indirect_dma.cc);
-// the index checks are the same function (IndirectRows). Rows that are not whole bytes (an odd
-// number of 4-bit elements) are Unimplemented.
+// the index checks are the same function (IndirectRows). A row of an odd number of 4-bit elements
+// is copied nibble by nibble (jit/indirect_positions.h); rows that start inside a byte in memory
+// are refused at the call (CheckRowsStartOnBytes).
 #pragma once
 
 #include <cstdint>

@@ -12,6 +12,7 @@
 #include "runtime/device.h"
 #include "runtime/tensor_rules.h"
 #include "runtime/tensor_unit.h"
+#include "runtime/uninitialized_reads.h"
 #include "runtime/transfer.h"
 
 namespace visa {
@@ -80,6 +81,7 @@ absl::StatusOr<IndirectLoop> LoopOver(const DeviceTensor& table, const std::stri
   const std::optional<int64_t> next = row->size > 1 ? layout.inverse(one) : first;
   if (!first || !next) return IndirectError(absl::StrCat("the table ", table.ToString(), " is not addressable by row"));
   IndirectLoop loop{table_axis, row->size, key.name, key.size, *next - *first, scatter, ""};
+  RETURN_IF_ERROR(CheckRowsStartOnBytes(loop, Bits(table.dtype()), std::string(Name(table.dtype()))));
   absl::StatusOr<std::string> sequencer = DeriveIndirectSequencer(table.element(), loop);
   loop.sequencer = sequencer.ok() ? *sequencer : absl::StrCat("none: ", sequencer.status().message());
   return loop;
@@ -198,6 +200,32 @@ absl::StatusOr<std::vector<int64_t>> IndirectRows(const IndirectLoop& loop, cons
           "] both name row ", rows[k], " of ", loop.table_axis,
           "; a scatter writes each row once (which write would win is not defined)"));
     }
+  }
+  return rows;
+}
+
+absl::StatusOr<std::vector<int64_t>> ReadIndirectRows(const IndirectLoop& loop, const DeviceTensor& index,
+                                                      const DeviceTensor& table, absl::string_view op) {
+  RETURN_IF_ERROR(CheckAllWritten(index, absl::StrCat("the IndirectLoop's index read by ", op)));
+  ASSIGN_OR_RETURN(std::vector<int64_t> rows, IndirectRows(loop, index));
+  const UnwrittenElements unwritten = FindUnwritten(table, /*with_mask=*/true);
+  if (unwritten.count == 0) return rows;
+  // The first unwritten live position of each row W (the mask: one byte per position).
+  std::vector<int64_t> first_hole(static_cast<size_t>(loop.table_size), -1);
+  const Mapping layout = table.full_mapping();
+  for (int64_t p = 0; p < static_cast<int64_t>(unwritten.mask.size()); ++p) {
+    if (unwritten.mask[p] == 0) continue;
+    int64_t& hole = first_hole[static_cast<size_t>(layout.map(p).index[loop.table_axis])];
+    if (hole < 0) hole = p;
+  }
+  for (int64_t k = 0; k < static_cast<int64_t>(rows.size()); ++k) {
+    const int64_t hole = first_hole[static_cast<size_t>(rows[k])];
+    if (hole < 0) continue;
+    RETURN_IF_ERROR(ReportUnwrittenRead(table, absl::StrCat("the IndirectLoop's row ", loop.table_axis, " = ",
+                                                            rows[k], " (index[", loop.key_axis, " = ", k,
+                                                            "]) read by ", op),
+                                        hole, unwritten.count));
+    break;  // warning mode: one report per op, as the other engine reads
   }
   return rows;
 }

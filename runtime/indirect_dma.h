@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "runtime/backend.h"
 #include "runtime/dma.h"
 #include "runtime/tensor.h"
@@ -31,6 +32,15 @@ absl::Status ScatterInto(const IndirectLoop& loop, const DmaTensors& tensors);
 // The row numbers a recorded gather or scatter's index tensor holds, checked as the op runs: each
 // inside 0..|W| - 1, and for a scatter no two the same (errors name rule "Indirect Access").
 absl::StatusOr<std::vector<int64_t>> IndirectRows(const IndirectLoop& loop, const DeviceTensor& index);
+
+// The rows an indirect fetch reads, checked as every engine read is on a device that tracks
+// writes (runtime/uninitialized_reads.h), the same on both backends: the index tensor (all of it
+// is read), then its row numbers (IndirectRows), then the live elements of the rows of `table`
+// they name; the first unwritten one, in K order, is reported as `op`'s read ("Uninitialized
+// Read: ...", naming the row and k). Only the named rows count: a partly written table whose
+// gathered rows were all written is clean.
+absl::StatusOr<std::vector<int64_t>> ReadIndirectRows(const IndirectLoop& loop, const DeviceTensor& index,
+                                                      const DeviceTensor& table, absl::string_view op);
 
 // The data path of a recorded gather (Backend::Run's default for a DmaOp with `indirect`): reads
 // the index tensor, then moves every destination element from the table row it selects.

@@ -77,14 +77,25 @@ absl::StatusOr<Axis> CheckIndex(const Context& ctx, const DmTensor& table, const
 
 Stream Stream::fetch_indirect(DType out, const DmTensor& index, const std::string& table_axis, const Mapping& time,
                               const Mapping& packet) && {
-  if (!Allow(StreamCall::kFetch)) return std::move(*this);
+  return std::move(*this).FetchIndirect(StreamCall::kFetch, out, std::nullopt, index, table_axis, time, packet);
+}
+
+Stream Stream::fetch_indirect_masked(DType out, double pad_value, const DmTensor& index, const std::string& table_axis,
+                                     const Mapping& time, const Mapping& packet) && {
+  return std::move(*this).FetchIndirect(StreamCall::kFetchMasked, out, pad_value, index, table_axis, time, packet);
+}
+
+Stream Stream::FetchIndirect(StreamCall call, DType out, std::optional<double> pad_value, const DmTensor& index,
+                             const std::string& table_axis, const Mapping& time, const Mapping& packet) && {
+  if (!Allow(call)) return std::move(*this);
   if (std::get<BeginStage>(op_.stages.front()).interleave) {
     return std::move(*this).Fail(IndirectError(
         "fetch_indirect reads one table; begin_interleaved alternates two tensors (begin with the table alone)"));
   }
   absl::StatusOr<Axis> key = CheckIndex(*ctx_, inputs_.front(), index);
   if (!key.ok()) return std::move(*this).Fail(key.status());
-  absl::StatusOr<FetchStage> stage = PlanIndirectFetchStage(shape_, kind_, out, table_axis, *key, time, packet);
+  absl::StatusOr<FetchStage> stage =
+      PlanIndirectFetchStage(shape_, kind_, out, table_axis, *key, time, packet, pad_value);
   if (!stage.ok()) return std::move(*this).Fail(stage.status());
   stage->indirect->index = index.ToString();
   op_.fetch_index = TensorRef{index.ToString(), index.id(), index};

@@ -104,6 +104,8 @@ std::string StageList(const PipelineOp& op) {
 std::string Label(const Op& op) {
   if (const auto* dma = std::get_if<DmaOp>(&op.body)) {
     auto name = [](const TensorRef& ref) { return ref.handle ? TensorNameOf(ref) : std::string("host"); };
+    // A memset reads nothing (its `src` is its destination): the row names what it does.
+    if (dma->fill) return absl::StrCat(dma->context, " memset -> ", name(dma->dst));
     return absl::StrCat(dma->context, " ", name(dma->src), " -> ", name(dma->dst));
   }
   const auto& pipe = std::get<PipelineOp>(op.body);

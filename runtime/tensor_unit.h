@@ -119,6 +119,10 @@ class Stream {
   // at step k. An index outside the rows fails the op when it runs.
   Stream fetch_indirect(DType out, const DmTensor& index, const std::string& table_axis, const Mapping& time,
                         const Mapping& packet) &&;
+  // The same with the Fetch Adapter's masking: padded positions of the stream (`# n + V + # m`
+  // left and right padding included) read as `pad_value`.
+  Stream fetch_indirect_masked(DType out, double pad_value, const DmTensor& index, const std::string& table_axis,
+                               const Mapping& time, const Mapping& packet) &&;
   // Switch Engine (`switch` is a C++ keyword): redistributes the stream across slices.
   Stream switch_engine(const SwitchConfig& config, const Mapping& slice, const Mapping& time) &&;
   // Collect Engine.
@@ -233,6 +237,7 @@ class Stream {
   VISA_CONSUMED_STREAM_CALL(fetch_with_table)
   VISA_CONSUMED_STREAM_CALL(fetch_masked)
   VISA_CONSUMED_STREAM_CALL(fetch_indirect)
+  VISA_CONSUMED_STREAM_CALL(fetch_indirect_masked)
   VISA_CONSUMED_STREAM_CALL(switch_engine)
   VISA_CONSUMED_STREAM_CALL(collect)
   VISA_CONSUMED_STREAM_CALL(align)
@@ -296,6 +301,8 @@ class Stream {
   template <typename S>
   Stream Then(StreamCall call, absl::StatusOr<S> stage, const StreamShape& (*out)(const S&)) &&;
   Stream FetchWith(StreamCall call, DType out, const Mapping& time, const Mapping& packet, FetchAdapter adapter) &&;
+  Stream FetchIndirect(StreamCall call, DType out, std::optional<double> pad_value, const DmTensor& index,
+                       const std::string& table_axis, const Mapping& time, const Mapping& packet) &&;
   // Records the finished pipeline writing `output` and runs it. A new tensor `reserved` for it
   // claims its ranges once the run succeeded (the inputs are read first) and is released otherwise.
   absl::Status Finish(Stage stage, const DeviceTensor& output, bool reserved);

@@ -25,6 +25,7 @@ void StageCoverage(const Stage& stage, std::set<CoverageKey>& out) {
     out.insert({"stage", "fetch"});
     out.insert({"fetch", ConversionKind(fetch->in_dtype, fetch->out.dtype)});
     out.insert({"adapter", AdapterKind(fetch->adapter)});
+    if (fetch->indirect) out.insert({"indirect", fetch->adapter.pad_value ? "masked" : "fetch"});
   } else if (const auto* sw = std::get_if<SwitchStage>(&stage)) {
     out.insert({"stage", "switch"});
     out.insert({"switch", SwitchKindName(sw->config.kind)});

@@ -17,6 +17,7 @@
 #include "runtime/tensor_unit.h"
 #include "runtime/tier.h"
 #include "runtime/transfer.h"
+#include "samples/random_indirect.h"
 #include "samples/random_vector_chain.h"
 
 namespace visa::samples {
@@ -1187,6 +1188,7 @@ std::vector<CoverageKey> AllDrawnKinds() {
   add("stage", {"begin", "begin_interleaved", "fetch", "switch", "collect", "align", "contract", "accumulate", "cast",
                 "transpose", "commit", "to_trf", "to_vrf", "vector"});
   for (const CoverageKey& k : VectorDrawnKinds()) kinds.insert(k);
+  for (const CoverageKey& k : IndirectDrawnKinds()) kinds.insert(k);
   add("context", {"main", "sub", "weights"});
   // Every fetch the movement chain offers (the contraction's operands are among them).
   const std::vector<DType> types = {DType::kI8,  DType::kI4,  DType::kI16,    DType::kI32,   DType::kBF16,
@@ -1227,6 +1229,7 @@ std::vector<CoverageKey> AllDrawnKinds() {
 }
 
 RandomProgram DrawRandomProgram(uint64_t seed, const DrawOptions& options) {
+  if (options.require.empty() && DrawsIndirect(seed)) return DrawRandomIndirect(seed);  // samples/random_indirect.h
   ProgramCalls calls = Drawer(seed, options).Draw();
   RandomProgram program;
   program.seed = seed;
