@@ -81,7 +81,8 @@ const std::string& AddressBook::Name(int64_t id) const {
 }
 
 template <typename Fn>
-void AddressBook::Cut(UnitMap& map, ByteRange range, Fn&& on_piece) {
+void AddressBook::Cut(UnitMap& unit_map, ByteRange range, Fn&& on_piece) {
+  std::map<int64_t, Owned>& map = unit_map.pieces;
   auto it = map.upper_bound(range.begin);
   if (it != map.begin()) --it;
   while (it != map.end() && it->first < range.end) {
@@ -93,10 +94,40 @@ void AddressBook::Cut(UnitMap& map, ByteRange range, Fn&& on_piece) {
     Owned owned = it->second;
     on_piece(owned.id, piece);
     it = map.erase(it);
+    if (owned.id == kFree) --unit_map.free_pieces;
     // Keep the parts of the piece outside `range` for their owner.
-    if (piece.begin < range.begin) map[piece.begin] = Owned{range.begin, owned.id};
-    if (piece.end > range.end) it = map.emplace(range.end, Owned{piece.end, owned.id}).first;
+    if (piece.begin < range.begin) {
+      map[piece.begin] = Owned{range.begin, owned.id};
+      if (owned.id == kFree) ++unit_map.free_pieces;
+    }
+    if (piece.end > range.end) {
+      it = map.emplace(range.end, Owned{piece.end, owned.id}).first;
+      if (owned.id == kFree) ++unit_map.free_pieces;
+    }
   }
+}
+
+void AddressBook::CompactFree(UnitMap& unit_map) {
+  const int64_t owned = static_cast<int64_t>(unit_map.pieces.size()) - unit_map.free_pieces;
+  if (unit_map.free_pieces <= 2 * owned + 8) return;
+  std::map<int64_t, Owned>& map = unit_map.pieces;
+  for (auto it = map.begin(); it != map.end();) {
+    auto next = std::next(it);
+    if (it->second.id == kFree && next != map.end() && next->second.id == kFree && next->first == it->second.end) {
+      it->second.end = next->second.end;
+      map.erase(next);
+      --unit_map.free_pieces;
+      continue;
+    }
+    it = next;
+  }
+}
+
+int64_t AddressBook::pieces(Tier space, int64_t unit) const {
+  auto space_it = spaces_.find(space);
+  if (space_it == spaces_.end()) return 0;
+  auto map_it = space_it->second.find(unit);
+  return map_it == space_it->second.end() ? 0 : static_cast<int64_t>(map_it->second.pieces.size());
 }
 
 void AddressBook::Claim(int64_t id, absl::Span<const int64_t> units, ByteRange range) {
@@ -114,7 +145,7 @@ void AddressBook::Claim(int64_t id, absl::Span<const int64_t> units, ByteRange r
   int64_t last_owner = 0;
   Record* last_victim = nullptr;
   auto clobber = [&](int64_t owner, int64_t unit) {
-    if (owner == id) return;
+    if (owner == id || owner == kFree) return;
     if (owner != last_owner) {
       last_owner = owner;
       last_victim = &tensors_.at(owner);
@@ -132,13 +163,17 @@ void AddressBook::Claim(int64_t id, absl::Span<const int64_t> units, ByteRange r
   };
   for (int64_t unit : units) {
     UnitMap& map = unit_maps[unit];
-    if (auto exact = map.find(space_range.begin); exact != map.end() && exact->second.end == space_range.end) {
+    if (auto exact = map.pieces.find(space_range.begin);
+        exact != map.pieces.end() && exact->second.end == space_range.end) {
+      if (exact->second.id == kFree) --map.free_pieces;
       clobber(exact->second.id, unit);
       exact->second.id = id;
+      ++claims_in_place_;
       continue;
     }
     Cut(map, space_range, [&](int64_t owner, ByteRange) { clobber(owner, unit); });
-    map[space_range.begin] = Owned{space_range.end, id};
+    map.pieces[space_range.begin] = Owned{space_range.end, id};
+    ++claims_inserted_;
   }
 }
 
@@ -180,6 +215,26 @@ absl::Status AddressBook::CheckReadable(int64_t id, absl::Span<const int64_t> un
   return absl::OkStatus();
 }
 
+void AddressBook::FreeOwnPieces(UnitMap& unit_map, int64_t id, ByteRange claim) {
+  std::map<int64_t, Owned>& map = unit_map.pieces;
+  auto it = map.upper_bound(claim.begin);
+  if (it != map.begin()) --it;
+  for (; it != map.end() && it->first < claim.end; ++it) {
+    if (it->second.id != id || !ByteRange{it->first, it->second.end}.Overlaps(claim)) continue;
+    // A piece reaching outside the claim (the tensor claimed another range before) keeps its
+    // outer parts for the tensor, as the claim alone is released.
+    if (it->first < claim.begin) {
+      const int64_t end = it->second.end;
+      it->second.end = claim.begin;
+      it = map.emplace(claim.begin, Owned{end, id}).first;
+    }
+    if (it->second.end > claim.end) map.emplace(claim.end, Owned{it->second.end, id});
+    it->second = Owned{std::min(it->second.end, claim.end), kFree};
+    ++unit_map.free_pieces;
+  }
+  CompactFree(unit_map);
+}
+
 void AddressBook::Release(int64_t id) {
   auto it = tensors_.find(id);
   VISA_CHECK(it != tensors_.end(), "releasing an unknown tensor");
@@ -191,16 +246,7 @@ void AddressBook::Release(int64_t id) {
   for (int64_t unit : record.units) {
     auto map_it = space_it->second.find(unit);
     if (map_it == space_it->second.end()) continue;
-    UnitMap& map = map_it->second;
-    std::vector<std::pair<int64_t, Owned>> others;
-    Cut(map, record.claim, [&](int64_t owner, ByteRange piece) {
-      if (owner != id) others.push_back({piece.begin, Owned{piece.end, owner}});
-    });
-    for (auto& [begin, owned] : others) {
-      ByteRange piece{begin, owned.end};
-      ByteRange kept{std::max(piece.begin, record.claim.begin), std::min(piece.end, record.claim.end)};
-      map[kept.begin] = Owned{kept.end, owned.id};
-    }
+    FreeOwnPieces(map_it->second, id, record.claim);
   }
   // Keep only the name: long-running programs release many tensors.
   record.units = {};
@@ -222,11 +268,11 @@ std::optional<int64_t> AddressBook::FindFree(Tier tier, absl::Span<const int64_t
       for (int64_t unit : units) {
         auto map_it = space_it->second.find(unit);
         if (map_it == space_it->second.end()) continue;
-        const UnitMap& map = map_it->second;
+        const std::map<int64_t, Owned>& map = map_it->second.pieces;
         auto it = map.upper_bound(want.begin);
         if (it != map.begin()) --it;
         for (; it != map.end() && it->first < want.end; ++it) {
-          if (ByteRange{it->first, it->second.end}.Overlaps(want)) {
+          if (it->second.id != kFree && ByteRange{it->first, it->second.end}.Overlaps(want)) {
             next = std::max(next, it->second.end - shift);
           }
         }

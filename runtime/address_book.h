@@ -70,12 +70,22 @@ class AddressBook {
   absl::Status CheckReadable(int64_t id, absl::Span<const int64_t> units, ByteRange range) const;
 
   // Forgets the tensor's ranges: they become free for Address::Any() and no longer clobber-track.
+  // A released range stays on record as a free piece, so that the next claim of exactly that
+  // range (a program run again places its tensors where the previous run's were) updates it in
+  // place instead of erasing and reinserting it.
   void Release(int64_t id);
 
   // The lowest multiple of `alignment` a with [a, a + bytes) free in every unit of `units` and
   // a + bytes <= limit (own addresses of `tier`), or nullopt.
   std::optional<int64_t> FindFree(Tier tier, absl::Span<const int64_t> units, int64_t bytes,
                                   int64_t alignment, int64_t limit) const;
+
+  // Unit claims that found exactly their range on record (owned or free) and took it over in
+  // place, and those that cut the pieces they overlap and inserted their own.
+  int64_t claims_in_place() const { return claims_in_place_; }
+  int64_t claims_inserted() const { return claims_inserted_; }
+  // Pieces (owned and free) on record for a unit of `space`.
+  int64_t pieces(Tier space, int64_t unit) const;
 
  private:
   struct Clobber {
@@ -95,19 +105,32 @@ class AddressBook {
     bool released = false;
     std::vector<Clobber> clobbers;
   };
+  // The owner of a free piece: tensor ids start at 1.
+  static constexpr int64_t kFree = 0;
   struct Owned {
     int64_t end = 0;
-    int64_t id = 0;
+    int64_t id = 0;  // kFree for a released range
   };
-  using UnitMap = std::map<int64_t, Owned>;  // begin -> (end, owner), non-overlapping
+  struct UnitMap {
+    std::map<int64_t, Owned> pieces;  // begin -> (end, owner), non-overlapping
+    int64_t free_pieces = 0;
+  };
 
-  // Removes [range] from the unit's ownership map, reporting each removed piece's owner.
+  // Removes [range] from the unit's ownership map, reporting each removed piece's owner (kFree
+  // for free pieces).
   template <typename Fn>
   static void Cut(UnitMap& map, ByteRange range, Fn&& on_piece);
+  // Merges adjacent free pieces once they outnumber the owned ones, so that free pieces left by
+  // ranges never claimed again cannot accumulate.
+  static void CompactFree(UnitMap& map);
+  // Makes the pieces `id` owns inside `claim` free.
+  static void FreeOwnPieces(UnitMap& map, int64_t id, ByteRange claim);
   std::string Describe(int64_t id, int64_t unit, ByteRange space_range) const;
   static std::string Describe(const std::string& name, Tier tier, int64_t unit, ByteRange space_range);
 
   int64_t next_id_ = 1;
+  int64_t claims_in_place_ = 0;
+  int64_t claims_inserted_ = 0;
   absl::flat_hash_map<int64_t, Record> tensors_;
   absl::flat_hash_map<Tier, absl::flat_hash_map<int64_t, UnitMap>> spaces_;
   // What leases reach the book through: expires with the book.

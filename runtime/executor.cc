@@ -45,7 +45,7 @@ absl::StatusOr<DeviceTensor> Executor::Output(const TensorRef& traced) {
     }
     return Resolve(traced);
   }
-  return DeviceTensor::Reserve(device_, traced.handle->placement());
+  return DeviceTensor::ReserveLike(device_, *traced.handle);
 }
 
 void Executor::Produced(const TensorRef& traced, const DeviceTensor& output) {

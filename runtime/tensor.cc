@@ -95,6 +95,17 @@ DeviceTensor DeviceTensor::Reserve(Device& device, Placement placement) {
   return t;
 }
 
+DeviceTensor DeviceTensor::ReserveLike(Device& device, const DeviceTensor& like) {
+  DeviceTensor t;
+  t.device_ = &device;
+  t.id_ = device.book().Add("", like.placement_->tier);
+  device.book().SetName(t.id_, DefaultName(like.placement_->tier, t.id_));
+  t.lease_ = device.book().Lease(t.id_);
+  t.element_ = like.placement_->levels.back();
+  t.placement_ = like.placement_;
+  return t;
+}
+
 void DeviceTensor::ClaimRanges() const { device_->book().Claim(id_, placement_->units, placement_->range()); }
 
 std::string DeviceTensor::name() const { return device_->book().Name(id_); }

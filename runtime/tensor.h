@@ -91,6 +91,9 @@ class DeviceTensor {
   // The same in two steps, for an op that must read its inputs before its output's ranges change
   // owner: Reserve gives the handle (and its id) without claiming, ClaimRanges claims.
   static DeviceTensor Reserve(Device& device, Placement placement);
+  // The same for a new tensor placed exactly like `like` (a traced handle): the placement is
+  // shared, not copied, so a relaunch builds none.
+  static DeviceTensor ReserveLike(Device& device, const DeviceTensor& like);
   void ClaimRanges() const;
 
   // OK unless the bytes this handle covers were overwritten by another tensor or released.

@@ -15,8 +15,10 @@
 namespace visa {
 namespace {
 
+using Runs = std::vector<std::pair<int64_t, int64_t>>;
+
 // Half-open runs [begin, end) of the live positions of `mapping`, increasing and merged.
-std::vector<std::pair<int64_t, int64_t>> LiveRuns(const Mapping& mapping) {
+Runs WalkLiveRuns(const Mapping& mapping) {
   std::vector<std::pair<int64_t, int64_t>> runs;
   // The identity move's run list visits exactly the live positions, run by run.
   const std::optional<int64_t> unheld =
@@ -31,6 +33,22 @@ std::vector<std::pair<int64_t, int64_t>> LiveRuns(const Mapping& mapping) {
       });
   VISA_CHECK(!unheld.has_value(), "a mapping does not hold its own indices");
   return runs;
+}
+
+// LiveRuns of the Elements this thread marked or checked last: a program run again marks the
+// same ops' outputs every run, and a walk of the mapping costs more than the marks.
+const Runs& LiveRuns(const Mapping& mapping) {
+  constexpr size_t kRemembered = 16;
+  thread_local std::vector<std::pair<Mapping, Runs>> recent;
+  for (size_t k = 0; k < recent.size(); ++k) {
+    if (recent[k].first == mapping) {
+      if (k > 0) std::swap(recent[k], recent[k - 1]);  // the frequent ones move forward
+      return recent[k > 0 ? k - 1 : 0].second;
+    }
+  }
+  if (recent.size() == kRemembered) recent.pop_back();
+  recent.emplace_back(mapping, WalkLiveRuns(mapping));
+  return recent.back().second;
 }
 
 // Where the Element positions of a handle live in each of its units: window position w is
@@ -107,7 +125,7 @@ void MarkWritten(const DeviceTensor& tensor, const SliceBitmap& slices) {
   const ElementBytes bytes = BytesOf(tensor);
   const int64_t end = WindowEnd(tensor);
   const bool by_slice = !slices.all() && (placement.tier == Tier::kDm || placement.tier == Tier::kSpm);
-  const std::vector<std::pair<int64_t, int64_t>> runs = LiveRuns(tensor.element());
+  const Runs& runs = LiveRuns(tensor.element());
   for (const int64_t unit : placement.units) {
     if (by_slice && !slices.enabled(static_cast<int>(unit % kSlicesPerCluster))) continue;
     for (const auto& [first, last] : runs) {

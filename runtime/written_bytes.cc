@@ -68,8 +68,19 @@ void WrittenBytes::MarkBits(Page& page, int64_t from, int64_t to) {
   }
 }
 
+WrittenBytes::Recent& WrittenBytes::RecentSlot(int64_t address, int64_t size) {
+  uint64_t h = static_cast<uint64_t>(address) * 0x9E3779B97F4A7C15u ^ static_cast<uint64_t>(size) * 0xC2B2AE3D27D4EB4Fu;
+  return recent_[(h >> 32) % kRecentRanges];
+}
+
 void WrittenBytes::Mark(int64_t address, int64_t size) {
   CheckRange(address, size);
+  Recent& recent = RecentSlot(address, size);
+  if (recent.address == address && recent.size == size) {
+    ++repeated_marks_;
+    return;
+  }
+  recent = Recent{address, size};
   for (int64_t at = address, end = address + size; at < end;) {
     const int64_t index = at / kPageBytes;
     const int64_t start = index * kPageBytes;

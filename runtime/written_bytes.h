@@ -3,6 +3,7 @@
 // (uninitialized_reads.h says what counts as a write and as a read).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -33,6 +34,9 @@ class WrittenBytes {
   // Host bytes the bitmaps of partly marked pages take.
   int64_t resident_bytes() const;
 
+  // Marks that found their range among the recently completed ones and did nothing more.
+  int64_t repeated_marks() const { return repeated_marks_; }
+
  private:
   // Memory bytes one bitmap page covers (a bit each): 8 KB of bitmap per 64 KB of memory.
   static constexpr int64_t kPageBytes = int64_t{64} * 1024;
@@ -53,8 +57,21 @@ class WrittenBytes {
   // Marks bits [from, to) of a partly marked page, counting the newly marked ones.
   static void MarkBits(Page& page, int64_t from, int64_t to);
 
+  // Ranges marked before, remembered in a small direct-mapped table: marks are never undone, so
+  // a range found there is still marked, and the same range marked again (every later run of a
+  // program marks the outputs of every op on every unit) costs a compare instead of a page lookup
+  // and a bitmap walk.
+  static constexpr int64_t kRecentRanges = 1024;
+  struct Recent {
+    int64_t address = -1;
+    int64_t size = 0;
+  };
+  Recent& RecentSlot(int64_t address, int64_t size);
+
   int64_t capacity_;
   absl::flat_hash_map<int64_t, Page> pages_;
+  std::array<Recent, kRecentRanges> recent_{};
+  int64_t repeated_marks_ = 0;
 };
 
 }  // namespace visa
