@@ -10,6 +10,7 @@
 #include "interp/unwritten_reads.h"
 #include "runtime/pipeline_walk.h"
 #include "runtime/device.h"
+#include "runtime/indirect_dma.h"
 #include "runtime/scalar_convert.h"
 #include "runtime/transfer.h"
 #include "runtime/uninitialized_reads.h"
@@ -166,6 +167,18 @@ absl::Status Interpreter::Run(const PipelineOp& op, const PipelineTensors& tenso
 
 absl::Status Interpreter::Run(const DmaOp& op, const DmaTensors& tensors) {
   if (op.fill) return Backend::Run(op, tensors);  // a memset reads nothing
+  if (op.indirect) {
+    VISA_CHECK(tensors.index.has_value(), "an indirect move runs with its index tensor");
+    if (!op.indirect->scatter) {
+      // A gather reads its index and the table rows the index names, not the whole table.
+      RETURN_IF_ERROR(ReadIndirectRows(*op.indirect, *tensors.index, tensors.src,
+                                       absl::StrCat("a ", op.context, " gather"))
+                          .status());
+      return Backend::Run(op, tensors);
+    }
+    RETURN_IF_ERROR(CheckAllWritten(*tensors.index, absl::StrCat("the IndirectLoop's index read by a ", op.context,
+                                                                  " scatter")));
+  }
   // A DMA move reads every live element of its source (a move drops no index).
   RETURN_IF_ERROR(CheckAllWritten(tensors.src, absl::StrCat("a ", op.context, " move")));
   return Backend::Run(op, tensors);

@@ -266,6 +266,35 @@ TEST_F(IndirectWalkTest, GatheredRowsNothingWroteAreReportedOnBothBackends) {
   EXPECT_EQ(messages[0], messages[1]);
 }
 
+// A DMA gather reads the rows its index names, not the whole table: the interpreter (which checks
+// every DMA move's reads; the JIT checks none) reports only a named row nothing wrote, and the index.
+TEST_F(IndirectWalkTest, ADmaGatherIsCheckedOnTheRowsItNames) {
+  const Destination out{Tier::kDm, Address(1 << 16), {m("1"), m("1 # 2"), m("1 # 256"), m("K, V")}};
+  {
+    Bench bench(/*jit=*/false, UninitializedReads::kError);
+    HalfWritten t = *MakeHalfWritten(*bench.device, s_, {1, 3, 5, 1, 0, 2});
+    absl::StatusOr<DeviceTensor> gathered = Gather(bench.ctx->tdma, t.table, t.index, "W", out);
+    EXPECT_TRUE(gathered.ok()) << gathered.status();
+  }
+  {
+    Bench bench(/*jit=*/false, UninitializedReads::kError);
+    HalfWritten t = *MakeHalfWritten(*bench.device, s_, {1, 3, 8, 1, 9, 2});
+    absl::StatusOr<DeviceTensor> gathered = Gather(bench.ctx->tdma, t.table, t.index, "W", out);
+    ASSERT_FALSE(gathered.ok());
+    EXPECT_THAT(gathered.status().message(),
+                AllOf(HasSubstr("Uninitialized Read"), HasSubstr("the IndirectLoop's row W = 8 (index[K = 2]) read by a"),
+                      HasSubstr("gather")));
+  }
+  {
+    Bench bench(/*jit=*/false, UninitializedReads::kError);
+    HalfWritten t = *MakeHalfWritten(*bench.device, s_, {}, /*write_index=*/false);
+    absl::StatusOr<DeviceTensor> gathered = Gather(bench.ctx->tdma, t.table, t.index, "W", out);
+    ASSERT_FALSE(gathered.ok());
+    EXPECT_THAT(gathered.status().message(),
+                AllOf(HasSubstr("Uninitialized Read"), HasSubstr("the IndirectLoop's index read by a")));
+  }
+}
+
 TEST_F(IndirectWalkTest, AnUnwrittenIndexIsReportedOnBothBackends) {
   for (bool jit : {false, true}) {
     Bench bench(jit, UninitializedReads::kError);
