@@ -13,6 +13,7 @@
 #include "absl/types/span.h"
 #include "runtime/address_book.h"
 #include "runtime/dense_memory.h"
+#include "runtime/placement_set.h"
 #include "runtime/sparse_memory.h"
 #include "runtime/tier.h"
 #include "runtime/written_bytes.h"
@@ -122,6 +123,9 @@ class Device {
   const std::vector<std::string>& warnings() const { return warnings_; }
   // Host bytes the shadow bitmaps take.
   int64_t shadow_bytes() const;
+  // Placements whose every live position was marked written (MarkWritten of a whole tensor):
+  // marks are never undone, so a program run again marks its outputs once, not on every run.
+  PlacementSet& wholly_marked() { return wholly_marked_; }
 
   // Ownership of device bytes by tensors (collisions, Address::Any placement).
   AddressBook& book() { return book_; }
@@ -148,6 +152,7 @@ class Device {
   // Shadows of the same memories (uninitialized-read tracking), only when the device tracks.
   std::vector<std::unique_ptr<WrittenBytes>> hbm_written_;
   std::unique_ptr<WrittenBytes> dm_written_, trf_written_, vrf_written_;
+  PlacementSet wholly_marked_;
   DeviceOptions options_;
   std::vector<std::string> warnings_;
   AddressBook book_;

@@ -70,6 +70,8 @@ class DeviceTensor {
   DType dtype() const { return placement_->dtype; }
   Tier tier() const { return placement_->tier; }
   const Placement& placement() const { return *placement_; }
+  // The placement object itself, shared by every handle placed alike (PlacementSet keys by it).
+  const std::shared_ptr<const Placement>& shared_placement() const { return placement_; }
   int64_t address() const { return placement_->address; }
   // The placement of the tensor this handle is part of (a relabeling's own placement differs).
   const Placement& owner_placement() const { return owner_placement_ ? *owner_placement_ : *placement_; }

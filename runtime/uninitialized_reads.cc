@@ -121,6 +121,9 @@ absl::string_view UninitializedReadsName(UninitializedReads mode) {
 void MarkWritten(const DeviceTensor& tensor, const SliceBitmap& slices) {
   Device& device = tensor.device();
   if (!device.tracks_writes()) return;
+  // A whole tensor on every slice marks exactly its placement's live positions: once per placement.
+  const bool whole = !tensor.is_view() && slices.all();
+  if (whole && device.wholly_marked().Contains(tensor.shared_placement())) return;
   const Placement& placement = tensor.placement();
   const ElementBytes bytes = BytesOf(tensor);
   const int64_t end = WindowEnd(tensor);
@@ -134,6 +137,7 @@ void MarkWritten(const DeviceTensor& tensor, const SliceBitmap& slices) {
       device.MarkWritten(placement.tier, unit, bytes.Begin(first), bytes.End(stop - 1) - bytes.Begin(first));
     }
   }
+  if (whole) device.wholly_marked().Insert(tensor.shared_placement());
 }
 
 void MarkPipelineWritten(const PipelineOp& op, const DeviceTensor& output) {
