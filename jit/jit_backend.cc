@@ -21,6 +21,7 @@
 #include "jit/in_place.h"
 #include "jit/mapping_facts.h"
 #include "jit/parallel.h"
+#include "jit/ready_moves.h"
 #include "jit/sequencer_nest.h"
 #include "jit/staging.h"
 #include "jit/vector_stage.h"
@@ -146,9 +147,10 @@ DescriptorWalk DescriptorNest(const DmaOp& op, const DeviceTensor& src, const De
   return {std::move(nest), ""};
 }
 
-// Runs a DMA from its recorded descriptors (dma_nest.h); the reason when it cannot.
+// Runs a DMA from its recorded descriptors (dma_nest.h); the reason when it cannot. A move between
+// two ends in place is also given as `ready` (ready_moves.h), for the op's next run.
 absl::StatusOr<std::string> RunDescriptors(KernelCache& kernels, const DmaOp& op, const DeviceTensor& src,
-                                           const DeviceTensor& dst) {
+                                           const DeviceTensor& dst, std::optional<ReadyMove>& ready) {
   // A source that may share bytes with the destination is read completely first (staged).
   std::optional<InPlace> from = MayOverlap(src, dst) ? std::nullopt : InPlaceOf(src);
   std::optional<InPlace> to = InPlaceOf(dst);
@@ -170,7 +172,10 @@ absl::StatusOr<std::string> RunDescriptors(KernelCache& kernels, const DmaOp& op
   const ElementOp copy = CopyOp(src.dtype());
   if (to) {
     if (nest.max_dst() >= to->positions) return std::string("entries that write past the destination's memory");
-    RETURN_IF_ERROR(kernels.RunNest(nest, copy, to->data, to->positions, from->data, from->positions).status());
+    ASSIGN_OR_RETURN(ReadyNest kernel, kernels.Ready(nest, copy, to->positions, from->positions));
+    ++kernels.stats().nest_moves;
+    kernel.Run(to->data, from->data);
+    if (!staged_from) ready = ReadyMove::Of(dst.device(), kernel, dst.tier(), to->data, src.tier(), from->data);
     return std::string();
   }
   // A staged destination is read first unless the descriptors write every position of its units.
@@ -736,6 +741,15 @@ absl::Status JitBackend::Run(const PipelineOp& op, const PipelineTensors& tensor
     ++kernels_->stats().staged_pipelines;
     return WalkPipeline(op, runner);
   }
+  if (!tensors.inputs.empty()) {
+    const ReadyMove* ready = ready_.Find(op.serial, tensors.inputs[0], tensors.output, threads());
+    if (ready != nullptr && ready->Run(tensors.output.device())) {
+      ++kernels_->stats().direct_pipelines;
+      ++kernels_->stats().nest_moves;
+      ++kernels_->stats().ready_moves;
+      return absl::OkStatus();
+    }
+  }
   ASSIGN_OR_RETURN(const FusedContraction* fused, FusedPlanFor(op));
   if (fused != nullptr && tensors.weights) {
     const ContractionEpilogue* epilogue = EpilogueFor(op, *fused, tensors.output);
@@ -756,8 +770,20 @@ absl::Status JitBackend::Run(const PipelineOp& op, const PipelineTensors& tensor
     std::optional<InPlace> to = InPlaceOf(tensors.output);
     if (from && to) {
       ++kernels_->stats().direct_pipelines;
-      return kernels_->Move(direct->dst, direct->src, direct->op, to->data, to->positions, from->data, from->positions,
-                            /*allow_drop=*/true).status();
+      ASSIGN_OR_RETURN(std::optional<ReadyNest> kernel, kernels_->Ready(direct->dst, direct->src, direct->op, to->positions,
+                                                                        from->positions, /*allow_drop=*/true));
+      if (!kernel) {
+        return kernels_->Move(direct->dst, direct->src, direct->op, to->data, to->positions, from->data,
+                              from->positions, /*allow_drop=*/true).status();
+      }
+      ++kernels_->stats().nest_moves;
+      kernel->Run(to->data, from->data);
+      const DeviceTensor& input = tensors.inputs[0];
+      if (std::optional<ReadyMove> ready = ReadyMove::Of(input.device(), *kernel, tensors.output.tier(), to->data,
+                                                         input.tier(), from->data)) {
+        ready_.Insert(op.serial, input, tensors.output, threads(), *std::move(ready));
+      }
+      return absl::OkStatus();
     }
   }
   ++kernels_->stats().staged_pipelines;
@@ -788,10 +814,23 @@ absl::Status JitBackend::Run(const DmaOp& op, const DmaTensors& tensors) {
   if (op.indirect) return RunIndirect(*kernels_, op, tensors);
   const DeviceTensor& src = tensors.src;
   const DeviceTensor& dst = tensors.dst;
+  if (const ReadyMove* ready = ready_.Find(op.serial, src, dst, threads()); ready != nullptr && ready->Run(dst.device())) {
+    ++kernels_->stats().nest_moves;
+    ++kernels_->stats().ready_moves;
+    if (ready->derived_reason.empty()) {
+      ++kernels_->stats().descriptor_dmas;
+    } else {
+      ++kernels_->stats().derived_dmas;
+      ++kernels_->stats().derived_dma_reasons[ready->derived_reason];
+    }
+    return absl::OkStatus();
+  }
   RETURN_IF_ERROR(CheckSameType(src.dtype(), dst.dtype()));
-  ASSIGN_OR_RETURN(std::string why_not, RunDescriptors(*kernels_, op, src, dst));
+  std::optional<ReadyMove> ready;
+  ASSIGN_OR_RETURN(std::string why_not, RunDescriptors(*kernels_, op, src, dst, ready));
   if (why_not.empty()) {
     ++kernels_->stats().descriptor_dmas;
+    if (ready) ready_.Insert(op.serial, src, dst, threads(), *std::move(ready));
     return absl::OkStatus();
   }
   ++kernels_->stats().derived_dmas;
@@ -809,8 +848,21 @@ absl::Status JitBackend::Run(const DmaOp& op, const DmaTensors& tensors) {
     from = InPlace{src.full_mapping(), staged_from->data(), staged_from->positions()};
   }
   if (to) {
-    return kernels_->Move(to->layout, from->layout, CopyOp(src.dtype()), to->data, to->positions, from->data,
-                          from->positions, /*allow_drop=*/false).status();
+    ASSIGN_OR_RETURN(std::optional<ReadyNest> kernel, kernels_->Ready(to->layout, from->layout, CopyOp(src.dtype()),
+                                                                      to->positions, from->positions, false));
+    if (!kernel) {
+      return kernels_->Move(to->layout, from->layout, CopyOp(src.dtype()), to->data, to->positions, from->data,
+                            from->positions, /*allow_drop=*/false).status();
+    }
+    ++kernels_->stats().nest_moves;
+    kernel->Run(to->data, from->data);
+    if (!staged_from) {
+      if (std::optional<ReadyMove> ready = ReadyMove::Of(dst.device(), *kernel, dst.tier(), to->data, src.tier(), from->data)) {
+        ready->derived_reason = why_not;
+        ready_.Insert(op.serial, src, dst, threads(), *std::move(ready));
+      }
+    }
+    return absl::OkStatus();
   }
   const Placement& placement = dst.placement();
   ASSIGN_OR_RETURN(bool covered, Covers(*kernels_, dst.full_mapping(), from->layout, placement, false));

@@ -20,6 +20,7 @@
 #include "jit/direct_pipeline.h"
 #include "jit/fused_contraction.h"
 #include "jit/kernel_cache.h"
+#include "jit/ready_moves.h"
 #include "runtime/backend.h"
 #include "runtime/launch.h"
 
@@ -101,6 +102,7 @@ class JitBackend : public Backend {
   PaddingCache padded_;
   absl::flat_hash_map<std::string, std::unique_ptr<std::variant<FusedContraction, std::string>>> fused_plans_;
   absl::flat_hash_map<std::string, std::unique_ptr<std::variant<ContractionEpilogue, std::string>>> epilogues_;
+  ReadyMoves ready_;  // data-movement ops' moves, for their next runs
 };
 
 }  // namespace visa::jit

@@ -254,18 +254,37 @@ absl::Status KernelCache::CompileNest(const MoveNest& nest, const ElementOp& op)
   return KernelFor(MoveSpec{Simplify(nest, threads_), op}).status();
 }
 
-absl::StatusOr<int64_t> KernelCache::RunNest(const MoveNest& nest, const ElementOp& op, uint8_t* dst_data,
-                                             int64_t dst_positions, const uint8_t* src_data, int64_t src_positions) {
+absl::StatusOr<ReadyNest> KernelCache::Ready(const MoveNest& nest, const ElementOp& op, int64_t dst_positions,
+                                             int64_t src_positions) {
   // Two threads must never share a byte of a 4-bit destination.
   const int threads = StorageBits(op.to) == 4 ? 1 : threads_;
   MoveSpec spec{Simplify(nest, threads), op};
   VISA_CHECK(spec.nest->max_dst() < dst_positions && spec.nest->max_src() < src_positions,
              "a move nest leaves its buffers");
   ASSIGN_OR_RETURN(MoveFn fn, KernelFor(spec));
+  return ReadyNest{fn, spec.nest->levels.back().count, ThreadsFor(spec.nest->elements(), threads),
+                   spec.nest->elements()};
+}
+
+absl::StatusOr<std::optional<ReadyNest>> KernelCache::Ready(const Mapping& dst, const Mapping& src,
+                                                            const ElementOp& op, int64_t dst_positions,
+                                                            int64_t src_positions, bool allow_drop) {
+  ASSIGN_OR_RETURN(const Plan* plan, PlanFor(dst, src, allow_drop));
+  if (!plan->nest) return std::nullopt;
+  ASSIGN_OR_RETURN(ReadyNest ready, Ready(*plan->nest, op, dst_positions, src_positions));
+  return ready;
+}
+
+void ReadyNest::Run(uint8_t* dst_data, const uint8_t* src_data) const {
+  Parallel(outer, threads, [&](int64_t begin, int64_t end) { fn(dst_data, src_data, nullptr, begin, end); });
+}
+
+absl::StatusOr<int64_t> KernelCache::RunNest(const MoveNest& nest, const ElementOp& op, uint8_t* dst_data,
+                                             int64_t dst_positions, const uint8_t* src_data, int64_t src_positions) {
+  ASSIGN_OR_RETURN(ReadyNest ready, Ready(nest, op, dst_positions, src_positions));
   ++stats_.nest_moves;
-  Parallel(spec.nest->levels.back().count, ThreadsFor(spec.nest->elements(), threads),
-           [&](int64_t begin, int64_t end) { fn(dst_data, src_data, nullptr, begin, end); });
-  return spec.nest->elements();
+  ready.Run(dst_data, src_data);
+  return ready.elements;
 }
 
 }  // namespace visa::jit

@@ -49,6 +49,17 @@ struct JitStats {
   int64_t direct_plans = 0;     // data-movement pipelines planned (once per op and ends)
   int64_t staged_pipelines = 0; // pipelines run stage by stage
   int64_t compiled_reductions = 0;  // Vector Engine reduce steps run through generated code
+  int64_t ready_moves = 0;  // data-movement ops run again from the move their first run kept (ready_moves.h)
+};
+
+// A nest move compiled and split over threads, not yet bound to buffers: what RunNest runs, kept
+// by callers that run the same move again (ready_moves.h).
+struct ReadyNest {
+  MoveFn fn = nullptr;
+  int64_t outer = 0;     // iterations of the outermost level, split over the threads
+  int threads = 1;
+  int64_t elements = 0;  // destination positions written
+  void Run(uint8_t* dst_data, const uint8_t* src_data) const;
 };
 
 class KernelCache {
@@ -65,6 +76,12 @@ class KernelCache {
   absl::StatusOr<int64_t> RunNest(const MoveNest& nest, const ElementOp& op, uint8_t* dst_data,
                                   int64_t dst_positions, const uint8_t* src_data, int64_t src_positions);
   absl::Status CompileNest(const MoveNest& nest, const ElementOp& op);
+  // RunNest's kernel and thread split, checked against the buffers' positions, without running it.
+  absl::StatusOr<ReadyNest> Ready(const MoveNest& nest, const ElementOp& op, int64_t dst_positions,
+                                  int64_t src_positions);
+  // The same for the move dst <- src (Move), or nullopt when it has no loop nest (a run list).
+  absl::StatusOr<std::optional<ReadyNest>> Ready(const Mapping& dst, const Mapping& src, const ElementOp& op,
+                                                 int64_t dst_positions, int64_t src_positions, bool allow_drop);
 
   // Plans and compiles the move without running it (Prepare).
   absl::Status Compile(const Mapping& dst, const Mapping& src, const ElementOp& op, bool allow_drop);

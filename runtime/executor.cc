@@ -12,15 +12,17 @@ absl::Status Executor::Bind(const TensorRef& traced, const DeviceTensor& actual)
   if (!traced.handle) return absl::InvalidArgumentError("Launch: a program input has no tensor");
   const Placement& want = traced.handle->placement();
   const Placement& got = actual.placement();
-  if (want.dtype != got.dtype || want.tier != got.tier || want.address != got.address ||
-      !(Pair(want.levels) == Pair(got.levels))) {
+  if (&want != &got && (want.dtype != got.dtype || want.tier != got.tier || want.address != got.address || want.trf != got.trf ||
+                        !(Pair(want.levels) == Pair(got.levels)))) {
     return absl::InvalidArgumentError(absl::StrCat("Launch: input ", actual.ToString(),
                                                    " does not match the traced ", traced.text));
   }
   if (&actual.device() != &device_) {
     return absl::InvalidArgumentError(absl::StrCat("Launch: input ", actual.ToString(), " is on another device"));
   }
-  bound_.insert_or_assign(traced.id, actual);
+  // Equal in value, so the traced placement object stands for it: what the backend derived from
+  // that object on an earlier run (jit/ready_moves.h) holds for this input too.
+  bound_.insert_or_assign(traced.id, actual.SharingPlacementOf(*traced.handle));
   return absl::OkStatus();
 }
 

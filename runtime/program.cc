@@ -1,6 +1,8 @@
 // Program text form and hash.
 #include "runtime/program.h"
 
+#include <atomic>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
@@ -61,6 +63,12 @@ std::string Program::ToText() const {
   std::string text;
   for (size_t i = 0; i < ops.size(); ++i) absl::StrAppend(&text, OpText(ops[i], i));
   return text;
+}
+
+void AssignSerial(Op& op) {
+  static std::atomic<uint64_t> last{0};
+  const uint64_t serial = ++last;
+  std::visit([serial](auto& body) { body.serial = serial; }, op.body);
 }
 
 uint64_t Program::Hash() const {

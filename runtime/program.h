@@ -48,6 +48,7 @@ struct DmaOp {
   std::string operation;  // the named operation this move is part of ("ChipShuffle ..."), or empty
   // A memset (dsl/memset_fill.h): `dst` (also `src`, read by nothing) gets the value; context "sub".
   std::optional<MemsetFill> fill = std::nullopt;
+  uint64_t serial = 0;  // the op's identity once recorded (AssignSerial)
 };
 
 struct BeginStage {
@@ -68,11 +69,18 @@ struct PipelineOp {
   std::vector<Stage> stages;
   TensorRef output;
   std::string operation;  // the named operation the pipeline implements ("ParallelCopy", ...), or empty
+  uint64_t serial = 0;  // the op's identity once recorded (AssignSerial)
 };
 
 struct Op {
   std::variant<DmaOp, PipelineOp> body;
 };
+
+// Gives a recorded op its identity in this process (DmaOp / PipelineOp `serial`; 0 for an op built
+// by hand or not recorded yet). A recorded op never changes, and a copy of a Program keeps its
+// ops' serials, so a backend may keep what it derived from an op by this number and reuse it each
+// time the op runs again (jit/ready_moves.h). The number is not part of the program's text.
+void AssignSerial(Op& op);
 
 struct Program {
   std::vector<Op> ops;

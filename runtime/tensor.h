@@ -103,6 +103,14 @@ class DeviceTensor {
   // Frees the tensor's ranges for Address::Any(); reading it afterwards is an error.
   void Release() const;
 
+  // This handle with `like`'s placement object in place of its own placement of equal value (Launch
+  // binds a program's inputs so: what a backend derived from the traced placement holds for them).
+  DeviceTensor SharingPlacementOf(const DeviceTensor& like) const {
+    DeviceTensor t = *this;
+    t.placement_ = like.placement_;
+    return t;
+  }
+
   // This tensor seen through the same window as `like` (a view of a tensor with this placement,
   // or a relabeling of it, which keeps its own placement).
   DeviceTensor WindowLike(const DeviceTensor& like) const {

@@ -369,7 +369,10 @@ class Context {
   absl::Status Submit(Op op, const PipelineTensors& tensors);
   absl::Status Submit(Op op, const DmaTensors& tensors);
   // Records an op without running it (a host transfer, whose data path is not a device op).
-  void Record(Op op) { program_.ops.push_back(std::move(op)); }
+  void Record(Op op) {
+    AssignSerial(op);
+    program_.ops.push_back(std::move(op));
+  }
 
  private:
   Device* device_;

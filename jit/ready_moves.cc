@@ -1,0 +1,59 @@
+// ReadyMoves: base offsets from a device's memories, and entries validated by weak placements.
+#include "jit/ready_moves.h"
+
+#include <algorithm>
+
+namespace visa::jit {
+
+std::optional<ReadyMove> ReadyMove::Of(const Device& device, const ReadyNest& nest, Tier dst_tier, const uint8_t* dst,
+                                       Tier src_tier, const uint8_t* src) {
+  const uint8_t* dst_memory = device.UnitData(dst_tier, 0);
+  const uint8_t* src_memory = device.UnitData(src_tier, 0);
+  if (dst_memory == nullptr || src_memory == nullptr) return std::nullopt;
+  return ReadyMove{nest, dst_tier, src_tier, dst - dst_memory, src - src_memory, {}};
+}
+
+bool ReadyMove::Run(const Device& device) const {
+  uint8_t* dst_memory = device.UnitData(dst_tier, 0);
+  const uint8_t* src_memory = device.UnitData(src_tier, 0);
+  if (dst_memory == nullptr || src_memory == nullptr) return false;
+  nest.Run(dst_memory + dst_offset, src_memory + src_offset);
+  return true;
+}
+
+bool ReadyMoves::End::Matches(const DeviceTensor& tensor) const {
+  // Unexpired, the placement is alive, so it is the one at the key's address.
+  return !placement.expired() && view == tensor.is_view() && window_offset == tensor.window_offset() &&
+         element == tensor.element();
+}
+
+ReadyMoves::End ReadyMoves::EndOf(const DeviceTensor& tensor) {
+  return End{tensor.shared_placement(), tensor.element(), tensor.window_offset(), tensor.is_view()};
+}
+
+const ReadyMove* ReadyMoves::Find(uint64_t serial, const DeviceTensor& src, const DeviceTensor& dst,
+                                  int threads) const {
+  if (serial == 0) return nullptr;
+  auto it = entries_.find(Key{serial, &src.placement(), &dst.placement(), threads});
+  if (it == entries_.end() || !it->second.src.Matches(src) || !it->second.dst.Matches(dst)) return nullptr;
+  return &it->second.move;
+}
+
+void ReadyMoves::Insert(uint64_t serial, const DeviceTensor& src, const DeviceTensor& dst, int threads,
+                        ReadyMove move) {
+  if (serial == 0) return;
+  entries_.insert_or_assign(Key{serial, &src.placement(), &dst.placement(), threads},
+                            Entry{EndOf(src), EndOf(dst), move});
+  if (entries_.size() >= sweep_at_) {
+    ForgetExpired();
+    sweep_at_ = std::max<size_t>(256, 2 * entries_.size());
+  }
+}
+
+void ReadyMoves::ForgetExpired() {
+  absl::erase_if(entries_, [](const auto& entry) {
+    return entry.second.src.placement.expired() || entry.second.dst.placement.expired();
+  });
+}
+
+}  // namespace visa::jit
