@@ -126,8 +126,8 @@ void AddressBook::CompactFree(UnitMap& unit_map) {
 int64_t AddressBook::pieces(Tier space, int64_t unit) const {
   auto space_it = spaces_.find(space);
   if (space_it == spaces_.end()) return 0;
-  auto map_it = space_it->second.find(unit);
-  return map_it == space_it->second.end() ? 0 : static_cast<int64_t>(map_it->second.pieces.size());
+  const UnitMap* map = space_it->second.Find(unit);
+  return map == nullptr ? 0 : static_cast<int64_t>(map->pieces.size());
 }
 
 void AddressBook::Claim(int64_t id, absl::Span<const int64_t> units, ByteRange range) {
@@ -139,7 +139,7 @@ void AddressBook::Claim(int64_t id, absl::Span<const int64_t> units, ByteRange r
   ByteRange space_range{range.begin + shift, range.end + shift};
   record.claim = space_range;
   record.units.assign(units.begin(), units.end());
-  auto& unit_maps = spaces_[space];
+  Space& unit_maps = spaces_[space];
   // A program run again claims in every unit exactly the range the previous run's tensor owned:
   // the victim is looked up once, and its clobbers of consecutive units share one record.
   int64_t last_owner = 0;
@@ -162,7 +162,8 @@ void AddressBook::Claim(int64_t id, absl::Span<const int64_t> units, ByteRange r
     clobbers.push_back(Clobber{id, record.name, record.tier, unit, unit + 1, last_victim->claim, space_range});
   };
   for (int64_t unit : units) {
-    UnitMap& map = unit_maps[unit];
+    VISA_CHECK(unit >= 0 && unit < kMaxUnits, "claiming in a unit the device cannot have");
+    UnitMap& map = unit_maps.At(unit);
     if (auto exact = map.pieces.find(space_range.begin);
         exact != map.pieces.end() && exact->second.end == space_range.end) {
       if (exact->second.id == kFree) --map.free_pieces;
@@ -244,9 +245,9 @@ void AddressBook::Release(int64_t id) {
   auto space_it = spaces_.find(SpaceOf(record.tier));
   if (space_it == spaces_.end()) return;
   for (int64_t unit : record.units) {
-    auto map_it = space_it->second.find(unit);
-    if (map_it == space_it->second.end()) continue;
-    FreeOwnPieces(map_it->second, id, record.claim);
+    if (unit < static_cast<int64_t>(space_it->second.units.size())) {
+      FreeOwnPieces(space_it->second.units[unit], id, record.claim);
+    }
   }
   // Keep only the name: long-running programs release many tensors.
   record.units = {};
@@ -266,9 +267,9 @@ std::optional<int64_t> AddressBook::FindFree(Tier tier, absl::Span<const int64_t
     int64_t next = -1;  // the end of the furthest overlapping owned range
     if (space_it != spaces_.end()) {
       for (int64_t unit : units) {
-        auto map_it = space_it->second.find(unit);
-        if (map_it == space_it->second.end()) continue;
-        const std::map<int64_t, Owned>& map = map_it->second.pieces;
+        const UnitMap* unit_map = space_it->second.Find(unit);
+        if (unit_map == nullptr) continue;
+        const std::map<int64_t, Owned>& map = unit_map->pieces;
         auto it = map.upper_bound(want.begin);
         if (it != map.begin()) --it;
         for (; it != map.end() && it->first < want.end; ++it) {

@@ -132,7 +132,20 @@ class AddressBook {
   int64_t claims_in_place_ = 0;
   int64_t claims_inserted_ = 0;
   absl::flat_hash_map<int64_t, Record> tensors_;
-  absl::flat_hash_map<Tier, absl::flat_hash_map<int64_t, UnitMap>> spaces_;
+  // Each space's units by index (units are small dense numbers: chips, slices, TRF rows), so that
+  // a claim over a cluster's 256 slices finds each unit's map without hashing.
+  struct Space {
+    std::vector<UnitMap> units;
+    UnitMap& At(int64_t unit) {
+      if (unit >= static_cast<int64_t>(units.size())) units.resize(unit + 1);
+      return units[unit];
+    }
+    const UnitMap* Find(int64_t unit) const {
+      return unit >= 0 && unit < static_cast<int64_t>(units.size()) ? &units[unit] : nullptr;
+    }
+  };
+  absl::flat_hash_map<Tier, Space> spaces_;
+  static constexpr int64_t kMaxUnits = int64_t{1} << 24;  // far above any device's units
   // What leases reach the book through: expires with the book.
   std::shared_ptr<AddressBook*> self_;
 };
