@@ -14,6 +14,7 @@
 #include "runtime/uninitialized_reads.h"
 #include "samples/sample.h"
 #include "tools/json_output.h"
+#include "tools/large_block_release.h"
 #include "tools/progress.h"
 #include "tools/progress_backend.h"
 
@@ -84,6 +85,9 @@ int RunSample(const RunOptions& options, bool jit_disk_cache, std::ostream& out,
   }
   const samples::Sample* sample = Find(options.sample, err);
   if (sample == nullptr) return 2;
+  // The run's temporaries go back to the system as they are freed, so that its peak memory is
+  // the device's and the backend's, not what planning and checking left in the heap.
+  ReleaseLargeBlocksOnFree();
   DeviceOptions device_options;
   device_options.uninitialized_reads = *uninitialized;
   device_options.on_warning = [&err](const std::string& warning) { err << "warning: " << warning << "\n"; };
