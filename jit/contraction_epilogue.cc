@@ -19,9 +19,15 @@ using Pairs = std::vector<std::pair<int64_t, int64_t>>;
 
 // What one committed position reads, through the moves before the commit: an accumulator slot
 // (slice * slots + slot), or -1 where the stream holds no slot's value (padding: zero bits).
-std::vector<int64_t> SlotOfPosition(const MoveNest& nest, int64_t positions, const std::vector<int64_t>& slot_of_src) {
-  std::vector<int64_t> slot(static_cast<size_t>(positions), -1);
-  ForEachPair(nest, [&](int64_t dst, int64_t src) { slot[dst] = slot_of_src.empty() ? src : slot_of_src[src]; });
+// 32-bit slots (the planner refuses more slots): the maps span whole streams, padding included
+// (the GEMM's cast stream has 1M positions), and planning happens while the device's memory is
+// resident, so their size adds to a run's peak memory (8 MiB for that stream at 64 bits).
+using SlotMap = std::vector<int32_t>;
+SlotMap SlotOfPosition(const MoveNest& nest, int64_t positions, const SlotMap& slot_of_src) {
+  SlotMap slot(static_cast<size_t>(positions), -1);
+  ForEachPair(nest, [&](int64_t dst, int64_t src) {
+    slot[dst] = slot_of_src.empty() ? static_cast<int32_t>(src) : slot_of_src[src];
+  });
   return slot;
 }
 
@@ -217,8 +223,10 @@ Plan PlanContractionEpilogue(const FusedContraction& plan, const PipelineOp& op,
   if (!accumulated || !InRange(*accumulated, plan.out_layout.size(), slots)) {
     return std::string("the accumulators' move into the Reducer's stream has no loop nest");
   }
-  if (plan.out_layout.size() > std::numeric_limits<int32_t>::max()) return std::string("a stream too large to plan");
-  std::vector<int64_t> slot = SlotOfPosition(*accumulated, plan.out_layout.size(), {});
+  if (plan.out_layout.size() > std::numeric_limits<int32_t>::max() || slots > std::numeric_limits<int32_t>::max()) {
+    return std::string("a stream too large to plan");
+  }
+  SlotMap slot = SlotOfPosition(*accumulated, plan.out_layout.size(), {});
   int64_t stream_size = plan.out_layout.size();
   if (cast != nullptr) {
     const Mapping cast_layout = cast->out.Full();

@@ -68,6 +68,23 @@ void WrittenBytes::MarkBits(Page& page, int64_t from, int64_t to) {
   }
 }
 
+void WrittenBytes::MarkPart(Page& page, int64_t from, int64_t to) {
+  if (page.bits == nullptr) {
+    const int64_t run_end = page.run_start + page.marked;
+    if (page.marked == 0 || (from <= run_end && to >= page.run_start)) {  // overlapping or adjacent
+      const int64_t start = page.marked == 0 ? from : std::min(from, page.run_start);
+      page.marked = std::max(to, page.marked == 0 ? to : run_end) - start;
+      page.run_start = start;
+      return;
+    }
+    page.bits = std::make_unique<uint64_t[]>(kWordsPerPage + kSummaryWords);  // zeros: unwritten
+    const int64_t run_start = page.run_start;
+    page.marked = 0;
+    MarkBits(page, run_start, run_end);
+  }
+  MarkBits(page, from, to);
+}
+
 WrittenBytes::Recent& WrittenBytes::RecentSlot(int64_t address, int64_t size) {
   uint64_t h = static_cast<uint64_t>(address) * 0x9E3779B97F4A7C15u ^ static_cast<uint64_t>(size) * 0xC2B2AE3D27D4EB4Fu;
   return recent_[(h >> 32) % kRecentRanges];
@@ -92,10 +109,13 @@ void WrittenBytes::Mark(int64_t address, int64_t size) {
     } else if (at == start && page_end == start + length) {
       page.bits.reset();
       page.marked = length;
+      page.run_start = 0;
     } else {
-      if (!page.bits) page.bits = std::make_unique<uint64_t[]>(kWordsPerPage + kSummaryWords);  // zeros: unwritten
-      MarkBits(page, at - start, page_end - start);
-      if (page.marked == length) page.bits.reset();
+      MarkPart(page, at - start, page_end - start);
+      if (page.marked == length) {
+        page.bits.reset();
+        page.run_start = 0;
+      }
     }
     at = page_end;
   }
@@ -109,7 +129,15 @@ std::optional<int64_t> WrittenBytes::FirstUnwritten(int64_t address, int64_t siz
     const int64_t page_end = std::min(end, start + PageLength(index));
     auto it = pages_.find(index);
     if (it == pages_.end()) return at;
-    const uint64_t* bits = it->second.bits.get();
+    const Page& page = it->second;
+    if (page.bits == nullptr) {  // one run (the whole page once complete)
+      const int64_t run_start = start + page.run_start, run_end = run_start + page.marked;
+      if (at < run_start || at >= run_end) return at;
+      if (page_end > run_end) return run_end;
+      at = page_end;
+      continue;
+    }
+    const uint64_t* bits = page.bits.get();
     const uint64_t* summary = bits == nullptr ? nullptr : bits + kWordsPerPage;
     for (int64_t bit = at - start, stop = page_end - start; bits != nullptr && bit < stop;) {
       const int64_t word = bit / 64;

@@ -13,9 +13,11 @@
 namespace visa {
 
 // One bit per memory byte, kept a page (64 KiB of memory) at a time: a page nothing marked costs
-// nothing, a page partly marked costs an 8 KiB bitmap (and a 128-byte summary with a bit per full
+// nothing, a page marked in one contiguous run costs only its entry (the run's ends), a page
+// partly marked otherwise costs an 8 KiB bitmap (and a 128-byte summary with a bit per full
 // bitmap word), and a page marked completely (what whole tensors written unit by unit leave) drops
-// its bitmap and costs only its entry. So a 48 GB HBM
+// its bitmap and costs only its entry. (One run per page is what a small tensor in every slice
+// leaves, e.g. the GEMM's 2 KiB output in each of 256 slices: 2 MiB of bitmaps otherwise.) So a 48 GB HBM
 // whose kernels touch a few megabytes costs a few kilobytes, and a run writing 50 MB of DM in
 // whole units costs almost nothing. A fresh shadow says nothing was written. Addresses are the
 // memory's linear addresses; ranges must lie inside [0, capacity) (callers pass ranges the device
@@ -48,7 +50,9 @@ class WrittenBytes {
 
   struct Page {
     int64_t marked = 0;               // bytes of the page marked so far
-    std::unique_ptr<uint64_t[]> bits; // bitmap then summary; null once every byte is marked
+    // Bitmap then summary; null while the marked bytes are one run (all of them once complete).
+    std::unique_ptr<uint64_t[]> bits;
+    int64_t run_start = 0;            // without a bitmap: the run's first byte (from the page's)
   };
 
   void CheckRange(int64_t address, int64_t size) const;
@@ -56,6 +60,8 @@ class WrittenBytes {
   int64_t PageLength(int64_t page) const;
   // Marks bits [from, to) of a partly marked page, counting the newly marked ones.
   static void MarkBits(Page& page, int64_t from, int64_t to);
+  // Marks [from, to) of a page that is not complete: extends its run, or gives it a bitmap.
+  static void MarkPart(Page& page, int64_t from, int64_t to);
 
   // Ranges marked before, remembered in a small direct-mapped table: marks are never undone, so
   // a range found there is still marked, and the same range marked again (every later run of a

@@ -39,10 +39,43 @@ TEST(WrittenBytes, MarksAndFindsAcrossWordsAndPages) {
   EXPECT_EQ(bytes.FirstUnwritten(page - 71, 10), page - 71);
   EXPECT_EQ(bytes.FirstUnwritten(page - 70, 101), page + 30);
   EXPECT_EQ(bytes.FirstUnwritten(page + 29, 0), std::nullopt);  // an empty range holds nothing unwritten
-  // Two bitmap pages, a bit per byte, each with its summary (a bit per 64-byte bitmap word).
-  EXPECT_EQ(bytes.resident_bytes(), 2 * (page / 8 + page / 64 / 8));
-  bytes.Mark(page + 30, 1);
+  // Each page holds one run of marked bytes: no bitmap yet.
+  EXPECT_EQ(bytes.resident_bytes(), 0);
+  bytes.Mark(page + 30, 1);  // adjacent: the run grows
+  EXPECT_EQ(bytes.resident_bytes(), 0);
   EXPECT_EQ(bytes.FirstUnwritten(page - 70, 101), std::nullopt);
+  // A second run apart from the first: two bitmap pages, a bit per byte, each with its summary (a
+  // bit per 64-byte bitmap word).
+  bytes.Mark(page - 1000, 10);
+  bytes.Mark(page + 1000, 10);
+  EXPECT_EQ(bytes.resident_bytes(), 2 * (page / 8 + page / 64 / 8));
+  EXPECT_EQ(bytes.FirstUnwritten(page - 1000, 1100), page - 990);
+  EXPECT_EQ(bytes.FirstUnwritten(page - 70, 101), std::nullopt);
+  EXPECT_EQ(bytes.FirstUnwritten(page + 31, 2000), page + 31);
+  EXPECT_EQ(bytes.FirstUnwritten(page + 1000, 20), page + 1010);
+}
+
+TEST(WrittenBytes, APageMarkedInOneRunKeepsNoBitmap) {
+  // What a small tensor in every slice leaves: one run per page, found by its ends.
+  const int64_t page = 64 * 1024;
+  WrittenBytes bytes(4 * page);
+  for (int64_t unit = 0; unit < 4; ++unit) bytes.Mark(unit * page + 2048, 2048);
+  EXPECT_EQ(bytes.resident_bytes(), 0);
+  EXPECT_EQ(bytes.FirstUnwritten(page + 2048, 2048), std::nullopt);
+  EXPECT_EQ(bytes.FirstUnwritten(page + 2047, 10), page + 2047);
+  EXPECT_EQ(bytes.FirstUnwritten(page + 3000, 2000), page + 4096);
+  EXPECT_EQ(bytes.FirstUnwritten(page + 4096, 1), page + 4096);
+  // Runs that overlap or touch it, before or after, merge into it.
+  bytes.Mark(page + 1000, 1100);
+  bytes.Mark(page + 4096, 4);
+  EXPECT_EQ(bytes.resident_bytes(), 0);
+  EXPECT_EQ(bytes.FirstUnwritten(page, page), page);
+  EXPECT_EQ(bytes.FirstUnwritten(page + 1000, page), page + 4100);
+  // Grown to the whole page, it is complete.
+  bytes.Mark(page, 1000);
+  bytes.Mark(page + 4100, page - 4100);
+  EXPECT_EQ(bytes.resident_bytes(), 0);
+  EXPECT_EQ(bytes.FirstUnwritten(page, page), std::nullopt);
 }
 
 TEST(WrittenBytes, APageMarkedCompletelyKeepsNoBitmap) {
@@ -53,9 +86,12 @@ TEST(WrittenBytes, APageMarkedCompletelyKeepsNoBitmap) {
   EXPECT_EQ(bytes.FirstUnwritten(page, page), std::nullopt);
   EXPECT_EQ(bytes.FirstUnwritten(page - 1, 2), page - 1);
   EXPECT_EQ(bytes.FirstUnwritten(page, page + 1), 2 * page);
-  // Pieces that overlap and arrive out of order complete a page too; until then it has a bitmap.
+  // Pieces that overlap and arrive out of order complete a page too; until then it has a bitmap
+  // once they are more than one run.
   bytes.Mark(2 * page + 1000, 50000);
   bytes.Mark(2 * page + 999, 2);  // overlaps one marked byte: counted once
+  EXPECT_EQ(bytes.resident_bytes(), 0);
+  bytes.Mark(2 * page + 60000, 10);
   EXPECT_EQ(bytes.resident_bytes(), page / 8 + page / 64 / 8);
   EXPECT_EQ(bytes.FirstUnwritten(2 * page, page), 2 * page);
   bytes.Mark(2 * page, 1000);
@@ -280,9 +316,10 @@ TEST_F(UninitializedReadTest, OffModeHasNoShadowAndNoReport) {
   EXPECT_EQ(device_->shadow_bytes(), 0);
   EXPECT_TRUE(Copy(Unwritten(DType::kI8, "A", 0x100)).ok());
   EXPECT_THAT(warnings_, IsEmpty());
-  // Tracking has a shadow of what was written.
+  // Tracking has a shadow of what was written (a bitmap once a page holds two runs).
   Make(UninitializedReads::kError);
   Written(*HostTensor::Random(DType::kI8, m("A"), 1), "A", 0);
+  Written(*HostTensor::Random(DType::kI8, m("A"), 2), "A", 0x100);
   EXPECT_GT(device_->shadow_bytes(), 0);
 }
 

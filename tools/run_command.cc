@@ -2,6 +2,8 @@
 #include "tools/run_command.h"
 
 #include <iostream>
+#include <optional>
+#include <utility>
 
 #include "absl/strings/str_format.h"
 #include "dsl/status_macros.h"
@@ -14,6 +16,8 @@
 #include "runtime/uninitialized_reads.h"
 #include "samples/sample.h"
 #include "tools/json_output.h"
+#include "tools/large_block_release.h"
+#include "tools/prepared_sample_run.h"
 #include "tools/progress.h"
 #include "tools/progress_backend.h"
 
@@ -39,15 +43,19 @@ absl::StatusOr<samples::SampleRun> RunWithProgress(const samples::Sample& sample
   return sample.Run(counted, device_options);
 }
 
+// `kernels`: on the JIT, how many kernels were compiled before the sample ran and while it ran.
 absl::StatusOr<samples::SampleRun> RunOn(const samples::Sample& sample, const std::string& backend,
                                          bool jit_disk_cache, const DeviceOptions& device_options,
-                                         std::ostream& err) {
+                                         std::ostream& err, std::optional<std::pair<int64_t, int64_t>>& kernels) {
   if (backend == "jit") {
     jit::JitOptions jit_options;
     jit_options.threads = 0;  // the host's
     jit_options.disk_cache = jit_disk_cache;
     ASSIGN_OR_RETURN(std::unique_ptr<jit::JitBackend> jit, jit::JitBackend::Create(jit_options));
-    return sample.Run(*jit, device_options);
+    // Compiled before the device's memory exists (tools/prepared_sample_run.h: the peak memory).
+    ASSIGN_OR_RETURN(PreparedSampleRun prepared, RunPrepared(sample, *jit, device_options));
+    kernels = std::pair(prepared.compiled_before, prepared.compiled_during);
+    return std::move(prepared.run);
   }
   if (backend != "interp") {
     return absl::InvalidArgumentError(absl::StrCat("unknown backend `", Excerpt(backend, 0), "` (available: interp, jit)"));
@@ -84,10 +92,14 @@ int RunSample(const RunOptions& options, bool jit_disk_cache, std::ostream& out,
   }
   const samples::Sample* sample = Find(options.sample, err);
   if (sample == nullptr) return 2;
+  // The run's temporaries go back to the system as they are freed, so that its peak memory is
+  // the device's and the backend's, not what planning and checking left in the heap.
+  ReleaseLargeBlocksOnFree();
   DeviceOptions device_options;
   device_options.uninitialized_reads = *uninitialized;
   device_options.on_warning = [&err](const std::string& warning) { err << "warning: " << warning << "\n"; };
-  absl::StatusOr<samples::SampleRun> run = RunOn(*sample, options.backend, jit_disk_cache, device_options, err);
+  std::optional<std::pair<int64_t, int64_t>> kernels;
+  absl::StatusOr<samples::SampleRun> run = RunOn(*sample, options.backend, jit_disk_cache, device_options, err, kernels);
   if (!run.ok()) {
     err << "error: " << run.status().message() << "\n";
     return 2;
@@ -103,6 +115,10 @@ int RunSample(const RunOptions& options, bool jit_disk_cache, std::ostream& out,
                            run->stream_elements / std::max(run->kernel_seconds, 1e-9));
     out << absl::StrFormat("device memory touched: %.1f MiB (resident pages of HBM, DM, TRF and VRF)\n",
                            run->device_resident_bytes / 1048576.0);
+    if (kernels) {
+      out << absl::StrFormat("jit kernels: %d compiled or loaded before the run, %d during it\n", kernels->first,
+                             kernels->second);
+    }
   }
   return run->mismatch ? 1 : 0;
 }
