@@ -17,6 +17,7 @@
 #include "dsl/status_macros.h"
 #include "jit/mapping_facts.h"
 #include "jit/parallel.h"
+#include "jit/streaming_move.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 
@@ -220,8 +221,8 @@ absl::StatusOr<bool> KernelCache::IsNest(const Mapping& dst, const Mapping& src,
 
 absl::Status KernelCache::Compile(const Mapping& dst, const Mapping& src, const ElementOp& op, bool allow_drop) {
   ASSIGN_OR_RETURN(const Plan* plan, PlanFor(dst, src, allow_drop));
-  MoveSpec spec{plan->nest ? std::optional<MoveNest>(Simplify(*plan->nest, threads_)) : std::nullopt, op};
-  return KernelFor(spec).status();
+  if (plan->nest) return CompileNest(*plan->nest, op);
+  return KernelFor(MoveSpec{std::nullopt, op}).status();
 }
 
 absl::StatusOr<int64_t> KernelCache::Move(const Mapping& dst, const Mapping& src, const ElementOp& op, uint8_t* dst_data,
@@ -251,20 +252,39 @@ absl::StatusOr<int64_t> KernelCache::Move(const Mapping& dst, const Mapping& src
 }
 
 absl::Status KernelCache::CompileNest(const MoveNest& nest, const ElementOp& op) {
-  return KernelFor(MoveSpec{Simplify(nest, threads_), op}).status();
+  MoveSpec spec{Simplify(nest, threads_), op};
+  RETURN_IF_ERROR(KernelFor(spec).status());
+  // A move large enough to stream usually gets an aligned base (device memories are page-aligned):
+  // its streaming kernel is compiled now too, the ordinary one stays for a misaligned base.
+  const MoveSpec streaming = NestSpec(*spec.nest, op, nullptr);
+  if (streaming.streaming) RETURN_IF_ERROR(KernelFor(streaming).status());
+  return absl::OkStatus();
+}
+
+MoveSpec KernelCache::NestSpec(MoveNest simplified, const ElementOp& op, const uint8_t* dst_base) {
+  const StreamingChoice choice = ChooseStreaming(simplified, op, dst_base, streaming_min_bytes_);
+  if (choice == StreamingChoice::kMisaligned) ++stats_.streaming_misaligned;
+  if (choice != StreamingChoice::kStream) return MoveSpec{std::move(simplified), op};
+  return MoveSpec{StreamingNest(simplified, op), op, /*streaming=*/true};
 }
 
 absl::StatusOr<int64_t> KernelCache::RunNest(const MoveNest& nest, const ElementOp& op, uint8_t* dst_data,
                                              int64_t dst_positions, const uint8_t* src_data, int64_t src_positions) {
   // Two threads must never share a byte of a 4-bit destination.
   const int threads = StorageBits(op.to) == 4 ? 1 : threads_;
-  MoveSpec spec{Simplify(nest, threads), op};
+  const MoveSpec spec = NestSpec(Simplify(nest, threads), op, dst_data);
   VISA_CHECK(spec.nest->max_dst() < dst_positions && spec.nest->max_src() < src_positions,
              "a move nest leaves its buffers");
   ASSIGN_OR_RETURN(MoveFn fn, KernelFor(spec));
   ++stats_.nest_moves;
+  if (spec.streaming) ++stats_.streaming_moves;
   Parallel(spec.nest->levels.back().count, ThreadsFor(spec.nest->elements(), threads),
-           [&](int64_t begin, int64_t end) { fn(dst_data, src_data, nullptr, begin, end); });
+           [&](int64_t begin, int64_t end) {
+             fn(dst_data, src_data, nullptr, begin, end);
+             // Streaming stores are weakly ordered: each thread fences its own before the join
+             // publishes the destination to the caller (and to the next op).
+             if (spec.streaming) FenceStreamingStores();
+           });
   return spec.nest->elements();
 }
 
