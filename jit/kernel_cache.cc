@@ -264,6 +264,10 @@ absl::Status KernelCache::CompileNest(const MoveNest& nest, const ElementOp& op)
 MoveSpec KernelCache::NestSpec(MoveNest simplified, const ElementOp& op, const uint8_t* dst_base) {
   const StreamingChoice choice = ChooseStreaming(simplified, op, dst_base, streaming_min_bytes_);
   if (choice == StreamingChoice::kMisaligned) ++stats_.streaming_misaligned;
+  if ((choice == StreamingChoice::kStream || choice == StreamingChoice::kMisaligned) && dst_base != nullptr &&
+      std::getenv("VISA_JIT_DEBUG") != nullptr) {
+    std::fprintf(stderr, "streaming %s: %s\n", simplified.ToString().c_str(), ToString(choice));
+  }
   if (choice != StreamingChoice::kStream) return MoveSpec{std::move(simplified), op};
   return MoveSpec{StreamingNest(simplified, op), op, /*streaming=*/true};
 }

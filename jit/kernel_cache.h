@@ -105,7 +105,7 @@ class KernelCache {
 
   int threads() const { return threads_; }
   // Nest moves writing at least this many bytes stream their stores when they can
-  // (streaming_move.h); by default StreamingMinBytes of the host's last-level cache.
+  // (streaming_move.h); by default DefaultStreamingMinBytes().
   int64_t streaming_min_bytes() const { return streaming_min_bytes_; }
   void set_streaming_min_bytes(int64_t bytes) { streaming_min_bytes_ = bytes; }
   void set_threads(int threads) { threads_ = std::max(threads, 1); }
@@ -123,7 +123,7 @@ class KernelCache {
   explicit KernelCache(std::unique_ptr<Compiler> compiler, int threads)
       : compiler_(std::move(compiler)),
         threads_(std::max(threads, 1)),
-        streaming_min_bytes_(StreamingMinBytes(HostLastLevelCacheBytes())) {}
+        streaming_min_bytes_(DefaultStreamingMinBytes()) {}
   absl::StatusOr<const Plan*> PlanFor(const Mapping& dst, const Mapping& src, bool allow_drop);
   // The plan's run list (`dst` <- `src`: the plan's pair), computed on first use.
   absl::StatusOr<const std::vector<int64_t>*> RunsFor(const Plan& plan, const Mapping& dst, const Mapping& src,

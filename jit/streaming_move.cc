@@ -4,6 +4,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
 #include <cstdint>
 #include <fstream>
 #include <string>
@@ -98,6 +101,26 @@ int64_t HostLastLevelCacheBytes() {
     if (const int64_t sysfs = SysfsLevel3Bytes(); sysfs > 0) return sysfs;
     const long level3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
     return level3 > 0 ? static_cast<int64_t>(level3) : kFallbackCacheBytes;
+  }();
+  return bytes;
+}
+
+std::optional<int64_t> ParseStreamingMinBytes(absl::string_view text) {
+  if (text == "off") return std::numeric_limits<int64_t>::max();
+  int64_t bytes = 0;
+  if (!absl::SimpleAtoi(text, &bytes) || bytes < 0) return std::nullopt;
+  return bytes;
+}
+
+int64_t DefaultStreamingMinBytes() {
+  static const int64_t bytes = [] {
+    const int64_t from_cache = StreamingMinBytes(HostLastLevelCacheBytes());
+    const char* text = std::getenv("VISA_JIT_STREAMING_MIN_BYTES");
+    if (text == nullptr || *text == '\0') return from_cache;
+    if (std::optional<int64_t> parsed = ParseStreamingMinBytes(text)) return *parsed;
+    std::fprintf(stderr, "visa: VISA_JIT_STREAMING_MIN_BYTES=%s is neither a byte count nor \"off\"; using %lld\n",
+                 text, static_cast<long long>(from_cache));
+    return from_cache;
   }();
   return bytes;
 }

@@ -13,6 +13,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+
+#include "absl/strings/string_view.h"
 
 #include "jit/element_op.h"
 #include "jit/move_nest.h"
@@ -57,6 +60,14 @@ int64_t StreamingMinBytes(int64_t llc_bytes);
 // hypervisor glibc's CPUID reading can report the whole physical package (384 MiB on the 32 MiB
 // guest this was measured on), which would make no move stream.
 int64_t HostLastLevelCacheBytes();
+
+// The threshold a new KernelCache starts with: VISA_JIT_STREAMING_MIN_BYTES when set (a byte
+// count, or "off" for never; anything else is ignored with a warning), else StreamingMinBytes of
+// the host's last-level cache. The variable is for measuring and for hosts whose cache size reads
+// wrong.
+int64_t DefaultStreamingMinBytes();
+// The variable's value: a non-negative byte count, "off" (never), else nullopt.
+std::optional<int64_t> ParseStreamingMinBytes(absl::string_view text);
 
 // Orders this thread's streaming stores before its later stores (sfence): every thread that ran
 // a streaming kernel calls it before it reports its part done.

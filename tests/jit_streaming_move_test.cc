@@ -8,6 +8,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -95,6 +96,16 @@ TEST(StreamingChoice, ThresholdIsAQuarterOfTheCache) {
   EXPECT_EQ(ChooseStreaming(Nest({{32, 1, 1}, {2048, 32, 64}, {2, 65536, 32}, {256, 524288, 524288}}),
                             CopyOp(DType::kI8), block, min_bytes),
             StreamingChoice::kStream);
+}
+
+TEST(StreamingChoice, EnvironmentThreshold) {
+  EXPECT_EQ(ParseStreamingMinBytes("0"), 0);
+  EXPECT_EQ(ParseStreamingMinBytes("33554432"), 32 * kMiB);
+  EXPECT_EQ(ParseStreamingMinBytes("off"), kNever);
+  EXPECT_EQ(ParseStreamingMinBytes("-1"), std::nullopt);
+  EXPECT_EQ(ParseStreamingMinBytes("8M"), std::nullopt);
+  EXPECT_EQ(ParseStreamingMinBytes(""), std::nullopt);
+  EXPECT_GE(DefaultStreamingMinBytes(), 0);
 }
 
 TEST(StreamingNestCut, InnermostLevelBecomesOneVector) {
