@@ -172,8 +172,8 @@ absl::StatusOr<std::string> RunDescriptors(KernelCache& kernels, const DmaOp& op
   const ElementOp copy = CopyOp(src.dtype());
   if (to) {
     if (nest.max_dst() >= to->positions) return std::string("entries that write past the destination's memory");
-    ASSIGN_OR_RETURN(ReadyNest kernel, kernels.Ready(nest, copy, to->positions, from->positions));
-    ++kernels.stats().nest_moves;
+    ASSIGN_OR_RETURN(ReadyNest kernel, kernels.Ready(nest, copy, to->positions, from->positions, to->data));
+    kernels.Count(kernel);
     kernel.Run(to->data, from->data);
     if (!staged_from) ready = ReadyMove::Of(dst.device(), kernel, dst.tier(), to->data, src.tier(), from->data);
     return std::string();
@@ -745,7 +745,7 @@ absl::Status JitBackend::Run(const PipelineOp& op, const PipelineTensors& tensor
     const ReadyMove* ready = ready_.Find(op.serial, tensors.inputs[0], tensors.output, threads());
     if (ready != nullptr && ready->Run(tensors.output.device())) {
       ++kernels_->stats().direct_pipelines;
-      ++kernels_->stats().nest_moves;
+      kernels_->Count(ready->nest);
       ++kernels_->stats().ready_moves;
       return absl::OkStatus();
     }
@@ -770,13 +770,14 @@ absl::Status JitBackend::Run(const PipelineOp& op, const PipelineTensors& tensor
     std::optional<InPlace> to = InPlaceOf(tensors.output);
     if (from && to) {
       ++kernels_->stats().direct_pipelines;
-      ASSIGN_OR_RETURN(std::optional<ReadyNest> kernel, kernels_->Ready(direct->dst, direct->src, direct->op, to->positions,
-                                                                        from->positions, /*allow_drop=*/true));
+      ASSIGN_OR_RETURN(std::optional<ReadyNest> kernel,
+                       kernels_->Ready(direct->dst, direct->src, direct->op, to->positions, from->positions,
+                                       /*allow_drop=*/true, to->data));
       if (!kernel) {
         return kernels_->Move(direct->dst, direct->src, direct->op, to->data, to->positions, from->data,
                               from->positions, /*allow_drop=*/true).status();
       }
-      ++kernels_->stats().nest_moves;
+      kernels_->Count(*kernel);
       kernel->Run(to->data, from->data);
       const DeviceTensor& input = tensors.inputs[0];
       if (std::optional<ReadyMove> ready = ReadyMove::Of(input.device(), *kernel, tensors.output.tier(), to->data,
@@ -815,7 +816,7 @@ absl::Status JitBackend::Run(const DmaOp& op, const DmaTensors& tensors) {
   const DeviceTensor& src = tensors.src;
   const DeviceTensor& dst = tensors.dst;
   if (const ReadyMove* ready = ready_.Find(op.serial, src, dst, threads()); ready != nullptr && ready->Run(dst.device())) {
-    ++kernels_->stats().nest_moves;
+    kernels_->Count(ready->nest);
     ++kernels_->stats().ready_moves;
     if (ready->derived_reason.empty()) {
       ++kernels_->stats().descriptor_dmas;
@@ -849,12 +850,12 @@ absl::Status JitBackend::Run(const DmaOp& op, const DmaTensors& tensors) {
   }
   if (to) {
     ASSIGN_OR_RETURN(std::optional<ReadyNest> kernel, kernels_->Ready(to->layout, from->layout, CopyOp(src.dtype()),
-                                                                      to->positions, from->positions, false));
+                                                                      to->positions, from->positions, false, to->data));
     if (!kernel) {
       return kernels_->Move(to->layout, from->layout, CopyOp(src.dtype()), to->data, to->positions, from->data,
                             from->positions, /*allow_drop=*/false).status();
     }
-    ++kernels_->stats().nest_moves;
+    kernels_->Count(*kernel);
     kernel->Run(to->data, from->data);
     if (!staged_from) {
       if (std::optional<ReadyMove> ready = ReadyMove::Of(dst.device(), *kernel, dst.tier(), to->data, src.tier(), from->data)) {

@@ -17,6 +17,7 @@
 #include "dsl/status_macros.h"
 #include "jit/mapping_facts.h"
 #include "jit/parallel.h"
+#include "jit/streaming_move.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 
@@ -220,8 +221,8 @@ absl::StatusOr<bool> KernelCache::IsNest(const Mapping& dst, const Mapping& src,
 
 absl::Status KernelCache::Compile(const Mapping& dst, const Mapping& src, const ElementOp& op, bool allow_drop) {
   ASSIGN_OR_RETURN(const Plan* plan, PlanFor(dst, src, allow_drop));
-  MoveSpec spec{plan->nest ? std::optional<MoveNest>(Simplify(*plan->nest, threads_)) : std::nullopt, op};
-  return KernelFor(spec).status();
+  if (plan->nest) return CompileNest(*plan->nest, op);
+  return KernelFor(MoveSpec{std::nullopt, op}).status();
 }
 
 absl::StatusOr<int64_t> KernelCache::Move(const Mapping& dst, const Mapping& src, const ElementOp& op, uint8_t* dst_data,
@@ -251,38 +252,66 @@ absl::StatusOr<int64_t> KernelCache::Move(const Mapping& dst, const Mapping& src
 }
 
 absl::Status KernelCache::CompileNest(const MoveNest& nest, const ElementOp& op) {
-  return KernelFor(MoveSpec{Simplify(nest, threads_), op}).status();
+  MoveSpec spec{Simplify(nest, threads_), op};
+  RETURN_IF_ERROR(KernelFor(spec).status());
+  // A move large enough to stream usually gets an aligned base (device memories are page-aligned):
+  // its streaming kernel is compiled now too, the ordinary one stays for a misaligned base.
+  const MoveSpec streaming = NestSpec(*spec.nest, op, nullptr);
+  if (streaming.streaming) RETURN_IF_ERROR(KernelFor(streaming).status());
+  return absl::OkStatus();
+}
+
+MoveSpec KernelCache::NestSpec(MoveNest simplified, const ElementOp& op, const uint8_t* dst_base) {
+  const StreamingChoice choice = ChooseStreaming(simplified, op, dst_base, streaming_min_bytes_);
+  if (choice == StreamingChoice::kMisaligned) ++stats_.streaming_misaligned;
+  if ((choice == StreamingChoice::kStream || choice == StreamingChoice::kMisaligned) && dst_base != nullptr &&
+      std::getenv("VISA_JIT_DEBUG") != nullptr) {
+    std::fprintf(stderr, "streaming %s: %s\n", simplified.ToString().c_str(), ToString(choice));
+  }
+  if (choice != StreamingChoice::kStream) return MoveSpec{std::move(simplified), op};
+  return MoveSpec{StreamingNest(simplified, op), op, /*streaming=*/true};
 }
 
 absl::StatusOr<ReadyNest> KernelCache::Ready(const MoveNest& nest, const ElementOp& op, int64_t dst_positions,
-                                             int64_t src_positions) {
+                                             int64_t src_positions, const uint8_t* dst_data) {
   // Two threads must never share a byte of a 4-bit destination.
   const int threads = StorageBits(op.to) == 4 ? 1 : threads_;
-  MoveSpec spec{Simplify(nest, threads), op};
+  const MoveSpec spec = NestSpec(Simplify(nest, threads), op, dst_data);
   VISA_CHECK(spec.nest->max_dst() < dst_positions && spec.nest->max_src() < src_positions,
              "a move nest leaves its buffers");
   ASSIGN_OR_RETURN(MoveFn fn, KernelFor(spec));
   return ReadyNest{fn, spec.nest->levels.back().count, ThreadsFor(spec.nest->elements(), threads),
-                   spec.nest->elements()};
+                   spec.nest->elements(), spec.streaming};
 }
 
 absl::StatusOr<std::optional<ReadyNest>> KernelCache::Ready(const Mapping& dst, const Mapping& src,
                                                             const ElementOp& op, int64_t dst_positions,
-                                                            int64_t src_positions, bool allow_drop) {
+                                                            int64_t src_positions, bool allow_drop,
+                                                            const uint8_t* dst_data) {
   ASSIGN_OR_RETURN(const Plan* plan, PlanFor(dst, src, allow_drop));
   if (!plan->nest) return std::nullopt;
-  ASSIGN_OR_RETURN(ReadyNest ready, Ready(*plan->nest, op, dst_positions, src_positions));
+  ASSIGN_OR_RETURN(ReadyNest ready, Ready(*plan->nest, op, dst_positions, src_positions, dst_data));
   return ready;
 }
 
 void ReadyNest::Run(uint8_t* dst_data, const uint8_t* src_data) const {
-  Parallel(outer, threads, [&](int64_t begin, int64_t end) { fn(dst_data, src_data, nullptr, begin, end); });
+  Parallel(outer, threads, [&](int64_t begin, int64_t end) {
+    fn(dst_data, src_data, nullptr, begin, end);
+    // Streaming stores are weakly ordered: each thread fences its own before the join publishes
+    // the destination to the caller (and to the next op).
+    if (streaming) FenceStreamingStores();
+  });
+}
+
+void KernelCache::Count(const ReadyNest& ready) {
+  ++stats_.nest_moves;
+  if (ready.streaming) ++stats_.streaming_moves;
 }
 
 absl::StatusOr<int64_t> KernelCache::RunNest(const MoveNest& nest, const ElementOp& op, uint8_t* dst_data,
                                              int64_t dst_positions, const uint8_t* src_data, int64_t src_positions) {
-  ASSIGN_OR_RETURN(ReadyNest ready, Ready(nest, op, dst_positions, src_positions));
-  ++stats_.nest_moves;
+  ASSIGN_OR_RETURN(ReadyNest ready, Ready(nest, op, dst_positions, src_positions, dst_data));
+  Count(ready);
   ready.Run(dst_data, src_data);
   return ready.elements;
 }

@@ -21,6 +21,7 @@
 #include "jit/contraction_kernel.h"
 #include "jit/lane_contraction_kernel.h"
 #include "jit/move_kernel.h"
+#include "jit/streaming_move.h"
 #include "jit/vector_kernel.h"
 #include "jit/vector_reduce_kernel.h"
 
@@ -34,6 +35,8 @@ struct JitStats {
   double compile_seconds = 0; // IR building, optimization and code generation (or the disk load), summed
   int64_t nest_moves = 0;     // moves run as loop nests
   int64_t run_moves = 0;      // moves run from a run list (no affine form)
+  int64_t streaming_moves = 0;     // nest moves run with streaming stores (streaming_move.h)
+  int64_t streaming_misaligned = 0;  // large nest moves of a streaming shape run ordinarily: base not aligned
   int64_t sequencer_moves = 0;  // fetches run from their recorded sequencer configuration
   int64_t derived_fetches = 0;  // fetches whose nest was derived from the mappings instead
   int64_t sequencer_commits = 0;  // commits run from their recorded sequencer configuration
@@ -59,6 +62,7 @@ struct ReadyNest {
   int64_t outer = 0;     // iterations of the outermost level, split over the threads
   int threads = 1;
   int64_t elements = 0;  // destination positions written
+  bool streaming = false;  // its stores stream (streaming_move.h): Run fences them
   void Run(uint8_t* dst_data, const uint8_t* src_data) const;
 };
 
@@ -76,12 +80,16 @@ class KernelCache {
   absl::StatusOr<int64_t> RunNest(const MoveNest& nest, const ElementOp& op, uint8_t* dst_data,
                                   int64_t dst_positions, const uint8_t* src_data, int64_t src_positions);
   absl::Status CompileNest(const MoveNest& nest, const ElementOp& op);
-  // RunNest's kernel and thread split, checked against the buffers' positions, without running it.
+  // RunNest's kernel and thread split for a destination at `dst_data` (whose alignment decides
+  // whether the stores stream), checked against the buffers' positions, without running it.
   absl::StatusOr<ReadyNest> Ready(const MoveNest& nest, const ElementOp& op, int64_t dst_positions,
-                                  int64_t src_positions);
+                                  int64_t src_positions, const uint8_t* dst_data);
   // The same for the move dst <- src (Move), or nullopt when it has no loop nest (a run list).
   absl::StatusOr<std::optional<ReadyNest>> Ready(const Mapping& dst, const Mapping& src, const ElementOp& op,
-                                                 int64_t dst_positions, int64_t src_positions, bool allow_drop);
+                                                 int64_t dst_positions, int64_t src_positions, bool allow_drop,
+                                                 const uint8_t* dst_data);
+  // Counts a run of a ready nest in the stats (RunNest does for its own).
+  void Count(const ReadyNest& ready);
 
   // Plans and compiles the move without running it (Prepare).
   absl::Status Compile(const Mapping& dst, const Mapping& src, const ElementOp& op, bool allow_drop);
@@ -118,6 +126,10 @@ class KernelCache {
   absl::StatusOr<bool> IsNest(const Mapping& dst, const Mapping& src, bool allow_drop);
 
   int threads() const { return threads_; }
+  // Nest moves writing at least this many bytes stream their stores when they can
+  // (streaming_move.h); by default DefaultStreamingMinBytes().
+  int64_t streaming_min_bytes() const { return streaming_min_bytes_; }
+  void set_streaming_min_bytes(int64_t bytes) { streaming_min_bytes_ = bytes; }
   void set_threads(int threads) { threads_ = std::max(threads, 1); }
   const JitStats& stats() const { return stats_; }
   JitStats& stats() { return stats_; }
@@ -131,12 +143,17 @@ class KernelCache {
     mutable std::optional<std::vector<int64_t>> runs;
   };
   explicit KernelCache(std::unique_ptr<Compiler> compiler, int threads)
-      : compiler_(std::move(compiler)), threads_(std::max(threads, 1)) {}
+      : compiler_(std::move(compiler)),
+        threads_(std::max(threads, 1)),
+        streaming_min_bytes_(DefaultStreamingMinBytes()) {}
   absl::StatusOr<const Plan*> PlanFor(const Mapping& dst, const Mapping& src, bool allow_drop);
   // The plan's run list (`dst` <- `src`: the plan's pair), computed on first use.
   absl::StatusOr<const std::vector<int64_t>*> RunsFor(const Plan& plan, const Mapping& dst, const Mapping& src,
                                                       bool allow_drop);
   absl::StatusOr<MoveFn> KernelFor(const MoveSpec& spec);
+  // The kernel of a simplified nest: streaming when ChooseStreaming says so for `dst_base`
+  // (nullptr: any vector-aligned base, as when preparing).
+  MoveSpec NestSpec(MoveNest simplified, const ElementOp& op, const uint8_t* dst_base);
   // The function `key` names, from memory, else from the disk cache, else built with
   // `build(module, name)` and compiled. `key` is the kernel spec's Key(): it must name everything
   // `build` reads, since on disk it stands for the code (compiler.h: KernelIdentity).
@@ -147,6 +164,7 @@ class KernelCache {
   absl::flat_hash_map<std::string, bool> same_layouts_;
   absl::flat_hash_map<std::string, bool> has_nest_;
   int threads_;
+  int64_t streaming_min_bytes_;
   absl::flat_hash_map<std::string, std::unique_ptr<Plan>> plans_;
   absl::flat_hash_map<std::string, void*> kernels_;
   JitStats stats_;

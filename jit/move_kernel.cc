@@ -5,8 +5,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "jit/ir_loops.h"
+#include "jit/streaming_move.h"
+#include "dsl/status_macros.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Metadata.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/raw_ostream.h"
 
 namespace visa::jit {
 namespace {
@@ -66,11 +70,42 @@ void EmitElement(llvm::IRBuilder<>& b, llvm::Module& module, const ElementOp& op
   out.Store(dst, d, EmitElementOp(b, module, op, in.Load(src, s), s));
 }
 
+// The streaming kernel's innermost level: one vector of `level.count` elements stored to `d`
+// with its true alignment (the caller guarantees a vector-aligned base and whole-vector strides)
+// and !nontemporal, so x86 emits vmovntdq. A same-type copy of a contiguous source loads one
+// vector; anything else builds it lane by lane.
+void EmitStreamedVector(llvm::IRBuilder<>& b, llvm::Module& module, const ElementOp& op, const NestLevel& level,
+                        Value* dst, Value* src, Value* d, Value* s) {
+  Elements in(b, op.from), out(b, op.to);
+  auto* vector_type = llvm::FixedVectorType::get(out.type(), static_cast<unsigned>(level.count));
+  Value* vector = nullptr;
+  if (op.kind == ElementOp::Kind::kCopy && in.direct() && level.src_stride == 1) {
+    vector = b.CreateAlignedLoad(vector_type, b.CreateGEP(in.type(), src, s), llvm::Align(1));
+  } else {
+    vector = llvm::PoisonValue::get(vector_type);
+    for (int64_t lane = 0; lane < level.count; ++lane) {
+      Value* position = b.CreateNSWAdd(s, b.getInt64(lane * level.src_stride));
+      Value* value = op.kind == ElementOp::Kind::kCopy && in.direct()
+                         ? b.CreateAlignedLoad(in.type(), b.CreateGEP(in.type(), src, position), llvm::Align(1))
+                         : b.CreateZExtOrTrunc(EmitElementOp(b, module, op, in.Load(src, position), position), out.type());
+      vector = b.CreateInsertElement(vector, value, static_cast<uint64_t>(lane));
+    }
+  }
+  llvm::StoreInst* store = b.CreateAlignedStore(vector, b.CreateGEP(out.type(), dst, d), llvm::Align(kStreamVectorBytes));
+  llvm::LLVMContext& ctx = b.getContext();
+  store->setMetadata(llvm::LLVMContext::MD_nontemporal,
+                     llvm::MDNode::get(ctx, llvm::ConstantAsMetadata::get(b.getInt32(1))));
+}
+
 // Levels innermost first; level `k` runs over [start, end) when it is the outermost.
 void EmitNest(llvm::IRBuilder<>& b, llvm::Module& module, const MoveSpec& spec, Value* dst, Value* src,
               int k, Value* d, Value* s, Value* begin, Value* end) {
   if (k < 0) {
     EmitElement(b, module, spec.op, dst, src, d, s);
+    return;
+  }
+  if (k == 0 && spec.streaming && spec.nest->levels.size() > 1) {
+    EmitStreamedVector(b, module, spec.op, spec.nest->levels[0], dst, src, d, s);
     return;
   }
   const NestLevel& level = spec.nest->levels[k];
@@ -102,7 +137,7 @@ void EmitRuns(llvm::IRBuilder<>& b, llvm::Module& module, const MoveSpec& spec, 
 }  // namespace
 
 std::string MoveSpec::Key() const {
-  return absl::StrCat(nest ? nest->ToString() : "runs", " ", op.Key());
+  return absl::StrCat(nest ? nest->ToString() : "runs", " ", op.Key(), streaming ? " streaming" : "");
 }
 
 void BuildMoveFunction(llvm::Module& module, const std::string& name, const MoveSpec& spec) {
@@ -121,6 +156,9 @@ void BuildMoveFunction(llvm::Module& module, const std::string& name, const Move
   llvm::Value* begin = fn->getArg(3);
   llvm::Value* end = fn->getArg(4);
   b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", fn));
+  VISA_CHECK(!spec.streaming || (spec.nest && spec.nest->levels.size() > 1 && HasStreamingShape(*spec.nest, spec.op) &&
+                                 spec.nest->levels[0].count * StorageBits(spec.op.to) == 8 * kStreamVectorBytes),
+             "a streaming move kernel needs a nest cut into whole vectors (StreamingNest)");
   if (spec.nest) {
     EmitNest(b, module, spec, dst, src, static_cast<int>(spec.nest->levels.size()) - 1, b.getInt64(0),
              b.getInt64(0), begin, end);
@@ -128,6 +166,16 @@ void BuildMoveFunction(llvm::Module& module, const std::string& name, const Move
     EmitRuns(b, module, spec, dst, src, runs, begin, end);
   }
   b.CreateRetVoid();
+}
+
+std::string MoveFunctionIr(const MoveSpec& spec) {
+  llvm::LLVMContext context;
+  llvm::Module module("move", context);
+  BuildMoveFunction(module, "move", spec);
+  std::string text;
+  llvm::raw_string_ostream out(text);
+  module.print(out, nullptr);
+  return text;
 }
 
 }  // namespace visa::jit

@@ -24,11 +24,18 @@ using MoveFn = void (*)(uint8_t* dst, const uint8_t* src, const int64_t* runs, i
 struct MoveSpec {
   std::optional<MoveNest> nest;  // absent: a run-list kernel
   ElementOp op;                  // op.from is the source's type, op.to the destination's
+  // Streaming stores (streaming_move.h): the nest's innermost level is one whole vector
+  // (StreamingNest), stored at its true alignment with !nontemporal. The caller checks the base
+  // address is vector-aligned and fences (FenceStreamingStores) on each thread after it ran.
+  bool streaming = false;
   // The code's identity: what the cache of compiled kernels is keyed by.
   std::string Key() const;
 };
 
 // Adds the function `name` computing `spec` to `module`.
 void BuildMoveFunction(llvm::Module& module, const std::string& name, const MoveSpec& spec);
+
+// The unoptimized LLVM IR of `spec`'s function `move`, as text (for tests and debugging).
+std::string MoveFunctionIr(const MoveSpec& spec);
 
 }  // namespace visa::jit

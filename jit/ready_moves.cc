@@ -2,6 +2,9 @@
 #include "jit/ready_moves.h"
 
 #include <algorithm>
+#include <cstdint>
+
+#include "jit/streaming_move.h"
 
 namespace visa::jit {
 
@@ -17,6 +20,9 @@ bool ReadyMove::Run(const Device& device) const {
   uint8_t* dst_memory = device.UnitData(dst_tier, 0);
   const uint8_t* src_memory = device.UnitData(src_tier, 0);
   if (dst_memory == nullptr || src_memory == nullptr) return false;
+  // Streaming stores were chosen for the first run's base alignment; another device's memory
+  // could in principle be aligned otherwise (device memories are page-aligned, so it never is).
+  if (nest.streaming && reinterpret_cast<uintptr_t>(dst_memory + dst_offset) % kStreamVectorBytes != 0) return false;
   nest.Run(dst_memory + dst_offset, src_memory + src_offset);
   return true;
 }
