@@ -172,9 +172,8 @@ absl::StatusOr<std::string> RunDescriptors(KernelCache& kernels, const DmaOp& op
   const ElementOp copy = CopyOp(src.dtype());
   if (to) {
     if (nest.max_dst() >= to->positions) return std::string("entries that write past the destination's memory");
-    ASSIGN_OR_RETURN(ReadyNest kernel, kernels.Ready(nest, copy, to->positions, from->positions, to->data));
-    kernels.Count(kernel);
-    kernel.Run(to->data, from->data);
+    ReadyNest kernel;
+    RETURN_IF_ERROR(kernels.RunNest(nest, copy, to->data, to->positions, from->data, from->positions, &kernel).status());
     if (!staged_from) ready = ReadyMove::Of(dst.device(), kernel, dst.tier(), to->data, src.tier(), from->data);
     return std::string();
   }
@@ -741,14 +740,9 @@ absl::Status JitBackend::Run(const PipelineOp& op, const PipelineTensors& tensor
     ++kernels_->stats().staged_pipelines;
     return WalkPipeline(op, runner);
   }
-  if (!tensors.inputs.empty()) {
-    const ReadyMove* ready = ready_.Find(op.serial, tensors.inputs[0], tensors.output, threads());
-    if (ready != nullptr && ready->Run(tensors.output.device())) {
-      ++kernels_->stats().direct_pipelines;
-      kernels_->Count(ready->nest);
-      ++kernels_->stats().ready_moves;
-      return absl::OkStatus();
-    }
+  if (!tensors.inputs.empty() && RunKept(op.serial, tensors.inputs[0], tensors.output) != nullptr) {
+    ++kernels_->stats().direct_pipelines;
+    return absl::OkStatus();
   }
   ASSIGN_OR_RETURN(const FusedContraction* fused, FusedPlanFor(op));
   if (fused != nullptr && tensors.weights) {
@@ -770,20 +764,10 @@ absl::Status JitBackend::Run(const PipelineOp& op, const PipelineTensors& tensor
     std::optional<InPlace> to = InPlaceOf(tensors.output);
     if (from && to) {
       ++kernels_->stats().direct_pipelines;
-      ASSIGN_OR_RETURN(std::optional<ReadyNest> kernel,
-                       kernels_->Ready(direct->dst, direct->src, direct->op, to->positions, from->positions,
-                                       /*allow_drop=*/true, to->data));
-      if (!kernel) {
-        return kernels_->Move(direct->dst, direct->src, direct->op, to->data, to->positions, from->data,
-                              from->positions, /*allow_drop=*/true).status();
-      }
-      kernels_->Count(*kernel);
-      kernel->Run(to->data, from->data);
-      const DeviceTensor& input = tensors.inputs[0];
-      if (std::optional<ReadyMove> ready = ReadyMove::Of(input.device(), *kernel, tensors.output.tier(), to->data,
-                                                         input.tier(), from->data)) {
-        ready_.Insert(op.serial, input, tensors.output, threads(), *std::move(ready));
-      }
+      ReadyNest kernel;
+      RETURN_IF_ERROR(kernels_->Move(direct->dst, direct->src, direct->op, to->data, to->positions, from->data,
+                                     from->positions, /*allow_drop=*/true, &kernel).status());
+      Keep(op.serial, tensors.inputs[0], from->data, tensors.output, to->data, kernel);
       return absl::OkStatus();
     }
   }
@@ -809,15 +793,30 @@ absl::StatusOr<const DirectPipeline*> JitBackend::DirectPlanFor(const PipelineOp
   return std::get_if<DirectPipeline>(it->second.get());
 }
 
+const ReadyMove* JitBackend::RunKept(uint64_t serial, const DeviceTensor& src, const DeviceTensor& dst) {
+  const ReadyMove* ready = ready_.Find(serial, src, dst, threads());
+  if (ready == nullptr || !ready->Run(dst.device())) return nullptr;
+  kernels_->Count(ready->nest);
+  ++kernels_->stats().ready_moves;
+  return ready;
+}
+
+void JitBackend::Keep(uint64_t serial, const DeviceTensor& src, const uint8_t* src_base, const DeviceTensor& dst,
+                      const uint8_t* dst_base, const ReadyNest& kernel, std::string derived_reason) {
+  if (kernel.fn == nullptr) return;  // a run list: its moves are not kept
+  std::optional<ReadyMove> ready = ReadyMove::Of(dst.device(), kernel, dst.tier(), dst_base, src.tier(), src_base);
+  if (!ready) return;
+  ready->derived_reason = std::move(derived_reason);
+  ready_.Insert(serial, src, dst, threads(), *std::move(ready));
+}
+
 absl::Status JitBackend::Run(const DmaOp& op, const DmaTensors& tensors) {
   if (op.fill) return RunFill(*kernels_, *op.fill, tensors.dst);
   // A gather's or scatter's offsets come from device memory at run time (IndirectLoop).
   if (op.indirect) return RunIndirect(*kernels_, op, tensors);
   const DeviceTensor& src = tensors.src;
   const DeviceTensor& dst = tensors.dst;
-  if (const ReadyMove* ready = ready_.Find(op.serial, src, dst, threads()); ready != nullptr && ready->Run(dst.device())) {
-    kernels_->Count(ready->nest);
-    ++kernels_->stats().ready_moves;
+  if (const ReadyMove* ready = RunKept(op.serial, src, dst); ready != nullptr) {
     if (ready->derived_reason.empty()) {
       ++kernels_->stats().descriptor_dmas;
     } else {
@@ -849,20 +848,10 @@ absl::Status JitBackend::Run(const DmaOp& op, const DmaTensors& tensors) {
     from = InPlace{src.full_mapping(), staged_from->data(), staged_from->positions()};
   }
   if (to) {
-    ASSIGN_OR_RETURN(std::optional<ReadyNest> kernel, kernels_->Ready(to->layout, from->layout, CopyOp(src.dtype()),
-                                                                      to->positions, from->positions, false, to->data));
-    if (!kernel) {
-      return kernels_->Move(to->layout, from->layout, CopyOp(src.dtype()), to->data, to->positions, from->data,
-                            from->positions, /*allow_drop=*/false).status();
-    }
-    kernels_->Count(*kernel);
-    kernel->Run(to->data, from->data);
-    if (!staged_from) {
-      if (std::optional<ReadyMove> ready = ReadyMove::Of(dst.device(), *kernel, dst.tier(), to->data, src.tier(), from->data)) {
-        ready->derived_reason = why_not;
-        ready_.Insert(op.serial, src, dst, threads(), *std::move(ready));
-      }
-    }
+    ReadyNest kernel;
+    RETURN_IF_ERROR(kernels_->Move(to->layout, from->layout, CopyOp(src.dtype()), to->data, to->positions, from->data,
+                                   from->positions, /*allow_drop=*/false, &kernel).status());
+    if (!staged_from) Keep(op.serial, src, from->data, dst, to->data, kernel, why_not);
     return absl::OkStatus();
   }
   const Placement& placement = dst.placement();

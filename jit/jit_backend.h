@@ -94,6 +94,14 @@ class JitBackend : public Backend {
   absl::StatusOr<const DirectPipeline*> DirectPlanFor(const PipelineOp& op, const DeviceTensor& input,
                                                       const DeviceTensor& output);
 
+  // Runs the move op `serial` kept for these ends (ready_moves.h) and counts it; nullptr (nothing
+  // run) when there is none.
+  const ReadyMove* RunKept(uint64_t serial, const DeviceTensor& src, const DeviceTensor& dst);
+  // Keeps the nest move `kernel` that op `serial` ran between `src_base` and `dst_base` in the
+  // ends' memories, for its next run (nothing for a run-list move).
+  void Keep(uint64_t serial, const DeviceTensor& src, const uint8_t* src_base, const DeviceTensor& dst,
+            const uint8_t* dst_base, const ReadyNest& kernel, std::string derived_reason = {});
+
   std::unique_ptr<KernelCache> kernels_;
   bool direct_pipelines_;
   bool fma_first_level_;

@@ -227,7 +227,7 @@ absl::Status KernelCache::Compile(const Mapping& dst, const Mapping& src, const 
 
 absl::StatusOr<int64_t> KernelCache::Move(const Mapping& dst, const Mapping& src, const ElementOp& op, uint8_t* dst_data,
                                int64_t dst_positions, const uint8_t* src_data, int64_t src_positions,
-                               bool allow_drop) {
+                               bool allow_drop, ReadyNest* ran) {
   ASSIGN_OR_RETURN(const Plan* plan, PlanFor(dst, src, allow_drop));
   // Two threads must never share a byte of a 4-bit destination.
   const int threads = StorageBits(op.to) == 4 ? 1 : threads_;
@@ -237,7 +237,7 @@ absl::StatusOr<int64_t> KernelCache::Move(const Mapping& dst, const Mapping& src
                    plan->nest->ToString().c_str(), static_cast<long long>(dst_positions),
                    static_cast<long long>(src_positions));
     }
-    return RunNest(*plan->nest, op, dst_data, dst_positions, src_data, src_positions);
+    return RunNest(*plan->nest, op, dst_data, dst_positions, src_data, src_positions, ran);
   }
   MoveSpec spec{std::nullopt, op};
   ASSIGN_OR_RETURN(MoveFn fn, KernelFor(spec));
@@ -284,16 +284,6 @@ absl::StatusOr<ReadyNest> KernelCache::Ready(const MoveNest& nest, const Element
                    spec.nest->elements(), spec.streaming};
 }
 
-absl::StatusOr<std::optional<ReadyNest>> KernelCache::Ready(const Mapping& dst, const Mapping& src,
-                                                            const ElementOp& op, int64_t dst_positions,
-                                                            int64_t src_positions, bool allow_drop,
-                                                            const uint8_t* dst_data) {
-  ASSIGN_OR_RETURN(const Plan* plan, PlanFor(dst, src, allow_drop));
-  if (!plan->nest) return std::nullopt;
-  ASSIGN_OR_RETURN(ReadyNest ready, Ready(*plan->nest, op, dst_positions, src_positions, dst_data));
-  return ready;
-}
-
 void ReadyNest::Run(uint8_t* dst_data, const uint8_t* src_data) const {
   Parallel(outer, threads, [&](int64_t begin, int64_t end) {
     fn(dst_data, src_data, nullptr, begin, end);
@@ -309,10 +299,12 @@ void KernelCache::Count(const ReadyNest& ready) {
 }
 
 absl::StatusOr<int64_t> KernelCache::RunNest(const MoveNest& nest, const ElementOp& op, uint8_t* dst_data,
-                                             int64_t dst_positions, const uint8_t* src_data, int64_t src_positions) {
+                                             int64_t dst_positions, const uint8_t* src_data, int64_t src_positions,
+                                             ReadyNest* ran) {
   ASSIGN_OR_RETURN(ReadyNest ready, Ready(nest, op, dst_positions, src_positions, dst_data));
   Count(ready);
   ready.Run(dst_data, src_data);
+  if (ran != nullptr) *ran = ready;
   return ready.elements;
 }
 

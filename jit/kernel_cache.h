@@ -73,22 +73,18 @@ class KernelCache {
   // dst[p] = op(src[q]) for every live position p of `dst` and the position q of `src` holding
   // its index. `allow_drop`: source indices the destination lacks are not an error. Returns the
   // destination positions written.
+  // `ran`, when given: the kernel a loop-nest move ran (its fn stays null for a run list), for
+  // callers that keep it for the next run (ready_moves.h).
   absl::StatusOr<int64_t> Move(const Mapping& dst, const Mapping& src, const ElementOp& op, uint8_t* dst_data,
-                    int64_t dst_positions, const uint8_t* src_data, int64_t src_positions, bool allow_drop);
+                    int64_t dst_positions, const uint8_t* src_data, int64_t src_positions, bool allow_drop,
+                    ReadyNest* ran = nullptr);
 
   // A move given as its loop nest (e.g. a recorded sequencer configuration's, sequencer_nest.h).
   absl::StatusOr<int64_t> RunNest(const MoveNest& nest, const ElementOp& op, uint8_t* dst_data,
-                                  int64_t dst_positions, const uint8_t* src_data, int64_t src_positions);
+                                  int64_t dst_positions, const uint8_t* src_data, int64_t src_positions,
+                                  ReadyNest* ran = nullptr);
   absl::Status CompileNest(const MoveNest& nest, const ElementOp& op);
-  // RunNest's kernel and thread split for a destination at `dst_data` (whose alignment decides
-  // whether the stores stream), checked against the buffers' positions, without running it.
-  absl::StatusOr<ReadyNest> Ready(const MoveNest& nest, const ElementOp& op, int64_t dst_positions,
-                                  int64_t src_positions, const uint8_t* dst_data);
-  // The same for the move dst <- src (Move), or nullopt when it has no loop nest (a run list).
-  absl::StatusOr<std::optional<ReadyNest>> Ready(const Mapping& dst, const Mapping& src, const ElementOp& op,
-                                                 int64_t dst_positions, int64_t src_positions, bool allow_drop,
-                                                 const uint8_t* dst_data);
-  // Counts a run of a ready nest in the stats (RunNest does for its own).
+  // Counts a run of a kept nest in the stats (RunNest counts its own).
   void Count(const ReadyNest& ready);
 
   // Plans and compiles the move without running it (Prepare).
@@ -151,6 +147,10 @@ class KernelCache {
   absl::StatusOr<const std::vector<int64_t>*> RunsFor(const Plan& plan, const Mapping& dst, const Mapping& src,
                                                       bool allow_drop);
   absl::StatusOr<MoveFn> KernelFor(const MoveSpec& spec);
+  // RunNest's kernel and thread split for a destination at `dst_data` (whose alignment decides
+  // whether the stores stream), checked against the buffers' positions, without running it.
+  absl::StatusOr<ReadyNest> Ready(const MoveNest& nest, const ElementOp& op, int64_t dst_positions,
+                                  int64_t src_positions, const uint8_t* dst_data);
   // The kernel of a simplified nest: streaming when ChooseStreaming says so for `dst_base`
   // (nullptr: any vector-aligned base, as when preparing).
   MoveSpec NestSpec(MoveNest simplified, const ElementOp& op, const uint8_t* dst_base);
