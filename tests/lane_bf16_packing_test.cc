@@ -15,11 +15,16 @@
 #include "jit/jit_backend.h"
 #include "runtime/launch.h"
 #include "runtime/transfer.h"
+#include "tests/bf16_contraction_reference.h"
 
 namespace visa::jit {
 namespace {
 
-constexpr int kPacket = 32;
+using bf16_reference::Bf16Tensor;
+using bf16_reference::Bf16Value;
+using bf16_reference::F32Bits;
+using bf16_reference::HostContraction;
+using bf16_reference::kPacket;
 
 DmTensor OnSliceZero(Context& ctx, const MappingScope& s, const HostTensor& host, int64_t address) {
   absl::StatusOr<HbmTensor> hbm = host.to_hbm(ctx.pdma, address, s.m("1"), host.mapping());
@@ -54,52 +59,6 @@ HostTensor Contract(Backend& backend, const MappingScope& s, const HostTensor& x
                                      .commit(s.m("A, " + row), out_address);
   EXPECT_TRUE(out.ok()) << out.status();
   return *ReadAs(*out, s.m("A, R"));
-}
-
-float Bf16Value(uint16_t bits) {
-  const uint32_t wide = static_cast<uint32_t>(bits) << 16;
-  float value;
-  std::memcpy(&value, &wide, 4);
-  return value;
-}
-
-uint32_t F32Bits(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, 4);
-  return bits;
-}
-
-// The manual's order on the host, for finite normal inputs (nothing to flush): each packet's 32
-// products summed pairwise level by level, the packets' sums accumulated in time order, the
-// first stored as is.
-std::vector<uint32_t> HostContraction(const std::vector<uint16_t>& x, const std::vector<uint16_t>& w, int a_count,
-                                      int rows, int k) {
-  std::vector<uint32_t> out;
-  for (int a = 0; a < a_count; ++a) {
-    for (int r = 0; r < rows; ++r) {
-      float acc = 0;
-      for (int c = 0; c < k / kPacket; ++c) {
-        float level[kPacket];
-        for (int p = 0; p < kPacket; ++p) {
-          level[p] = Bf16Value(x[a * k + c * kPacket + p]) * Bf16Value(w[r * k + c * kPacket + p]);
-        }
-        for (int width = kPacket / 2; width >= 1; width /= 2) {
-          for (int m = 0; m < width; ++m) level[m] = level[2 * m] + level[2 * m + 1];
-        }
-        acc = c == 0 ? level[0] : acc + level[0];
-      }
-      out.push_back(F32Bits(acc));
-    }
-  }
-  return out;
-}
-
-HostTensor Bf16Tensor(const Mapping& mapping, const std::vector<uint16_t>& bits) {
-  std::vector<uint8_t> bytes(bits.size() * 2);
-  std::memcpy(bytes.data(), bits.data(), bytes.size());
-  absl::StatusOr<HostTensor> tensor = HostTensor::FromBytes(DType::kBF16, mapping, std::move(bytes));
-  EXPECT_TRUE(tensor.ok()) << tensor.status();
-  return *tensor;
 }
 
 // bf16 patterns with exponents spread over 2^-40 .. 2^40 and both signs: sums of such products

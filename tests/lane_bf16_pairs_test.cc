@@ -16,26 +16,18 @@
 #include "jit/jit_backend.h"
 #include "runtime/launch.h"
 #include "runtime/transfer.h"
+#include "tests/bf16_contraction_reference.h"
 
 namespace visa::jit {
 namespace {
 
-constexpr int kPacket = 32;
+using bf16_reference::Bf16Tensor;
+using bf16_reference::Bf16Value;
+using bf16_reference::F32Bits;
+using bf16_reference::HostContraction;
+using bf16_reference::kPacket;
 
 bool HostHasBf16Pairs() { return __builtin_cpu_supports("avx512bf16"); }
-
-float Bf16Value(uint16_t bits) {
-  const uint32_t wide = static_cast<uint32_t>(bits) << 16;
-  float value;
-  std::memcpy(&value, &wide, 4);
-  return value;
-}
-
-uint32_t F32Bits(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, 4);
-  return bits;
-}
 
 // A bf16 pattern: sign, unbiased exponent (normal range), 7-bit mantissa.
 uint16_t Bf16(bool negative, int exponent, int mantissa) {
@@ -109,38 +101,6 @@ HostTensor Contract(Backend& backend, const MappingScope& s, const HostTensor& x
                                      .commit(s.m("A, R"), 1 << 17);
   EXPECT_TRUE(out.ok()) << out.status();
   return *ReadAs(*out, s.m("A, R"));
-}
-
-// The manual's order on the host for finite inputs without subnormals: each packet's products
-// summed pairwise level by level, the packets accumulated in time order, the first as is.
-std::vector<uint32_t> HostContraction(const std::vector<uint16_t>& x, const std::vector<uint16_t>& w, int a_count,
-                                      int rows, int k) {
-  std::vector<uint32_t> out;
-  for (int a = 0; a < a_count; ++a) {
-    for (int r = 0; r < rows; ++r) {
-      float acc = 0;
-      for (int c = 0; c < k / kPacket; ++c) {
-        float level[kPacket];
-        for (int p = 0; p < kPacket; ++p) {
-          level[p] = Bf16Value(x[a * k + c * kPacket + p]) * Bf16Value(w[r * k + c * kPacket + p]);
-        }
-        for (int width = kPacket / 2; width >= 1; width /= 2) {
-          for (int m = 0; m < width; ++m) level[m] = level[2 * m] + level[2 * m + 1];
-        }
-        acc = c == 0 ? level[0] : acc + level[0];
-      }
-      out.push_back(F32Bits(acc));
-    }
-  }
-  return out;
-}
-
-HostTensor Bf16Tensor(const Mapping& mapping, const std::vector<uint16_t>& bits) {
-  std::vector<uint8_t> bytes(bits.size() * 2);
-  std::memcpy(bytes.data(), bits.data(), bytes.size());
-  absl::StatusOr<HostTensor> tensor = HostTensor::FromBytes(DType::kBF16, mapping, std::move(bytes));
-  EXPECT_TRUE(tensor.ok()) << tensor.status();
-  return *tensor;
 }
 
 constexpr int kA = 32, kRows = 4, kK = 128;
