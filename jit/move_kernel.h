@@ -32,6 +32,16 @@ struct MoveSpec {
   std::string Key() const;
 };
 
+// At most this many copies of a body come from writing small inner levels out (UnrolledLevels).
+inline constexpr int64_t kMaxUnrolledBodies = 8;
+
+// How many of `spec`'s innermost levels (counted from level 0) its kernel writes out as
+// straight-line code rather than loops: levels 1 .. result-1, a few trips each, whose counts
+// multiply to at most kMaxUnrolledBodies. Level 0 stays as it is (one streamed vector, or the
+// loop of elements the vectorizer turns into vectors) and the outermost level stays a loop, since
+// threads split it; 1 means nothing is written out.
+int UnrolledLevels(const MoveSpec& spec);
+
 // Adds the function `name` computing `spec` to `module`.
 void BuildMoveFunction(llvm::Module& module, const std::string& name, const MoveSpec& spec);
 
