@@ -150,7 +150,10 @@ int UnrolledLevels(const MoveSpec& spec) {
   const std::vector<NestLevel>& levels = spec.nest->levels;
   int k = 1;
   int64_t bodies = 1;
-  while (k + 1 < static_cast<int>(levels.size()) && bodies * levels[k].count <= kMaxUnrolledBodies) {
+  auto fits = [&](int64_t more) {
+    return more <= kMaxUnrolledBodies && more * levels[0].count <= kMaxUnrolledElements;
+  };
+  while (k + 1 < static_cast<int>(levels.size()) && fits(bodies * levels[k].count)) {
     bodies *= levels[k].count;
     ++k;
   }

@@ -32,14 +32,17 @@ struct MoveSpec {
   std::string Key() const;
 };
 
-// At most this many copies of a body come from writing small inner levels out (UnrolledLevels).
+// Writing small inner levels out (UnrolledLevels) makes at most this many copies of level 0, and
+// copies at most this many of its elements in all.
 inline constexpr int64_t kMaxUnrolledBodies = 8;
+inline constexpr int64_t kMaxUnrolledElements = 256;
 
 // How many of `spec`'s innermost levels (counted from level 0) its kernel writes out as
-// straight-line code rather than loops: levels 1 .. result-1, a few trips each, whose counts
-// multiply to at most kMaxUnrolledBodies. Level 0 stays as it is (one streamed vector, or the
-// loop of elements the vectorizer turns into vectors) and the outermost level stays a loop, since
-// threads split it; 1 means nothing is written out.
+// straight-line code rather than loops: levels 1 .. result-1, whose counts multiply to at most
+// kMaxUnrolledBodies and, times level 0's count, to at most kMaxUnrolledElements (a long level 0
+// already pays for its loop, and each copy is vectorized again: compile time). Level 0 stays as it
+// is (one streamed vector, or the loop of elements the vectorizer turns into vectors) and the
+// outermost level stays a loop, since threads split it; 1 means nothing is written out.
 int UnrolledLevels(const MoveSpec& spec);
 
 // Adds the function `name` computing `spec` to `module`.

@@ -58,6 +58,15 @@ TEST(UnrolledLevels, CountsMultiplyUpToTheLimit) {
   EXPECT_EQ(UnrolledLevels(Ordinary(Nest({{4, 1, 1}, {3, 4, 4}, {3, 12, 12}, {9, 36, 36}}))), 2);  // 9 > 8
 }
 
+TEST(UnrolledLevels, ALongElementLoopIsNotCopied) {
+  // matmul_f8's move: eight rows of 256 bytes stay a loop around the vectorized row.
+  EXPECT_EQ(UnrolledLevels(Ordinary(Nest({{256, 1, 1}, {8, 8192, 256}, {8, 65536, 524288}}))), 1);
+  EXPECT_EQ(UnrolledLevels(Ordinary(Nest({{kMaxUnrolledElements / 2, 1, 1}, {2, 128, 256}, {9, 512, 512}}))), 2);
+  EXPECT_EQ(UnrolledLevels(Ordinary(Nest({{kMaxUnrolledElements / 2 + 1, 1, 1}, {2, 129, 256}, {9, 512, 512}}))), 1);
+  // A streamed level 0 is one vector: 32 bytes, so eight copies fit.
+  EXPECT_EQ(UnrolledLevels(MoveSpec{Nest({{32, 1, 1}, {8, 32, 64}, {9, 256, 512}}), CopyOp(DType::kI8), true}), 2);
+}
+
 TEST(UnrolledLevels, NeverTheOutermostNorTheInnermost) {
   EXPECT_EQ(UnrolledLevels(Ordinary(Nest({{2, 1, 1}}))), 1);
   EXPECT_EQ(UnrolledLevels(Ordinary(Nest({{2, 1, 1}, {2, 2, 2}}))), 1);  // level 1 is the outermost
