@@ -50,7 +50,9 @@ absl::StatusOr<std::vector<int64_t>> RunsOf(const Mapping& dst, const Mapping& s
 // benchmark times (2 MiB 0.091 ms, 32 MiB 2.61 ms on one thread) and cut the first compile of
 // matmul_f8 from 97 to 89 ms and of vector_rms_norm_split_reduce from 93-105 to 87 ms.
 constexpr Optimization kMoveOptimization{IrPipeline::kKernel, 1};
-constexpr Optimization kLaneOptimization{IrPipeline::kKernel, 3};
+// Float lane kernels: code generation at level 2 instead of 3 ran the GEMM op as fast (3.81-3.88 ms
+// against 3.96 on one thread) and compiled matmul_f8 in 89-91 ms instead of 97-99.
+constexpr Optimization kLaneOptimization{IrPipeline::kKernel, 2};
 // Integer lane kernels (the 16-bit pair products) run markedly faster under O2 (the i8 GEMM op
 // 7.2 ms against 9.6 ms on one thread, 3.4 against 4.9 on two) and still compile within 100 ms
 // (matmul_i8 70 ms); float lane kernels gain nothing from it and would compile up to 129 ms.
