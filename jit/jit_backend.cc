@@ -147,10 +147,17 @@ DescriptorWalk DescriptorNest(const DmaOp& op, const DeviceTensor& src, const De
   return {std::move(nest), ""};
 }
 
+// A nest move run between two ends in place: what JitBackend::Keep needs for the op's next run.
+struct InPlaceMove {
+  ReadyNest kernel;
+  const uint8_t* src = nullptr;
+  const uint8_t* dst = nullptr;
+};
+
 // Runs a DMA from its recorded descriptors (dma_nest.h); the reason when it cannot. A move between
-// two ends in place is also given as `ready` (ready_moves.h), for the op's next run.
+// two ends in place is also given as `in_place`.
 absl::StatusOr<std::string> RunDescriptors(KernelCache& kernels, const DmaOp& op, const DeviceTensor& src,
-                                           const DeviceTensor& dst, std::optional<ReadyMove>& ready) {
+                                           const DeviceTensor& dst, std::optional<InPlaceMove>& in_place) {
   // A source that may share bytes with the destination is read completely first (staged).
   std::optional<InPlace> from = MayOverlap(src, dst) ? std::nullopt : InPlaceOf(src);
   std::optional<InPlace> to = InPlaceOf(dst);
@@ -174,7 +181,7 @@ absl::StatusOr<std::string> RunDescriptors(KernelCache& kernels, const DmaOp& op
     if (nest.max_dst() >= to->positions) return std::string("entries that write past the destination's memory");
     ReadyNest kernel;
     RETURN_IF_ERROR(kernels.RunNest(nest, copy, to->data, to->positions, from->data, from->positions, &kernel).status());
-    if (!staged_from) ready = ReadyMove::Of(dst.device(), kernel, dst.tier(), to->data, src.tier(), from->data);
+    if (!staged_from) in_place = InPlaceMove{kernel, from->data, to->data};
     return std::string();
   }
   // A staged destination is read first unless the descriptors write every position of its units.
@@ -810,6 +817,15 @@ void JitBackend::Keep(uint64_t serial, const DeviceTensor& src, const uint8_t* s
   ready_.Insert(serial, src, dst, threads(), *std::move(ready));
 }
 
+void JitBackend::CountDma(const std::string& why_not) {
+  if (why_not.empty()) {
+    ++kernels_->stats().descriptor_dmas;
+    return;
+  }
+  ++kernels_->stats().derived_dmas;
+  ++kernels_->stats().derived_dma_reasons[why_not];
+}
+
 absl::Status JitBackend::Run(const DmaOp& op, const DmaTensors& tensors) {
   if (op.fill) return RunFill(*kernels_, *op.fill, tensors.dst);
   // A gather's or scatter's offsets come from device memory at run time (IndirectLoop).
@@ -817,24 +833,17 @@ absl::Status JitBackend::Run(const DmaOp& op, const DmaTensors& tensors) {
   const DeviceTensor& src = tensors.src;
   const DeviceTensor& dst = tensors.dst;
   if (const ReadyMove* ready = RunKept(op.serial, src, dst); ready != nullptr) {
-    if (ready->derived_reason.empty()) {
-      ++kernels_->stats().descriptor_dmas;
-    } else {
-      ++kernels_->stats().derived_dmas;
-      ++kernels_->stats().derived_dma_reasons[ready->derived_reason];
-    }
+    CountDma(ready->derived_reason);
     return absl::OkStatus();
   }
   RETURN_IF_ERROR(CheckSameType(src.dtype(), dst.dtype()));
-  std::optional<ReadyMove> ready;
-  ASSIGN_OR_RETURN(std::string why_not, RunDescriptors(*kernels_, op, src, dst, ready));
+  std::optional<InPlaceMove> in_place;
+  ASSIGN_OR_RETURN(std::string why_not, RunDescriptors(*kernels_, op, src, dst, in_place));
+  CountDma(why_not);
   if (why_not.empty()) {
-    ++kernels_->stats().descriptor_dmas;
-    if (ready) ready_.Insert(op.serial, src, dst, threads(), *std::move(ready));
+    if (in_place) Keep(op.serial, src, in_place->src, dst, in_place->dst, in_place->kernel);
     return absl::OkStatus();
   }
-  ++kernels_->stats().derived_dmas;
-  ++kernels_->stats().derived_dma_reasons[why_not];
   // A move into a view of a staged (HBM) tensor writes only the window's bytes: the shared
   // transfer path stages exactly those; SRAM views are written in place below.
   if (dst.is_view() && !InPlaceLayout(dst)) return Backend::Run(op, tensors);

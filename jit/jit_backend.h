@@ -101,6 +101,8 @@ class JitBackend : public Backend {
   // ends' memories, for its next run (nothing for a run-list move).
   void Keep(uint64_t serial, const DeviceTensor& src, const uint8_t* src_base, const DeviceTensor& dst,
             const uint8_t* dst_base, const ReadyNest& kernel, std::string derived_reason = {});
+  // Counts a DMA as run from its descriptors (`why_not` empty) or derived, by why.
+  void CountDma(const std::string& why_not);
 
   std::unique_ptr<KernelCache> kernels_;
   bool direct_pipelines_;
