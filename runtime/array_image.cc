@@ -44,10 +44,10 @@ absl::StatusOr<int64_t> ElementCount(std::span<const int64_t> shape, absl::strin
   for (int64_t dim : shape) {
     if (dim < 0) {
       return absl::InvalidArgumentError(
-          absl::StrCat("shape: ", what, " has a negative dimension in ", ShapeString(shape)));
+          absl::StrCat(what, " has a negative dimension in ", ShapeString(shape)));
     }
     if (dim != 0 && count > kMaxStorageElements / dim) {
-      return absl::InvalidArgumentError(absl::StrCat("shape: ", what, " has shape ", ShapeString(shape),
+      return absl::InvalidArgumentError(absl::StrCat(what, " has shape ", ShapeString(shape),
                                                      ", more than ", kMaxStorageElements, " elements"));
     }
     count *= dim;
