@@ -25,6 +25,31 @@ void FlattenPairs(const Mapping& m, std::vector<Mapping>& leaves) {
   leaves.push_back(m);
 }
 
+uint32_t LoadLittleEndian(const uint8_t* p, int bytes) {
+  uint32_t v = 0;
+  for (int b = bytes - 1; b >= 0; --b) v = (v << 8) | p[b];
+  return v;
+}
+
+void StoreLittleEndian(uint8_t* p, int bytes, uint32_t v) {
+  for (int b = 0; b < bytes; ++b) p[b] = static_cast<uint8_t>(v >> (8 * b));
+}
+
+// The converted pattern of `bits`, or -1 when `to` cannot hold its value (DoubleToBits's rules).
+int64_t ConvertBits(DType from, DType to, uint32_t bits) {
+  absl::StatusOr<uint32_t> converted = DoubleToBits(to, BitsToDouble(from, bits));
+  return converted.ok() ? int64_t{*converted} : -1;
+}
+
+// Every pattern of a source of at most 16 bits converted once (a weight matrix has millions of
+// elements and at most 65536 distinct patterns); empty for wider sources, converted one by one.
+absl::StatusOr<std::vector<int64_t>> ConversionTable(DType from, DType to) {
+  if (Bits(from) > 16) return std::vector<int64_t>{};
+  std::vector<int64_t> table(size_t{1} << Bits(from));
+  for (uint32_t bits = 0; bits < table.size(); ++bits) table[bits] = ConvertBits(from, to, bits);
+  return table;
+}
+
 absl::Status AxesError(absl::string_view what, const Mapping& logical, std::span<const int64_t> shape,
                        absl::string_view problem) {
   return absl::InvalidArgumentError(absl::StrCat(
@@ -104,19 +129,31 @@ absl::StatusOr<HostTensor> ImageToHost(const ArrayImage& image, const Mapping& l
     return absl::InvalidArgumentError(absl::StrCat("dtype conversion: ", image.what, " cannot be converted to ",
                                                    Name(dtype), ", a staging type that host memory does not hold"));
   }
-  ASSIGN_OR_RETURN(PackedStorage storage, PackedStorage::Create(dtype, count));
-  for (int64_t i = 0; i < count; ++i) {
-    ASSIGN_OR_RETURN(uint32_t bits, LoadElementBits(image.dtype, image.bytes, i));
-    double value = BitsToDouble(image.dtype, bits);
-    absl::StatusOr<uint32_t> converted = DoubleToBits(dtype, value);
-    if (!converted.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "dtype conversion: element ", i, " (row-major) of ", image.what, " is ", value, " in ",
-          Name(image.dtype), ", not representable in ", Name(dtype), ": ", converted.status().message()));
-    }
-    RETURN_IF_ERROR(storage.SetBits(i, *converted));
+  if (StorageBits(image.dtype) % 8 != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("dtype conversion: ", image.what, " is ", Name(image.dtype),
+                                                   ", which no weights file stores; only whole-byte dtypes convert"));
   }
-  return HostTensor::FromBytes(dtype, logical, storage.TakeBytes());
+  ASSIGN_OR_RETURN(PackedStorage storage, PackedStorage::Create(dtype, count));
+  ASSIGN_OR_RETURN(std::vector<int64_t> table, ConversionTable(image.dtype, dtype));
+  const int src_bytes = StorageBits(image.dtype) / 8;  // file dtypes are whole bytes
+  const int dst_bits = StorageBits(dtype);
+  std::vector<uint8_t> out = storage.TakeBytes();
+  for (int64_t i = 0; i < count; ++i) {
+    uint32_t bits = LoadLittleEndian(image.bytes.data() + i * src_bytes, src_bytes);
+    int64_t converted = table.empty() ? ConvertBits(image.dtype, dtype, bits) : table[bits];
+    if (converted < 0) {
+      double value = BitsToDouble(image.dtype, bits);
+      return absl::InvalidArgumentError(absl::StrCat(
+          "dtype conversion: element ", i, " (row-major) of ", image.what, " is ", value, " in ", Name(image.dtype),
+          ", not representable in ", Name(dtype), ": ", DoubleToBits(dtype, value).status().message()));
+    }
+    if (dst_bits % 8 == 0) {
+      StoreLittleEndian(out.data() + i * (dst_bits / 8), dst_bits / 8, static_cast<uint32_t>(converted));
+    } else {
+      RETURN_IF_ERROR(StoreElementBits(dtype, out, i, static_cast<uint32_t>(converted)));
+    }
+  }
+  return HostTensor::FromBytes(dtype, logical, std::move(out));
 }
 
 namespace {

@@ -170,6 +170,19 @@ TEST_F(SafetensorsTest, ConvertsOnlyWhenAsked) {
   EXPECT_THAT(file.ToHost("b", s.m("K"), {.dtype = DType::kI32})->ToValues(), ElementsAre(1, -1, -32768));
   absl::StatusOr<HostTensor> ints = file.ToHost("w", s.m("R, C"), {.dtype = DType::kI32});
   EXPECT_THAT(ints.status().message(), AllOf(HasSubstr("dtype conversion"), HasSubstr("element 2"), HasSubstr("`w`")));
+  // Narrow sources convert through a table of every pattern: bf16 -> f32 exactly, i8 -> i4 (two
+  // per byte) when the values fit.
+  SafetensorsWriter narrow;
+  ASSERT_TRUE(narrow.Add("h", *HostTensor::FromValues(DType::kBF16, s.m("K"), {1.0, -2.0, 0.5}), s.m("K")).ok());
+  ASSERT_TRUE(narrow.Add("q", *HostTensor::FromValues(DType::kI8, s.m("K"), {1, -1, 7}), s.m("K")).ok());
+  std::vector<uint8_t> narrow_bytes = narrow.Bytes();
+  SafetensorsFile narrow_file = *SafetensorsFile::Parse(narrow_bytes, "narrow");
+  EXPECT_THAT(narrow_file.ToHost("h", s.m("K"), {.dtype = DType::kF32})->ToBits(),
+              ElementsAre(0x3f800000u, 0xc0000000u, 0x3f000000u));
+  absl::StatusOr<HostTensor> i4 = narrow_file.ToHost("q", s.m("K"), {.dtype = DType::kI4});
+  ASSERT_TRUE(i4.ok()) << i4.status();
+  EXPECT_THAT(i4->ToValues(), ElementsAre(1, -1, 7));
+  EXPECT_THAT(i4->bytes(), ElementsAre(0xf1, 0x07));
   // i16 -> i8 refuses -32768.
   EXPECT_THAT(file.ToHost("b", s.m("K"), {.dtype = DType::kI8}).status().message(),
               AllOf(HasSubstr("dtype conversion"), HasSubstr("element 2")));
