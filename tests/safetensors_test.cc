@@ -18,6 +18,7 @@
 #include "runtime/device.h"
 #include "runtime/dma.h"
 #include "runtime/host_tensor.h"
+#include "runtime/launch.h"
 #include "runtime/tensor_unit.h"
 
 namespace visa {
@@ -233,6 +234,39 @@ TEST_P(SafetensorsBackendTest, LoadsIntoHbmAndReadsBack) {
   SafetensorsFile reread = *SafetensorsFile::Parse(written, "written");
   EXPECT_EQ(*reread.ToHost("w", s.m("A, B")), w);
   EXPECT_EQ(*reread.ToHost("w_t", s.m("A, B")), w);
+}
+
+// The way a model uses its weights: the program is traced once over HBM tensors placed by hand,
+// the weights are loaded into those tensors from the file, and each launch reads them there.
+TEST_P(SafetensorsBackendTest, LoadsWeightsForATracedProgram) {
+  HostTensor w = *HostTensor::Random(DType::kBF16, s.m("A, B"), 8);
+  SafetensorsWriter writer;
+  ASSERT_TRUE(writer.Add("w", w, s.m("A, B")).ok());
+  std::vector<uint8_t> bytes = writer.Bytes();
+  SafetensorsFile file = *SafetensorsFile::Parse(bytes, "weights");
+
+  Device device(1);
+  HbmTensor weights = *HbmTensor::Create(device, DType::kBF16, {.element = s.m("A, B")}, 0x1000);
+  const MappingScope& scope = s;
+  KernelOf copy_through_dm = [&scope](Context& ctx, const std::vector<DeviceTensor>& inputs)
+      -> absl::StatusOr<std::vector<DeviceTensor>> {
+    HbmTensor in(inputs[0]);
+    absl::StatusOr<DmTensor> dm =
+        in.to_dm(ctx.tdma, 0, {.cluster = scope.m("1 # 2"), .slice = scope.m("1 # 256"), .element = scope.m("A, B")});
+    if (!dm.ok()) return dm.status();
+    absl::StatusOr<HbmTensor> out = dm->to_hbm(ctx.tdma, 0x100000, {.element = scope.m("A, B")});
+    if (!out.ok()) return out.status();
+    return std::vector<DeviceTensor>{*out};
+  };
+  absl::StatusOr<Program> program = Trace(copy_through_dm, {weights});
+  ASSERT_TRUE(program.ok()) << program.status();
+  Dma pdma = Dma::Pcie(device);
+  ASSERT_TRUE(file.LoadInto(pdma, "w", s.m("A, B"), weights).ok());
+  for (int launch = 0; launch < 2; ++launch) {
+    absl::StatusOr<std::vector<DeviceTensor>> outputs = Launch(*program, device, *backend, {weights});
+    ASSERT_TRUE(outputs.ok()) << outputs.status();
+    EXPECT_EQ(*HbmTensor((*outputs)[0]).to_host(pdma, s.m("A, B")), w);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, SafetensorsBackendTest, ::testing::Values("interp", "jit"));
