@@ -96,7 +96,10 @@ class SafetensorsFile {
 
 // Collects tensors, then writes them as one `.safetensors` file: the header (keys in the order
 // added, `__metadata__` first when there is any, padded with spaces to a multiple of 8 bytes so
-// the data section starts aligned) and the tensors back to back in the same order.
+// the data section starts aligned) and the tensors back to back in the same order. The header
+// needs every tensor's size before the first data byte, so the writer holds each added tensor's
+// row-major bytes until Write (a host tensor added as an rvalue in row-major order gives its bytes
+// away instead of being copied).
 class SafetensorsWriter {
  public:
   // `tensor` under the axes `logical` (array_image.h); its dimensions are the axes' sizes. A
