@@ -22,5 +22,8 @@ fi
 
 build_dir="${1:-build}"
 shift || true
-cmake -S . -B "$build_dir" -G Ninja "$@" >/dev/null
+# ccache, when the machine has it, makes a rebuild after a branch switch a matter of links.
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+cmake -S . -B "$build_dir" -G Ninja "${launcher[@]}" "$@" >/dev/null
 cmake --build "$build_dir" -j "$(nproc)" ${VISA_TARGET:+--target $VISA_TARGET}

@@ -255,6 +255,10 @@ TEST(FuzzDiffCommand, BadOptionsAreClearErrors) {
            Case{{.programs = 1, .features = "switch,bogus"},
                 "error: unknown feature `bogus` (features: bitmap, cast, contraction, dma, interleave, masked, sub, "
                 "switch, table, transpose, vector, zero_point)\n"},
+           Case{{.programs = 1, .features = ","},
+                "error: --features: `,` names no feature (comma-separated names, e.g. switch,cast)\n"},
+           Case{{.programs = 1, .features = " , ,"},
+                "error: --features: ` , ,` names no feature (comma-separated names, e.g. switch,cast)\n"},
            Case{{.programs = 1, .threads = -1}, "error: --threads must be 0 (the host's) or more, got -1\n"},
            Case{{.programs = 1, .seconds = -1},
                 "error: --time must be between 0 (no limit) and 10000000 seconds, got -1\n"},
@@ -286,6 +290,34 @@ TEST(FuzzDiffCommand, CommandLineFlagsReachTheOptions) {
   EXPECT_EQ(options.seconds, 600);
   EXPECT_TRUE(options.require_coverage);
   EXPECT_THAT(out, HasSubstr("fuzz-diff: 2 draws (seeds 7-8): "));
+}
+
+// `--features ""` is not "no filter": the flag was given and said nothing.
+TEST(FuzzDiffCommand, AnEmptyFeaturesFlagIsRefused) {
+  CLI::App app{"visa"};
+  FuzzDiffOptions options;
+  int exit_code = -1;
+  AddFuzzDiffCommand(app, options, exit_code);
+  try {
+    std::vector<std::string> reversed_args{"", "--features", "1", "--programs", "fuzz-diff"};  // CLI11 reads it back to front
+    app.parse(reversed_args);
+    FAIL() << "parsed";
+  } catch (const CLI::ValidationError& e) {
+    EXPECT_THAT(std::string(e.what()), HasSubstr("--features: the value is empty: name one or more features"));
+  }
+  EXPECT_EQ(exit_code, -1);  // nothing ran
+}
+
+// A coverage gate that compared nothing has not passed: every draw filtered out is exit 1.
+TEST(FuzzDiffCommand, RequiredCoverageFailsWhenNoProgramRan) {
+  Result r = RunFuzzDiff({.programs = 2,
+                          .seed = 1,
+                          .features = "bitmap,cast,contraction,dma,interleave,masked,sub,switch,table,transpose,"
+                                      "vector,zero_point",
+                          .threads = 1,
+                          .require_coverage = true});
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("coverage: no program ran"));
 }
 
 // --time alone draws until the time is up (no count), and says it stopped there.

@@ -18,6 +18,7 @@ namespace visa::cli {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 using nlohmann::json;
 
@@ -156,6 +157,36 @@ TEST(ScheduleCommand, SvgWindowDrawsOnlyTheOpsInside) {
   EXPECT_THAT(svg, HasSubstr("(cycles " + std::to_string(from) + " to " + std::to_string(to) + " shown)"));
 }
 
+// A window reaching the int64 limit is cut at the makespan: it ends (no tick loop stepping past the
+// limit) and every tick label is a cycle of the schedule, none negative.
+TEST(ScheduleCommand, AWindowToTheInt64LimitIsCutAtTheMakespan) {
+  const std::string path = ::testing::TempDir() + "/schedule_huge_window.svg";
+  Result r = Schedule({.sample = "gemm", .svg_path = path, .svg_window = "0:9223372036854775807"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string svg = ReadFile(path);
+  EXPECT_THAT(svg, Not(HasSubstr(">-")));  // no wrapped, negative tick label
+  EXPECT_THAT(svg, Not(HasSubstr("9223372036854775807")));
+  EXPECT_GT(Count(svg, "text-anchor=\"middle\""), 1);  // ticks were drawn
+}
+
+// An empty file name or window is refused at parsing, not taken as "not given".
+TEST(ScheduleCommand, EmptyFlagValuesAreRefused) {
+  for (const char* flag : {"--svg", "--trace", "--window"}) {
+    CLI::App app{"visa"};
+    ScheduleOptions options;
+    int exit_code = -1;
+    AddScheduleCommand(app, options, exit_code);
+    std::vector<std::string> reversed_args{"", flag, "gemm", "schedule"};  // CLI11 reads it back to front
+    try {
+      app.parse(reversed_args);
+      ADD_FAILURE() << flag << " \"\" parsed";
+    } catch (const CLI::ValidationError& e) {
+      EXPECT_THAT(std::string(e.what()), HasSubstr(std::string(flag) + ": the value is empty")) << flag;
+    }
+    EXPECT_EQ(exit_code, -1) << flag;
+  }
+}
+
 TEST(ScheduleCommand, ColumnWalkDuringDmaWarnsOfBankStarvation) {
   // Its table: op 2 copies dm#2 to HBM while op 3 fetches dm#2 down its columns; both only read
   // dm#2, so both start when the load (op 1) ends.
@@ -203,6 +234,14 @@ TEST(ScheduleCommand, Errors) {
   Result window_alone = Schedule({.sample = "gemm", .svg_window = "0:10"});
   EXPECT_EQ(window_alone.code, 2);
   EXPECT_EQ(window_alone.err, "error: --window says which cycles the SVG draws; add --svg FILE\n");
+  // A window past the schedule draws nothing: refused, naming the makespan.
+  json j = json::parse(Schedule({.sample = "gemm", .json = true}).out);
+  const int64_t makespan = j["makespan"];
+  Result past = Schedule({.sample = "gemm", .svg_path = ::testing::TempDir() + "/w.svg",
+                          .svg_window = std::to_string(makespan) + ":" + std::to_string(makespan + 10)});
+  EXPECT_EQ(past.code, 2);
+  EXPECT_THAT(past.err, HasSubstr("error: --window: FROM " + std::to_string(makespan) +
+                                  " is at or past the schedule's makespan of " + std::to_string(makespan)));
   Result unwritable = Schedule({.sample = "gemm", .svg_path = "/nonexistent-dir/x.svg"});
   EXPECT_EQ(unwritable.code, 2);
   EXPECT_THAT(unwritable.err, HasSubstr("error: --svg: cannot write"));

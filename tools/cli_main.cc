@@ -1,6 +1,7 @@
 // visa::cli::Main: the subcommands of tools/visa_main.cc over registered kernels.
 #include "tools/cli_main.h"
 
+#include <cstdio>
 #include <iostream>
 
 #include "CLI/CLI.hpp"
@@ -13,6 +14,14 @@
 #include "tools/seq_command.h"
 
 namespace visa::cli {
+
+int CheckStandardOutput() {
+  // A command's result is its output: one lost (a full disk, a closed pipe) is a failure, not exit 0.
+  std::cout.flush();
+  if (std::cout.good() && std::fflush(stdout) == 0 && !std::ferror(stdout)) return 0;
+  std::cerr << "error: standard output: writing the result failed (a full disk or a closed pipe?)\n";
+  return 2;
+}
 
 int Main(int argc, char** argv, std::vector<samples::Sample> kernels, const MainOptions& options) {
   if (absl::Status registered = samples::RegisterSamples(std::move(kernels), options.keep_builtin_samples);
@@ -48,7 +57,7 @@ int Main(int argc, char** argv, std::vector<samples::Sample> kernels, const Main
     std::cerr << "error: " << e.what() << "\n";
     return 2;
   }
-  return exit_code;
+  return exit_code == 0 ? CheckStandardOutput() : exit_code;
 }
 
 }  // namespace visa::cli

@@ -26,4 +26,8 @@ struct MainOptions {
 // difference, 2 an error, printed as `error: ...` on stderr).
 int Main(int argc, char** argv, std::vector<samples::Sample> kernels, const MainOptions& options = {});
 
+// 0 when everything written to standard output reached it; otherwise prints `error: standard
+// output: ...` and returns 2 (Main's result after a successful command).
+int CheckStandardOutput();
+
 }  // namespace visa::cli

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <iostream>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -18,6 +19,7 @@
 #include "jit/jit_backend.h"
 #include "runtime/recording_backend.h"
 #include "runtime/trace_backend.h"
+#include "tools/text_flag.h"
 
 namespace visa::cli {
 namespace {
@@ -32,6 +34,10 @@ absl::StatusOr<std::vector<std::string>> ParseFeatures(const std::string& text) 
   std::vector<std::string> names;
   for (absl::string_view part : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
     names.emplace_back(absl::StripAsciiWhitespace(part));
+  }
+  if (names.empty() && !absl::StripAsciiWhitespace(text).empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--features: `", text, "` names no feature (comma-separated names, e.g. switch,cast)"));
   }
   RETURN_IF_ERROR(samples::CheckFeatureNames(names));
   return names;
@@ -316,6 +322,11 @@ int FuzzDiffCommand(const FuzzDiffOptions& options, std::ostream& out, std::ostr
   PrintFuzzReport(*summary, out, options.show_rejected);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   out << absl::StrFormat("time: %.1f s\n", seconds);
+  // A gate that ran nothing passed nothing: with no program run, every kind "ran" vacuously.
+  if (options.require_coverage && summary->programs == 0) {
+    out << "coverage: no program ran (every draw was rejected or filtered out): nothing was compared\n";
+    return 1;
+  }
   const bool covered = !options.require_coverage || summary->MissingCoverage().empty();
   return summary->differences.empty() && summary->errors.empty() && covered ? 0 : 1;
 }
@@ -334,7 +345,8 @@ void AddFuzzDiffCommand(CLI::App& app, FuzzDiffOptions& options, int& exit_code)
       ->check(not_negative);
   cmd->add_option("--features", options.features,
                   absl::StrCat("Run only programs exercising all of these (comma-separated: ",
-                               absl::StrJoin(samples::RandomProgramFeatures(), ", "), ")"));
+                               absl::StrJoin(samples::RandomProgramFeatures(), ", "), ")"))
+      ->check(NonEmptyText("one or more features"));
   CLI::Option* time = cmd->add_option("--time", options.seconds, "Stop drawing after this many seconds (default: no limit)");
   cmd->add_option("--threads", options.threads, "JIT threads (default: the host's)");
   cmd->add_flag("--show-rejected", options.show_rejected, "Print every draw the tracer rejected in full");

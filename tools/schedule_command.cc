@@ -1,6 +1,7 @@
 // `visa schedule SAMPLE [--json] [--trace FILE] [--svg FILE]`.
 #include "tools/schedule_command.h"
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 
@@ -11,6 +12,7 @@
 #include "samples/sample.h"
 #include "tools/schedule_json.h"
 #include "tools/schedule_svg.h"
+#include "tools/text_flag.h"
 
 namespace visa::cli {
 namespace {
@@ -37,6 +39,18 @@ bool ParseWindow(const std::string& text, SvgWindow& window, std::ostream& err) 
   }
   window.from = from;
   window.to = to;
+  return true;
+}
+
+// The window within the schedule: FROM before the makespan (a window past it would draw an empty
+// chart), TO cut at the makespan (the tick loop then never runs near the int64 limit).
+bool FitWindow(int64_t makespan, SvgWindow& window, std::ostream& err) {
+  if (window.from >= makespan) {
+    err << "error: --window: FROM " << window.from << " is at or past the schedule's makespan of " << makespan
+        << " cycles: nothing would be drawn (hint: --window 0:" << makespan << ")\n";
+    return false;
+  }
+  window.to = std::min(window.to, makespan);
   return true;
 }
 
@@ -67,7 +81,10 @@ int ScheduleSampleCommand(const ScheduleOptions& options, std::ostream& out, std
     return 2;
   }
   SvgWindow window;
-  if (!options.svg_window.empty() && !ParseWindow(options.svg_window, window, err)) return 2;
+  if (!options.svg_window.empty() &&
+      (!ParseWindow(options.svg_window, window, err) || !FitWindow(schedule.makespan, window, err))) {
+    return 2;
+  }
   if (!options.svg_path.empty() &&
       !WriteFile(options.svg_path, ScheduleSvg(schedule, "visa schedule " + sample->name, window), "--svg", err)) {
     return 2;
@@ -87,11 +104,13 @@ void AddScheduleCommand(CLI::App& app, ScheduleOptions& options, int& exit_code)
       "schedule", "Place a sample's ops on main / sub / DMA: start, end, what each waited on, the makespan");
   cmd->add_option("sample", options.sample, "Sample name (see `visa run --list`)")->required();
   cmd->add_flag("--json", options.json, "Print the schedule as JSON");
-  cmd->add_option("--trace", options.trace_path, "Write the Chrome trace event format (Perfetto) to FILE");
-  cmd->add_option("--svg", options.svg_path, "Write the timeline as an SVG picture to FILE");
+  cmd->add_option("--trace", options.trace_path, "Write the Chrome trace event format (Perfetto) to FILE")
+      ->check(NonEmptyText("a FILE"));
+  cmd->add_option("--svg", options.svg_path, "Write the timeline as an SVG picture to FILE")->check(NonEmptyText("a FILE"));
   cmd->add_flag("--avoid-starvation", options.avoid_starvation,
                 "Schedule ops with 64+ consecutive same-bank DM accesses as if they occupied DMA (the compiler's remedy)");
-  cmd->add_option("--window", options.svg_window, "Draw only cycles FROM:TO in the SVG (the legend lists every op)");
+  cmd->add_option("--window", options.svg_window, "Draw only cycles FROM:TO in the SVG (the legend lists every op)")
+      ->check(NonEmptyText("cycles FROM:TO"));
   cmd->callback([&options, &exit_code] { exit_code = ScheduleSampleCommand(options, std::cout, std::cerr); });
 }
 

@@ -168,7 +168,11 @@ std::string ScheduleSvg(const Schedule& schedule, const std::string& title, cons
   const int64_t step = TickStep(span);
   absl::StrAppend(&svg, absl::StrFormat("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>\n",
                                         kLeft, axis_y, kWidth - kRight, axis_y));
-  for (int64_t t = (from + step - 1) / step * step; t <= to; t += step) {
+  // Ticks counted, not stepped past `to`: `t += step` beyond a window near the int64 limit wraps.
+  const int64_t first_tick = from % step == 0 ? from : from + (step - from % step);
+  const int64_t ticks = first_tick > to ? 0 : (to - first_tick) / step + 1;
+  for (int64_t i = 0; i < ticks; ++i) {
+    const int64_t t = first_tick + i * step;
     const double x = x_of(t);
     absl::StrAppend(&svg, absl::StrFormat("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#dddddd\"/>"
                                           "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>"

@@ -1,0 +1,18 @@
+// Text flags that must say something (tools/text_flag.h).
+#include "tools/text_flag.h"
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+
+namespace visa::cli {
+
+CLI::Validator NonEmptyText(const std::string& what) {
+  return CLI::Validator(
+      [what](std::string& text) -> std::string {
+        if (!absl::StripAsciiWhitespace(text).empty()) return "";
+        return absl::StrCat("the value is empty: name ", what);
+      },
+      "", "not empty");
+}
+
+}  // namespace visa::cli
