@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <memory>
 #include <string_view>
 
 #include "absl/strings/str_cat.h"
@@ -100,6 +101,18 @@ absl::StatusOr<SampleRun> RunContraction(const ContractionSpec& spec, Backend& b
   return run;
 }
 
+// The reference's math alone: the inputs are made before the clock starts.
+absl::StatusOr<double> TimeExpected(const ContractionSpec& spec) {
+  ASSIGN_OR_RETURN(Axes axes, Axes::Parse(spec.axes));
+  MappingScope s(axes);
+  ASSIGN_OR_RETURN(std::vector<HostTensor> hosts, Inputs(spec, s));
+  const auto start = std::chrono::steady_clock::now();
+  ASSIGN_OR_RETURN(Expected expected, spec.expected(hosts, s));
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!expected.value) return absl::InternalError(absl::StrCat(spec.name, ": the reference has no values"));
+  return seconds;
+}
+
 }  // namespace
 
 double SumBound(int levels, double sum_of_magnitudes, double value, bool rounded_to_bf16) {
@@ -116,9 +129,11 @@ Sample MakeContractionSample(ContractionSpec spec) {
   sample.description = spec.description;
   sample.axes = spec.axes;
   sample.slow = spec.slow;
-  sample.runner = [spec = std::move(spec)](Backend& backend, const DeviceOptions& device_options) {
-    return RunContraction(spec, backend, device_options);
+  auto shared = std::make_shared<const ContractionSpec>(std::move(spec));
+  sample.runner = [shared](Backend& backend, const DeviceOptions& device_options) {
+    return RunContraction(*shared, backend, device_options);
   };
+  sample.time_reference = [shared]() -> absl::StatusOr<double> { return TimeExpected(*shared); };
   return sample;
 }
 

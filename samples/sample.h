@@ -47,6 +47,11 @@ struct Sample {
   std::function<absl::StatusOr<SampleRun>(Backend&, const DeviceOptions&)> runner;
   // Run on the manual's full sizes only by `visa run` (too slow for the test suite).
   bool slow = false;
+  // Times the host reference of a runner sample once over its inputs (the math its check does,
+  // e.g. a contraction sample's Eigen product), in seconds, the inputs made before the clock
+  // starts; `visa bench` reports it. Absent for a kernel sample (bench evaluates `reference` at
+  // every output element itself) and for runners whose reference is not separable from the run.
+  std::function<absl::StatusOr<double>()> time_reference;
 
   // On a fresh one-chip device made with `device_options` (e.g. how reads of unwritten memory
   // are reported).

@@ -1,5 +1,6 @@
-// `visa bench SAMPLE [--json]`: median times of a sample on the interpreter, the JIT's compile
-// (first and cached) and run, the host reference and a memcpy of the output's bytes, with ratios.
+// `visa bench SAMPLE | --all [--json]`: whole-kernel figures of a sample or of every sample
+// (tools/whole_kernel_bench.h): the interpreter, the JIT's compile, its run on a fresh device and
+// relaunched on a warm one, each op with its bytes, the host reference and memcpy, with ratios.
 #pragma once
 
 #include <ostream>
@@ -11,15 +12,22 @@ namespace visa::cli {
 
 // The most runs per measurement `--repeat` accepts (each run of a large sample takes seconds).
 inline constexpr int kMaxBenchRepeat = 10000;
+// The largest --max-interp-seconds (a day).
+inline constexpr int kMaxInterpSecondsLimit = 86400;
 
 struct BenchOptions {
   std::string sample;
+  bool all = false;  // every sample instead of `sample`
   bool json = false;
-  int repeat = 5;   // runs per measurement (the median is reported), 1 to kMaxBenchRepeat
+  int repeat = 3;   // runs per measurement (the median is reported), 1 to kMaxBenchRepeat
   int threads = 0;  // JIT threads; 0: the host's hardware threads, else 1 to jit::kMaxThreads
+  // The interpreter's runs of one sample stop past this many seconds; 0 skips the interpreter.
+  int max_interp_seconds = 30;
+  bool progress = true;  // progress on stderr when it is a terminal (tests turn it off)
 };
 
-// Exit codes: 0 measured, 1 a backend's result was wrong, 2 an error.
+// Exit codes: 0 measured, 1 a backend's result was wrong, 2 an error (with --all: the worst
+// sample's; the other samples are still measured).
 int BenchSampleCommand(const BenchOptions& options, std::ostream& out, std::ostream& err);
 
 void AddBenchCommand(CLI::App& app, BenchOptions& options, int& exit_code);

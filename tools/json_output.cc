@@ -66,4 +66,61 @@ nlohmann::json ProgramJson(const Program& program) {
   return {{"ops", ops}, {"hash", absl::StrFormat("%016x", program.Hash())}};
 }
 
+namespace {
+
+nlohmann::json Seconds(const Figure& f) { return f.seconds ? nlohmann::json(*f.seconds) : nlohmann::json(nullptr); }
+nlohmann::json Skipped(const Figure& f) { return f.seconds ? nlohmann::json(nullptr) : nlohmann::json(f.skipped); }
+nlohmann::json RatioJson(const Figure& a, const Figure& b) {
+  std::optional<double> r = Ratio(a, b);
+  return r ? nlohmann::json(*r) : nlohmann::json(nullptr);
+}
+
+}  // namespace
+
+nlohmann::json BenchJson(const SampleFigures& f) {
+  const Figure fresh = Figure::Of(f.jit_fresh), memcpy = Figure::Of(f.memcpy_written);
+  nlohmann::json ops = nlohmann::json::array();
+  for (size_t i = 0; i < f.ops.size(); ++i) {
+    const OpFigures& op = f.ops[i];
+    const Figure op_fresh = Figure::Of(op.fresh_seconds), op_memcpy = Figure::Of(op.memcpy_seconds);
+    ops.push_back({{"index", i},
+                   {"kind", op.kind},
+                   {"resource", op.resource},
+                   {"read_bytes", op.read_bytes},
+                   {"written_bytes", op.written_bytes},
+                   {"jit_run_s", op.fresh_seconds},
+                   {"jit_warm_s", Seconds(op.warm)},
+                   {"memcpy_s", op.memcpy_seconds},
+                   {"jit_over_memcpy", RatioJson(op_fresh, op_memcpy)},
+                   {"jit_warm_over_memcpy", RatioJson(op.warm, op_memcpy)}});
+  }
+  return {{"sample", f.sample},
+          {"repeat", f.repeat},
+          {"threads", f.threads},
+          {"target", f.target},
+          {"interp_s", Seconds(f.interp)},
+          {"interp_runs", f.interp_runs},
+          {"interp_skipped", Skipped(f.interp)},
+          {"jit_compile_first_s", f.compile_first},
+          {"jit_compile_cached_s", f.compile_cached},
+          {"jit_run_s", f.jit_fresh},
+          {"jit_warm_s", Seconds(f.jit_warm)},
+          {"jit_warm_skipped", Skipped(f.jit_warm)},
+          {"host_reference_s", Seconds(f.host_reference)},
+          {"host_reference_skipped", Skipped(f.host_reference)},
+          {"read_bytes", f.read_bytes},
+          {"written_bytes", f.written_bytes},
+          {"memcpy_s", f.memcpy_written},
+          {"interp_over_jit", RatioJson(f.interp, fresh)},
+          {"interp_over_jit_warm", RatioJson(f.interp, f.jit_warm)},
+          {"jit_over_host_reference", RatioJson(fresh, f.host_reference)},
+          {"jit_warm_over_host_reference", RatioJson(f.jit_warm, f.host_reference)},
+          {"host_reference_over_jit", RatioJson(f.host_reference, fresh)},
+          {"jit_over_memcpy", RatioJson(fresh, memcpy)},
+          {"jit_warm_over_memcpy", RatioJson(f.jit_warm, memcpy)},
+          {"warm_fastest_op_s", Seconds(f.warm_fastest_op)},
+          {"warm_outside_ops_per_op_s", Seconds(f.warm_outside_ops_per_op)},
+          {"ops", ops}};
+}
+
 }  // namespace visa::cli
