@@ -257,12 +257,18 @@ absl::StatusOr<int64_t> KernelCache::Move(const Mapping& dst, const Mapping& src
 }
 
 absl::Status KernelCache::CompileNest(const MoveNest& nest, const ElementOp& op) {
-  MoveSpec spec{Simplify(nest, threads_), op};
-  RETURN_IF_ERROR(KernelFor(spec).status());
-  // A move large enough to stream usually gets an aligned base (device memories are page-aligned):
-  // its streaming kernel is compiled now too, the ordinary one stays for a misaligned base.
-  const MoveSpec streaming = NestSpec(*spec.nest, op, nullptr);
-  if (streaming.streaming) RETURN_IF_ERROR(KernelFor(streaming).status());
+  const WritePlan plan = PlanFor(nest, op);
+  std::vector<MoveNest> nests{plan.first};
+  for (const BroadcastCopy& copy : plan.copies) nests.push_back(copy.nest);
+  for (const MoveNest& each : nests) {
+    MoveSpec spec{Simplify(each, threads_), op};
+    RETURN_IF_ERROR(KernelFor(spec).status());
+    // A move large enough to stream usually gets an aligned base (device memories are
+    // page-aligned): its streaming kernel is compiled now too, the ordinary one stays for a
+    // misaligned base.
+    const MoveSpec streaming = NestSpec(*spec.nest, op, nullptr);
+    if (streaming.streaming) RETURN_IF_ERROR(KernelFor(streaming).status());
+  }
   return absl::OkStatus();
 }
 
@@ -277,16 +283,35 @@ MoveSpec KernelCache::NestSpec(MoveNest simplified, const ElementOp& op, const u
   return MoveSpec{StreamingNest(simplified, op), op, /*streaming=*/true};
 }
 
+WritePlan KernelCache::PlanFor(const MoveNest& nest, const ElementOp& op) const {
+  const bool plain_copy = op.kind == ElementOp::Kind::kCopy && op.from == op.to && StorageBits(op.to) % 8 == 0;
+  if (!plain_copy) return WritePlan{nest, {}};
+  return PlanWrites(nest);
+}
+
+absl::StatusOr<ReadyCopy> KernelCache::ReadyKernel(const MoveNest& nest, const ElementOp& op, int threads,
+                                                   const uint8_t* dst_base) {
+  const MoveSpec spec = NestSpec(Simplify(nest, threads), op, dst_base);
+  ASSIGN_OR_RETURN(MoveFn fn, KernelFor(spec));
+  return ReadyCopy{fn, spec.nest->levels.back().count, ThreadsFor(spec.nest->elements(), threads), spec.streaming, 0};
+}
+
 absl::StatusOr<ReadyNest> KernelCache::Ready(const MoveNest& nest, const ElementOp& op, int64_t dst_positions,
                                              int64_t src_positions, const uint8_t* dst_data) {
+  VISA_CHECK(nest.max_dst() < dst_positions && nest.max_src() < src_positions, "a move nest leaves its buffers");
   // Two threads must never share a byte of a 4-bit destination.
   const int threads = StorageBits(op.to) == 4 ? 1 : threads_;
-  const MoveSpec spec = NestSpec(Simplify(nest, threads), op, dst_data);
-  VISA_CHECK(spec.nest->max_dst() < dst_positions && spec.nest->max_src() < src_positions,
-             "a move nest leaves its buffers");
-  ASSIGN_OR_RETURN(MoveFn fn, KernelFor(spec));
-  return ReadyNest{fn, spec.nest->levels.back().count, ThreadsFor(spec.nest->elements(), threads),
-                   spec.nest->elements(), spec.streaming};
+  const WritePlan plan = PlanFor(nest, op);
+  ASSIGN_OR_RETURN(ReadyCopy first, ReadyKernel(plan.first, op, threads, dst_data));
+  ReadyNest ready{first.fn, first.outer, first.threads, nest.elements(), first.streaming, {}};
+  const int64_t bytes = StorageBits(op.to) / 8;
+  for (const BroadcastCopy& copy : plan.copies) {
+    const int64_t offset = copy.dst_offset * bytes;
+    ASSIGN_OR_RETURN(ReadyCopy kernel, ReadyKernel(copy.nest, op, threads, dst_data + offset));
+    kernel.dst_offset_bytes = offset;
+    ready.copies.push_back(kernel);
+  }
+  return ready;
 }
 
 void ReadyNest::Run(uint8_t* dst_data, const uint8_t* src_data) const {
@@ -296,6 +321,12 @@ void ReadyNest::Run(uint8_t* dst_data, const uint8_t* src_data) const {
     // the destination to the caller (and to the next op).
     if (streaming) FenceStreamingStores();
   });
+  for (const ReadyCopy& copy : copies) {
+    Parallel(copy.outer, copy.threads, [&](int64_t begin, int64_t end) {
+      copy.fn(dst_data + copy.dst_offset_bytes, dst_data, nullptr, begin, end);
+      if (copy.streaming) FenceStreamingStores();
+    });
+  }
 }
 
 void KernelCache::Count(const ReadyNest& ready) {

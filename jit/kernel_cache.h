@@ -24,6 +24,7 @@
 #include "jit/streaming_move.h"
 #include "jit/vector_kernel.h"
 #include "jit/vector_reduce_kernel.h"
+#include "jit/write_order.h"
 
 namespace visa::jit {
 
@@ -57,12 +58,23 @@ struct JitStats {
 
 // A nest move compiled and split over threads, not yet bound to buffers: what RunNest runs, kept
 // by callers that run the same move again (ready_moves.h).
+// A broadcast copy of a ReadyNest (write_order.h): a kernel over the destination alone, reading
+// the positions written so far and writing them again `dst_offset_bytes` further on.
+struct ReadyCopy {
+  MoveFn fn = nullptr;
+  int64_t outer = 0;
+  int threads = 1;
+  bool streaming = false;
+  int64_t dst_offset_bytes = 0;
+};
+
 struct ReadyNest {
   MoveFn fn = nullptr;
   int64_t outer = 0;     // iterations of the outermost level, split over the threads
   int threads = 1;
   int64_t elements = 0;  // destination positions written
   bool streaming = false;  // its stores stream (streaming_move.h): Run fences them
+  std::vector<ReadyCopy> copies;  // run after fn, in order: the broadcast levels' copies
   void Run(uint8_t* dst_data, const uint8_t* src_data) const;
 };
 
@@ -154,6 +166,12 @@ class KernelCache {
   // The kernel of a simplified nest: streaming when ChooseStreaming says so for `dst_base`
   // (nullptr: any vector-aligned base, as when preparing).
   MoveSpec NestSpec(MoveNest simplified, const ElementOp& op, const uint8_t* dst_base);
+  // How a nest is run: in write order with its broadcast levels as copies (write_order.h) when
+  // it is a plain copy of whole bytes, else as given (its copies empty).
+  WritePlan PlanFor(const MoveNest& nest, const ElementOp& op) const;
+  // The compiled kernel of `nest` (simplified for `threads`) writing at `dst_base`.
+  absl::StatusOr<ReadyCopy> ReadyKernel(const MoveNest& nest, const ElementOp& op, int threads,
+                                        const uint8_t* dst_base);
   // The function `key` names, from memory, else from the disk cache, else built with
   // `build(module, name)` and compiled. `key` is the kernel spec's Key(): it must name everything
   // `build` reads, since on disk it stands for the code (compiler.h: KernelIdentity).

@@ -97,12 +97,61 @@ void EmitStreamedVector(llvm::IRBuilder<>& b, llvm::Module& module, const Elemen
                      llvm::MDNode::get(ctx, llvm::ConstantAsMetadata::get(b.getInt32(1))));
 }
 
+// Levels 0 and 1 of a transposing copy (TransposesInBlocks) as 8 x 8 tiles: eight source rows
+// (level 0's steps, each contiguous along level 1) loaded as vectors, transposed in registers by
+// three rounds of perfect shuffles (each rotates the tile's 6-bit element index by one bit: after
+// three, row and column have swapped), stored as eight contiguous destination rows. Element by
+// element, each 2-byte load of such a move is a cache line of its own and the loop does not vectorize.
+void EmitTransposedTiles(llvm::IRBuilder<>& b, const MoveSpec& spec, Value* dst, Value* src, Value* d, Value* s) {
+  constexpr int kTile = kTransposeTile;
+  const NestLevel& rows = spec.nest->levels[0];   // destination stride 1
+  const NestLevel& cols = spec.nest->levels[1];   // source stride 1
+  llvm::Type* element = b.getIntNTy(StorageBits(spec.op.to));
+  auto* vector_type = llvm::FixedVectorType::get(element, kTile);
+  std::vector<int> low, high;
+  for (int i = 0; i < kTile / 2; ++i) {
+    low.insert(low.end(), {i, i + kTile});
+    high.insert(high.end(), {i + kTile / 2, i + kTile / 2 + kTile});
+  }
+  EmitLoop(b, b.getInt64(0), b.getInt64(cols.count / kTile), [&](Value* c) {
+    Value* c0 = b.CreateNSWMul(c, b.getInt64(kTile));
+    EmitLoop(b, b.getInt64(0), b.getInt64(rows.count / kTile), [&](Value* r) {
+      Value* r0 = b.CreateNSWMul(r, b.getInt64(kTile));
+      // Tile row i: source row r0 + i (level 0), columns c0 .. c0 + 7 (level 1).
+      Value* s0 = b.CreateNSWAdd(s, b.CreateNSWAdd(b.CreateNSWMul(r0, b.getInt64(rows.src_stride)), c0));
+      std::vector<Value*> tile(kTile);
+      for (int i = 0; i < kTile; ++i) {
+        Value* at = b.CreateNSWAdd(s0, b.getInt64(i * rows.src_stride));
+        tile[i] = b.CreateAlignedLoad(vector_type, b.CreateGEP(element, src, at), llvm::Align(1));
+      }
+      for (int round = 0; round < 3; ++round) {
+        std::vector<Value*> next(kTile);
+        for (int i = 0; i < kTile / 2; ++i) {
+          next[2 * i] = b.CreateShuffleVector(tile[i], tile[i + kTile / 2], low);
+          next[2 * i + 1] = b.CreateShuffleVector(tile[i], tile[i + kTile / 2], high);
+        }
+        tile = std::move(next);
+      }
+      // Transposed row j: destination column c0 + j (level 1), positions r0 .. r0 + 7 (level 0).
+      Value* d0 = b.CreateNSWAdd(d, b.CreateNSWAdd(r0, b.CreateNSWMul(c0, b.getInt64(cols.dst_stride))));
+      for (int j = 0; j < kTile; ++j) {
+        Value* at = b.CreateNSWAdd(d0, b.getInt64(j * cols.dst_stride));
+        b.CreateAlignedStore(tile[j], b.CreateGEP(element, dst, at), llvm::Align(1));
+      }
+    });
+  });
+}
+
 // Levels innermost first; level `k` runs over [start, end) when it is the outermost, and is written
 // out when it is in [1, unrolled).
 void EmitNest(llvm::IRBuilder<>& b, llvm::Module& module, const MoveSpec& spec, Value* dst, Value* src,
               int k, Value* d, Value* s, Value* begin, Value* end, int unrolled) {
   if (k < 0) {
     EmitElement(b, module, spec.op, dst, src, d, s);
+    return;
+  }
+  if (k == 1 && TransposesInBlocks(spec)) {
+    EmitTransposedTiles(b, spec, dst, src, d, s);
     return;
   }
   if (k == 0 && spec.streaming && spec.nest->levels.size() > 1) {
@@ -158,6 +207,16 @@ int UnrolledLevels(const MoveSpec& spec) {
     ++k;
   }
   return k;
+}
+
+bool TransposesInBlocks(const MoveSpec& spec) {
+  if (!spec.nest || spec.streaming || spec.op.kind != ElementOp::Kind::kCopy || spec.op.from != spec.op.to) return false;
+  const int bits = StorageBits(spec.op.to);
+  const std::vector<NestLevel>& levels = spec.nest->levels;
+  // Level 1 is never the outermost: threads split that one, and the tiles walk all of it.
+  if ((bits != 8 && bits != 16 && bits != 32) || levels.size() < 3) return false;
+  return levels[0].dst_stride == 1 && levels[1].src_stride == 1 && levels[0].src_stride != 1 &&
+         levels[0].count % kTransposeTile == 0 && levels[1].count % kTransposeTile == 0;
 }
 
 std::string MoveSpec::Key() const {

@@ -37,6 +37,15 @@ struct MoveSpec {
 inline constexpr int64_t kMaxUnrolledBodies = 8;
 inline constexpr int64_t kMaxUnrolledElements = 256;
 
+// The side of the square tiles a transposing copy moves at a time.
+inline constexpr int kTransposeTile = 8;
+
+// Whether `spec`'s kernel moves its two innermost levels as transposed tiles (a plain copy of
+// 1-, 2- or 4-byte elements whose level 0 is contiguous in the destination and level 1 in the
+// source, both counts whole tiles, with a level around them): a blocked transpose instead of an
+// element-by-element gather.
+bool TransposesInBlocks(const MoveSpec& spec);
+
 // How many of `spec`'s innermost levels (counted from level 0) its kernel writes out as
 // straight-line code rather than loops: levels 1 .. result-1, whose counts multiply to at most
 // kMaxUnrolledBodies and, times level 0's count, to at most kMaxUnrolledElements (a long level 0
