@@ -2,6 +2,7 @@
 #include "jit/indirect_fetch.h"
 
 #include <algorithm>
+#include <cstring>
 #include <optional>
 #include <vector>
 
@@ -80,23 +81,25 @@ absl::StatusOr<Source> SourceOf(const DmTensor& table, const FetchStage& stage, 
   return source;
 }
 
-// Every padding position of `out` holds `pad_bits`: the adapter masks what the sequencer over-read.
-absl::Status MaskPadding(const Mapping& out, int bits, uint32_t pad_bits, std::vector<uint8_t>& bytes) {
-  if (!HasPadding(out)) return absl::OkStatus();
-  ASSIGN_OR_RETURN(std::vector<int64_t> live, LivePositions(out));
-  int64_t next = 0;  // the first position after the previous live one
-  for (size_t k = 0; k <= live.size(); ++k) {
-    const int64_t end = k < live.size() ? live[k] : out.size();
-    for (int64_t p = next; p < end; ++p) SetPosition(bits, bytes.data(), p, pad_bits);
-    next = end + 1;
+// Every padding position (the runs of `padding`) holds `pad_bits`: the adapter masks what the
+// sequencer over-read.
+void MaskPadding(const std::vector<int64_t>& padding, int bits, uint32_t pad_bits, std::vector<uint8_t>& bytes) {
+  for (size_t r = 0; r + 1 < padding.size(); r += 2) {
+    const int64_t start = padding[r], length = padding[r + 1];
+    if (bits == 8) {
+      std::memset(bytes.data() + start, static_cast<int>(pad_bits & 0xff), static_cast<size_t>(length));
+    } else if (bits >= 8 && pad_bits == 0) {
+      std::memset(bytes.data() + start * bits / 8, 0, static_cast<size_t>(length * bits / 8));
+    } else {
+      for (int64_t p = start; p < start + length; ++p) SetPosition(bits, bytes.data(), p, pad_bits);
+    }
   }
-  return absl::OkStatus();
 }
 
 }  // namespace
 
 absl::StatusOr<HostTensor> RunIndirectFetch(KernelCache& kernels, const DmTensor& table, const DeviceTensor& index,
-                                            const FetchStage& stage) {
+                                            const FetchStage& stage, const std::vector<int64_t>& padding) {
   VISA_CHECK(stage.indirect.has_value(), "an indirect fetch has its IndirectLoop");
   const IndirectLoop& loop = stage.indirect->loop;
   // The IndirectLoop's offsets: read from device memory now, each checked.
@@ -148,7 +151,7 @@ absl::StatusOr<HostTensor> RunIndirectFetch(KernelCache& kernels, const DmTensor
   if (stage.adapter.pad_value) {
     ASSIGN_OR_RETURN(pad_bits, DoubleToBits(stage.out.dtype, *stage.adapter.pad_value));
   }
-  RETURN_IF_ERROR(MaskPadding(out, out_bits, pad_bits, bytes));
+  MaskPadding(padding, out_bits, pad_bits, bytes);
   bytes.resize(static_cast<size_t>(StorageBytes(stage.out.dtype, out.size())));
   ++kernels.stats().sequencer_moves;
   return HostTensor::FromBytes(stage.out.dtype, out, std::move(bytes));

@@ -214,6 +214,24 @@ int64_t InnerPositions(const Mapping& time, const Mapping& interleave) {
   return found ? inner : -1;
 }
 
+// Whether the op contracts (only then may its front run fused), and whether every stage between
+// fetch and store only relabels positions (only then may it run as one move): checked before
+// either plan's key, which names the whole op, is built on every run.
+bool Contracts(const PipelineOp& op) {
+  return std::any_of(op.stages.begin(), op.stages.end(),
+                     [](const Stage& stage) { return std::holds_alternative<AlignStage>(stage); });
+}
+bool OnlyRelabels(const PipelineOp& op) {
+  for (size_t i = 2; i + 1 < op.stages.size(); ++i) {
+    const Stage& stage = op.stages[i];
+    if (!std::holds_alternative<SwitchStage>(stage) && !std::holds_alternative<CollectStage>(stage) &&
+        !std::holds_alternative<TransposeStage>(stage)) {
+      return false;
+    }
+  }
+  return true;
+}
+
 // The layout a DMA end is addressed by: in place, or (nullopt) staged in its full mapping.
 Mapping EndLayout(const std::optional<Mapping>& in_place, const DeviceTensor& t) {
   return in_place ? *in_place : t.full_mapping();
@@ -240,11 +258,13 @@ struct KernelRunner {
   KernelCache& kernels;
   const PipelineTensors& tensors;
   PaddingCache& padded;
+  const PipelineOp& op;
 
   absl::StatusOr<HostTensor> Fetch(const BeginStage& begin, const FetchStage& stage) {
     if (stage.indirect) {
       VISA_CHECK(tensors.fetch_index.has_value(), "an indirect fetch runs with its index tensor");
-      return RunIndirectFetch(kernels, tensors.inputs[0], *tensors.fetch_index, stage);
+      ASSIGN_OR_RETURN(const std::vector<int64_t>* padding, PaddedRuns(stage.out.Full()));
+      return RunIndirectFetch(kernels, tensors.inputs[0], *tensors.fetch_index, stage, *padding);
     }
     ASSIGN_OR_RETURN(std::optional<HostTensor> walked, FetchBySequencer(begin, stage));
     if (walked) return *std::move(walked);
@@ -433,7 +453,9 @@ struct KernelRunner {
   }
 
   absl::StatusOr<HostTensor> Vector(HostTensor stream, const VectorStage& stage) {
-    return RunVectorStage(kernels, std::move(stream), stage, tensors.vrf_operands);
+    size_t index = 0;  // the stage's place in the op: what its kept plan is known by (op_memo.h)
+    while (index < op.stages.size() && std::get_if<VectorStage>(&op.stages[index]) != &stage) ++index;
+    return RunVectorStage(kernels, std::move(stream), stage, tensors.vrf_operands, op.serial, index);
   }
 
   absl::Status Store(HostTensor stream, const Stage& last) {
@@ -742,7 +764,7 @@ absl::StatusOr<std::optional<HostTensor>> JitBackend::RunFused(const FusedContra
 }
 
 absl::Status JitBackend::Run(const PipelineOp& op, const PipelineTensors& tensors) {
-  KernelRunner runner{*kernels_, tensors, padded_};
+  KernelRunner runner{*kernels_, tensors, padded_, op};
   if (op.fetch_index) {  // an IndirectLoop: offsets known only now, so never one fused or direct kernel
     ++kernels_->stats().staged_pipelines;
     return WalkPipeline(op, runner);
@@ -751,7 +773,10 @@ absl::Status JitBackend::Run(const PipelineOp& op, const PipelineTensors& tensor
     ++kernels_->stats().direct_pipelines;
     return absl::OkStatus();
   }
-  ASSIGN_OR_RETURN(const FusedContraction* fused, FusedPlanFor(op));
+  const FusedContraction* fused = nullptr;
+  if (Contracts(op)) {
+    ASSIGN_OR_RETURN(fused, FusedPlanFor(op));
+  }
   if (fused != nullptr && tensors.weights) {
     const ContractionEpilogue* epilogue = EpilogueFor(op, *fused, tensors.output);
     absl::StatusOr<std::optional<HostTensor>> stream = RunFused(*fused, epilogue, tensors);
@@ -765,7 +790,10 @@ absl::Status JitBackend::Run(const PipelineOp& op, const PipelineTensors& tensor
     }
     if (!absl::IsFailedPrecondition(stream.status())) return stream.status();
   }
-  ASSIGN_OR_RETURN(const DirectPipeline* direct, DirectPlanFor(op, tensors.inputs[0], tensors.output));
+  const DirectPipeline* direct = nullptr;
+  if (OnlyRelabels(op)) {
+    ASSIGN_OR_RETURN(direct, DirectPlanFor(op, tensors.inputs[0], tensors.output));
+  }
   if (direct != nullptr) {
     std::optional<InPlace> from = InPlaceOf(tensors.inputs[0]);
     std::optional<InPlace> to = InPlaceOf(tensors.output);

@@ -314,6 +314,20 @@ absl::StatusOr<ReadyNest> KernelCache::Ready(const MoveNest& nest, const Element
   return ready;
 }
 
+absl::StatusOr<std::optional<ReadyNest>> KernelCache::ReadyBetweenBuffers(const Mapping& dst, const Mapping& src,
+                                                                       const ElementOp& op, int64_t dst_positions,
+                                                                       int64_t src_positions, bool allow_drop) {
+  ASSIGN_OR_RETURN(const Plan* plan, PlanFor(dst, src, allow_drop));
+  if (!plan->nest) return std::nullopt;
+  const int threads = StorageBits(op.to) == 4 ? 1 : threads_;
+  MoveSpec spec{Simplify(*plan->nest, threads), op};
+  VISA_CHECK(spec.nest->max_dst() < dst_positions && spec.nest->max_src() < src_positions,
+             "a move nest leaves its buffers");
+  ASSIGN_OR_RETURN(MoveFn fn, KernelFor(spec));
+  return ReadyNest{fn, spec.nest->levels.back().count, ThreadsFor(spec.nest->elements(), threads),
+                   spec.nest->elements(), false};
+}
+
 void ReadyNest::Run(uint8_t* dst_data, const uint8_t* src_data) const {
   Parallel(outer, threads, [&](int64_t begin, int64_t end) {
     fn(dst_data, src_data, nullptr, begin, end);

@@ -21,6 +21,7 @@
 #include "jit/contraction_kernel.h"
 #include "jit/lane_contraction_kernel.h"
 #include "jit/move_kernel.h"
+#include "jit/op_memo.h"
 #include "jit/streaming_move.h"
 #include "jit/vector_kernel.h"
 #include "jit/vector_reduce_kernel.h"
@@ -99,6 +100,12 @@ class KernelCache {
   // Counts a run of a kept nest in the stats (RunNest counts its own).
   void Count(const ReadyNest& ready);
 
+  // The nest move dst <- src compiled for any buffers of these sizes (ordinary stores), to be run
+  // again without planning (ReadyNest::Run, then Count); nullopt for a move without a loop nest.
+  absl::StatusOr<std::optional<ReadyNest>> ReadyBetweenBuffers(const Mapping& dst, const Mapping& src,
+                                                               const ElementOp& op, int64_t dst_positions,
+                                                               int64_t src_positions, bool allow_drop);
+
   // Plans and compiles the move without running it (Prepare).
   absl::Status Compile(const Mapping& dst, const Mapping& src, const ElementOp& op, bool allow_drop);
 
@@ -141,6 +148,8 @@ class KernelCache {
   void set_threads(int threads) { threads_ = std::max(threads, 1); }
   const JitStats& stats() const { return stats_; }
   JitStats& stats() { return stats_; }
+  // What ops' later runs reuse (op_memo.h).
+  OpMemo& memo() { return memo_; }
   const Compiler& compiler() const { return *compiler_; }
 
  private:
@@ -186,6 +195,7 @@ class KernelCache {
   absl::flat_hash_map<std::string, std::unique_ptr<Plan>> plans_;
   absl::flat_hash_map<std::string, void*> kernels_;
   JitStats stats_;
+  OpMemo memo_;
 };
 
 }  // namespace visa::jit

@@ -76,33 +76,52 @@ int ThreadsForBlocks(int64_t elements, int64_t blocks, int threads) {
 
 }  // namespace
 
-absl::StatusOr<std::vector<uint8_t>> RunReduceStep(KernelCache& kernels, const VeStep& step,
-                                                   const std::vector<uint8_t>& data) {
+absl::StatusOr<ReadyReduce> ReadyReduceStep(KernelCache& kernels, const VeStep& step) {
   VISA_CHECK(step.kind == VeStep::Kind::kIntraReduce || step.kind == VeStep::Kind::kInterReduce,
              "a reduce step is a reduction");
-  const auto* in = reinterpret_cast<const uint32_t*>(data.data());
-  const int64_t elements = static_cast<int64_t>(data.size() / 4);
-  std::vector<uint8_t> out(static_cast<size_t>(4 * step.out.Full().size()));
-  auto* lanes = reinterpret_cast<uint32_t*>(out.data());
+  ReadyReduce ready;
+  ready.out_elements = step.out.Full().size();
   if (step.kind == VeStep::Kind::kIntraReduce) {
     const IntraSliceReduceStage& stage = *step.intra_reduce;
-    VISA_CHECK(elements == stage.in.Full().size(), "the intra-slice reduce reads its input layout");
-    ASSIGN_OR_RETURN(IntraReduceFn fn, kernels.IntraReduce(IntraSpecOf(stage)));
-    const std::shared_ptr<const std::vector<int32_t>> valid = ValidCountsOf(step.intra_reduce);
-    const int64_t blocks = interp::IntraSliceBlocks(stage);
-    Parallel(blocks, ThreadsForBlocks(elements, blocks, kernels.threads()), [&](int64_t begin, int64_t end) {
-      std::vector<uint8_t> have(static_cast<size_t>(stage.out.time.size()));
-      fn(in, lanes, valid->data(), have.data(), begin, end);
-    }, 1);
+    ready.in_elements = stage.in.Full().size();
+    ASSIGN_OR_RETURN(ready.intra, kernels.IntraReduce(IntraSpecOf(stage)));
+    ready.valid = ValidCountsOf(step.intra_reduce);
+    ready.blocks = interp::IntraSliceBlocks(stage);
+    ready.out_steps = stage.out.time.size();
   } else {
     const InterSliceReduceStage& stage = *step.inter_reduce;
-    VISA_CHECK(elements == stage.in.Full().size(), "the inter-slice reduce reads its input layout");
-    ASSIGN_OR_RETURN(InterReduceFn fn, kernels.InterReduce(InterSpecOf(stage)));
-    const int64_t blocks = interp::InterSliceBlocks(stage);
-    Parallel(blocks, ThreadsForBlocks(elements, blocks, kernels.threads()),
-             [&](int64_t begin, int64_t end) { fn(in, lanes, begin, end); }, 1);
+    ready.in_elements = stage.in.Full().size();
+    ASSIGN_OR_RETURN(ready.inter, kernels.InterReduce(InterSpecOf(stage)));
+    ready.blocks = interp::InterSliceBlocks(stage);
+  }
+  ready.threads = ThreadsForBlocks(ready.in_elements, ready.blocks, kernels.threads());
+  return ready;
+}
+
+void RunReadyReduce(KernelCache& kernels, const ReadyReduce& ready, const std::vector<uint8_t>& data,
+                    std::vector<uint8_t>& out) {
+  VISA_CHECK(static_cast<int64_t>(data.size()) == 4 * ready.in_elements, "a reduction reads its input layout");
+  const auto* in = reinterpret_cast<const uint32_t*>(data.data());
+  out.resize(static_cast<size_t>(4 * ready.out_elements));
+  auto* lanes = reinterpret_cast<uint32_t*>(out.data());
+  if (ready.intra != nullptr) {
+    Parallel(ready.blocks, ready.threads, [&](int64_t begin, int64_t end) {
+      // Beyond eight output steps the kernel tracks contributions here (fewer stay in values).
+      uint8_t small[64];
+      std::vector<uint8_t> large(ready.out_steps > 64 ? static_cast<size_t>(ready.out_steps) : 0);
+      ready.intra(in, lanes, ready.valid->data(), large.empty() ? small : large.data(), begin, end);
+    }, 1);
+  } else {
+    Parallel(ready.blocks, ready.threads, [&](int64_t begin, int64_t end) { ready.inter(in, lanes, begin, end); }, 1);
   }
   ++kernels.stats().compiled_reductions;
+}
+
+absl::StatusOr<std::vector<uint8_t>> RunReduceStep(KernelCache& kernels, const VeStep& step,
+                                                   const std::vector<uint8_t>& data) {
+  ASSIGN_OR_RETURN(ReadyReduce ready, ReadyReduceStep(kernels, step));
+  std::vector<uint8_t> out;
+  RunReadyReduce(kernels, ready, data, out);
   return out;
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -12,6 +13,23 @@
 #include "jit/kernel_cache.h"
 
 namespace visa::jit {
+
+// A reduce step's compiled reduction with everything it needs but the data: what a vector stage's
+// later runs keep (op_memo.h), so no spec key or table is built again.
+struct ReadyReduce {
+  IntraReduceFn intra = nullptr;  // else inter
+  InterReduceFn inter = nullptr;
+  std::shared_ptr<const std::vector<int32_t>> valid;  // the intra-slice reduce's VCG counts
+  int64_t in_elements = 0;
+  int64_t out_elements = 0;
+  int64_t out_steps = 0;
+  int64_t blocks = 0;
+  int threads = 1;
+};
+absl::StatusOr<ReadyReduce> ReadyReduceStep(KernelCache& kernels, const VeStep& step);
+// `data` (the step's input image) reduced into `out` (resized to the output's positions).
+void RunReadyReduce(KernelCache& kernels, const ReadyReduce& ready, const std::vector<uint8_t>& data,
+                    std::vector<uint8_t>& out);
 
 // `data` is the stream laid out by the step's input Full(); returns its output's bytes.
 absl::StatusOr<std::vector<uint8_t>> RunReduceStep(KernelCache& kernels, const VeStep& step,

@@ -118,8 +118,117 @@ absl::StatusOr<std::vector<uint8_t>> BranchIds(KernelCache& kernels, const Vecto
 
 }  // namespace
 
+namespace {
+
+// A move between two host images kept ready (a loop nest), else planned on each run (a run list).
+struct ImageMove {
+  Mapping to, from;
+  DType dtype = DType::kI32;
+  bool allow_drop = false;
+  std::optional<ReadyNest> ready;
+};
+
+absl::StatusOr<ImageMove> ImageMoveOf(KernelCache& kernels, DType dtype, const Mapping& to, const Mapping& from,
+                                      int64_t from_positions, bool allow_drop) {
+  ImageMove move{to, from, dtype, allow_drop, std::nullopt};
+  ASSIGN_OR_RETURN(move.ready,
+                   kernels.ReadyBetweenBuffers(to, from, CopyOp(dtype), to.size(), from_positions, allow_drop));
+  return move;
+}
+
+// `src` moved by index into a zeroed image of `move.to` (padding and unheld positions zero).
+absl::StatusOr<std::vector<uint8_t>> RunImageMove(KernelCache& kernels, const ImageMove& move, const uint8_t* src,
+                                                  int64_t src_positions) {
+  if (!move.ready) return Moved(kernels, move.dtype, move.to, move.from, src, src_positions, move.allow_drop);
+  std::vector<uint8_t> bytes = Zeroed(move.dtype, move.to.size());
+  kernels.Count(*move.ready);
+  move.ready->Run(bytes.data(), src);
+  return bytes;
+}
+
+// Everything a vector stage's run derives from its configuration alone: the actions with their
+// compiled kernels, the relayouts ready to run, the zip positions and the execution ids the branch
+// mode gives (unless they come from a VRF's values). Made on the stage's first run and kept for the
+// op's later runs (op_memo.h).
+struct StagePlan {
+  struct Step {
+    VectorFn fn = nullptr;  // the segment's loop, null for an empty segment
+    std::vector<std::optional<ImageMove>> images;  // per image (VRF operands: from their staged layout)
+    std::optional<ReadyReduce> reduce;
+    ZipFn zip = nullptr;
+    std::vector<int64_t> zip_from;
+    std::optional<ImageMove> data_move, tag_move;  // a relayout
+    Mapping to;  // the layout after the step
+  };
+  std::vector<Action> actions;
+  std::vector<Step> steps;  // per action
+  std::optional<std::vector<uint8_t>> tags;  // the first ids, unless a VRF's values give them
+  std::optional<std::vector<uint8_t>> toggle_after_inter;  // AxisToggle ids after an InterFirst reduce
+};
+
+absl::StatusOr<StagePlan> PlanStage(KernelCache& kernels, const VectorStage& stage,
+                                    const std::vector<DeviceTensor>& vrfs) {
+  StagePlan plan;
+  Mapping layout = stage.in.Full();
+  if (InterFirst(stage)) {
+    plan.tags = std::vector<uint8_t>(static_cast<size_t>(layout.size()), 0);
+  } else if (stage.branch.kind != BranchMode::Kind::kVrf) {
+    ASSIGN_OR_RETURN(std::vector<uint8_t> tags, BranchIds(kernels, stage, layout, vrfs, {}));
+    plan.tags = std::move(tags);
+  }
+  Mapping stash_layout;
+  plan.actions = ActionsOf(stage);
+  for (const Action& action : plan.actions) {
+    StagePlan::Step step;
+    if (!action.segment.empty()) {
+      for (const ImageSource& source : action.segment.images) {
+        if (source.stash) {
+          ASSIGN_OR_RETURN(ImageMove move, ImageMoveOf(kernels, DType::kI32, layout, stash_layout, stash_layout.size(), true));
+          step.images.push_back(std::move(move));
+        } else {
+          step.images.push_back(std::nullopt);  // the staged VRF's size is known at run time
+        }
+      }
+      ASSIGN_OR_RETURN(step.fn, kernels.Vector(action.segment.spec));
+    }
+    if (action.step != nullptr && action.step->kind != VeStep::Kind::kStash) {
+      const Mapping to = action.step->out.Full();
+      const VeStep::Kind kind = action.step->kind;
+      if (kind == VeStep::Kind::kIntraReduce || kind == VeStep::Kind::kInterReduce) {
+        ASSIGN_OR_RETURN(step.reduce, ReadyReduceStep(kernels, *action.step));
+        if (kind == VeStep::Kind::kInterReduce && InterFirst(stage) &&
+            stage.branch.kind == BranchMode::Kind::kAxisToggle) {
+          ASSIGN_OR_RETURN(std::vector<uint8_t> tags, AxisToggleTags(to, stage.branch.axis));
+          plan.toggle_after_inter = std::move(tags);
+        }
+      } else if (kind == VeStep::Kind::kZip) {
+        ASSIGN_OR_RETURN(step.zip_from, ZipPositions(layout, to, stage.unzip_axis));
+        ASSIGN_OR_RETURN(step.zip, kernels.Zip(ZipSpecOf(*action.step)));
+      } else {
+        ASSIGN_OR_RETURN(step.data_move, ImageMoveOf(kernels, DType::kI32, to, layout, layout.size(), false));
+        ASSIGN_OR_RETURN(step.tag_move, ImageMoveOf(kernels, DType::kI8, to, layout, layout.size(), false));
+      }
+      step.to = to;
+      layout = to;
+    } else if (action.step != nullptr) {
+      stash_layout = layout;
+      step.to = layout;
+    } else {
+      step.to = layout;
+    }
+    plan.steps.push_back(std::move(step));
+  }
+  return plan;
+}
+
+}  // namespace
+
 absl::StatusOr<HostTensor> RunVectorStage(KernelCache& kernels, HostTensor stream, const VectorStage& stage,
-                                          const std::vector<DeviceTensor>& vrfs) {
+                                          const std::vector<DeviceTensor>& vrfs, uint64_t serial,
+                                          uint64_t stage_index) {
+  ASSIGN_OR_RETURN(std::shared_ptr<const StagePlan> plan,
+                   kernels.memo().Get<StagePlan>(serial, MemoPart(stage_index, 0, 1),
+                                                 [&] { return PlanStage(kernels, stage, vrfs); }));
   Mapping layout = stage.in.Full();
   std::vector<uint8_t> data = std::move(stream).TakeBytes();
   VISA_CHECK(static_cast<int64_t>(data.size()) == 4 * layout.size(), "the vector stage reads its input layout");
@@ -128,19 +237,25 @@ absl::StatusOr<HostTensor> RunVectorStage(KernelCache& kernels, HostTensor strea
     ASSIGN_OR_RETURN(Staged staged, Staged::Read(vrf));
     vrf_data.push_back(std::move(staged));
   }
-  std::vector<uint8_t> tags(static_cast<size_t>(layout.size()), 0);
-  if (!InterFirst(stage)) {
+  std::vector<uint8_t> tags;
+  if (plan->tags) {
+    tags = *plan->tags;
+  } else {
     ASSIGN_OR_RETURN(tags, BranchIds(kernels, stage, layout, vrfs, vrf_data));
   }
   std::vector<uint8_t> stash;
   Mapping stash_layout;
-  for (const Action& action : ActionsOf(stage)) {
-    if (!action.segment.empty()) {
+  int64_t positions = layout.size();
+  for (size_t a = 0; a < plan->actions.size(); ++a) {
+    const Action& action = plan->actions[a];
+    const StagePlan::Step& step = plan->steps[a];
+    if (step.fn != nullptr) {
       std::vector<std::vector<uint8_t>> images;
-      for (const ImageSource& source : action.segment.images) {
+      for (size_t k = 0; k < action.segment.images.size(); ++k) {
+        const ImageSource& source = action.segment.images[k];
         if (source.stash) {
-          ASSIGN_OR_RETURN(std::vector<uint8_t> image, Moved(kernels, DType::kI32, layout, stash_layout, stash.data(),
-                                                             stash_layout.size(), true));
+          ASSIGN_OR_RETURN(std::vector<uint8_t> image, RunImageMove(kernels, *step.images[k], stash.data(),
+                                                                    static_cast<int64_t>(stash.size() / 4)));
           images.push_back(std::move(image));
         } else {
           const DeviceTensor& vrf = vrfs[source.vrf];
@@ -152,9 +267,9 @@ absl::StatusOr<HostTensor> RunVectorStage(KernelCache& kernels, HostTensor strea
       }
       std::vector<const uint32_t*> bases;
       for (const std::vector<uint8_t>& image : images) bases.push_back(reinterpret_cast<const uint32_t*>(image.data()));
-      ASSIGN_OR_RETURN(VectorFn fn, kernels.Vector(action.segment.spec));
       uint32_t* values = reinterpret_cast<uint32_t*>(data.data());
-      Parallel(layout.size(), ThreadsFor(layout.size(), kernels.threads()),
+      VectorFn fn = step.fn;
+      Parallel(positions, ThreadsFor(positions, kernels.threads()),
                [&](int64_t begin, int64_t end) { fn(values, tags.data(), bases.data(), begin, end); }, 4096);
     }
     if (action.step == nullptr) continue;
@@ -163,33 +278,29 @@ absl::StatusOr<HostTensor> RunVectorStage(KernelCache& kernels, HostTensor strea
       stash_layout = layout;
       continue;
     }
-    const Mapping to = action.step->out.Full();
-    if (action.step->kind == VeStep::Kind::kIntraReduce || action.step->kind == VeStep::Kind::kInterReduce) {
-      ASSIGN_OR_RETURN(data, RunReduceStep(kernels, *action.step, data));
+    const Mapping& to = step.to;
+    if (step.reduce) {
+      std::vector<uint8_t> out;
+      RunReadyReduce(kernels, *step.reduce, data, out);
+      data = std::move(out);
       tags.assign(static_cast<size_t>(to.size()), 0);  // reduced lanes carry id 0 (as on the interpreter)
-      layout = to;
-      if (action.step->kind == VeStep::Kind::kInterReduce && InterFirst(stage) &&
-          stage.branch.kind == BranchMode::Kind::kAxisToggle) {
-        ASSIGN_OR_RETURN(tags, AxisToggleTags(layout, stage.branch.axis));
-      }
-      continue;
-    }
-    if (action.step->kind == VeStep::Kind::kZip) {
-      ASSIGN_OR_RETURN(std::vector<int64_t> from, ZipPositions(layout, to, stage.unzip_axis));
-      ASSIGN_OR_RETURN(ZipFn fn, kernels.Zip(ZipSpecOf(*action.step)));
+      if (plan->toggle_after_inter && action.step->kind == VeStep::Kind::kInterReduce) tags = *plan->toggle_after_inter;
+    } else if (step.zip != nullptr) {
       std::vector<uint8_t> merged = Zeroed(DType::kI32, to.size());
       uint32_t* out = reinterpret_cast<uint32_t*>(merged.data());
       const uint32_t* in = reinterpret_cast<const uint32_t*>(data.data());
+      const int64_t* from = step.zip_from.data();
+      ZipFn fn = step.zip;
       Parallel(to.size(), ThreadsFor(to.size(), kernels.threads()),
-               [&](int64_t begin, int64_t end) { fn(out, in, from.data(), begin, end); }, 4096);
+               [&](int64_t begin, int64_t end) { fn(out, in, from, begin, end); }, 4096);
       data = std::move(merged);
       tags.assign(static_cast<size_t>(to.size()), 0);  // the merged stream's ids are 0
-      layout = to;
-      continue;
+    } else {
+      ASSIGN_OR_RETURN(data, RunImageMove(kernels, *step.data_move, data.data(), positions));
+      ASSIGN_OR_RETURN(tags, RunImageMove(kernels, *step.tag_move, tags.data(), positions));
     }
-    ASSIGN_OR_RETURN(data, Moved(kernels, DType::kI32, to, layout, data.data(), layout.size(), false));
-    ASSIGN_OR_RETURN(tags, Moved(kernels, DType::kI8, to, layout, tags.data(), layout.size(), false));
     layout = to;
+    positions = to.size();
   }
   return HostTensor::FromBytes(stage.out.dtype, layout, std::move(data));
 }
