@@ -561,6 +561,7 @@ absl::StatusOr<Generation> Generate(const LlamaConfig& c, const LlamaWeights& w,
   ASSIGN_OR_RETURN(std::vector<DeviceTensor> decode_inputs, PlaceStepInputs(c, *state.device, 1));
   LlamaPhase prefill{c.prompt, {}, prefill_inputs}, decode{1, {}, decode_inputs};
   ASSIGN_OR_RETURN(prefill.program, Trace(ForwardKernel(c, c.prompt), Inputs(state, prefill.step_inputs)));
+  RETURN_IF_ERROR(ClearCaches(c, state));
   ASSIGN_OR_RETURN(decode.program, Trace(ForwardKernel(c, 1), Inputs(state, decode.step_inputs)));
   RETURN_IF_ERROR(ClearCaches(c, state));
   Generation g;
