@@ -61,6 +61,7 @@ LlamaWeights MakeWeights(const LlamaConfig& c) {
   const float in_q = 1.0f / std::sqrt(static_cast<float>(G * H * E));
   LlamaWeights w;
   w.embedding = Uniform(gen, c.vocab * D, 1.0f);
+  w.lm_head = Uniform(gen, c.vocab * D, 1.0f);
   w.final_norm = Uniform(gen, D, 0.1f, 1.0f);
   for (int64_t l = 0; l < c.layers; ++l) {
     LlamaLayerWeights layer;

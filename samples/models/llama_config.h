@@ -44,7 +44,11 @@ struct LlamaLayerWeights {
 };
 
 struct LlamaWeights {
-  std::vector<float> embedding;   // [V, D]; the LM head is tied: w_lm_head = w_emb.T
+  std::vector<float> embedding;   // [V, D]
+  // w_lm_head stored transposed, [V, D]. Not tied to the embedding (the page's "typically"): with
+  // random weights a tied head mostly predicts the token it was given, and a generation of one
+  // repeated token would test the decode loop poorly.
+  std::vector<float> lm_head;
   std::vector<float> final_norm;  // [D]
   // The page's RoPE table w_rope[s_max, d_k', 2, 2] written out as a block-diagonal rotation per
   // position, [T, E, C]: rope[t, 2r + a, 2r + b] = [[cos, -sin], [sin, cos]][a][b] at angle

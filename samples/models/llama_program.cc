@@ -54,7 +54,7 @@ namespace visa::models {
 namespace {
 
 constexpr int64_t kStepInputs = 4;      // tokens, positions, mask, last
-constexpr int64_t kGlobalWeights = 3;   // embedding, rope, final_norm
+constexpr int64_t kGlobalWeights = 4;   // embedding, rope, final_norm, lm_head
 constexpr int64_t kLayerWeights = 9;    // attn_norm, wq, wk, wv, wo, ffn_norm, gate, up, down
 
 // The pieces of a contracted axis K the GEMM tile restates: K itself, its 16-element flits and
@@ -394,7 +394,8 @@ KernelOf ForwardKernel(const LlamaConfig& c, int64_t tokens) {
   return [c, scope](Context& ctx, const std::vector<DeviceTensor>& in) -> absl::StatusOr<std::vector<DeviceTensor>> {
     const MappingScope& m = *scope;
     const HbmTensor token_ids(in[0]), positions(in[1]), mask(in[2]), last(in[3]);
-    const HbmTensor embedding(in[kStepInputs]), rope(in[kStepInputs + 1]), final_norm(in[kStepInputs + 2]);
+    const HbmTensor embedding(in[kStepInputs]), rope(in[kStepInputs + 1]), final_norm(in[kStepInputs + 2]),
+        lm_head(in[kStepInputs + 3]);
     // 1. Embedding lookup: a TensorDMA gather of the token rows.
     HbmTensor x = embedding;
     {
@@ -415,7 +416,7 @@ KernelOf ForwardKernel(const LlamaConfig& c, int64_t tokens) {
       caches.push_back(t.v_cache);
     }
     // 3. Final RMSNorm; 4. the last position (a gather of one row: the page's slice) and the LM
-    // head, tied to the embedding table ([V, D] is w_lm_head transposed).
+    // head ([V, D] is w_lm_head transposed).
     ASSIGN_OR_RETURN(HbmTensor x_final, RmsNorm(ctx, m, c, x, final_norm, "final RMSNorm"));
     HbmTensor x_last = x_final;
     {
@@ -425,7 +426,7 @@ KernelOf ForwardKernel(const LlamaConfig& c, int64_t tokens) {
       x_last = HbmTensor(row);
     }
     const MatmulSpec head_spec{"LM head", "V / 32", "L", "V", Over("", "D")};
-    ASSIGN_OR_RETURN(DmTensor logits_dm, Matmul(ctx, m, head_spec, x_last, embedding, false));
+    ASSIGN_OR_RETURN(DmTensor logits_dm, Matmul(ctx, m, head_spec, x_last, lm_head, false));
     ASSIGN_OR_RETURN(HbmTensor logits, ToHbm(ctx, logits_dm, m.m("L, V"), "logits"));
     std::vector<DeviceTensor> out = {logits};
     out.insert(out.end(), caches.begin(), caches.end());
@@ -458,6 +459,7 @@ absl::StatusOr<LlamaDeviceState> UploadModel(const LlamaConfig& c, const LlamaWe
   RETURN_IF_ERROR(add("V, D", w.embedding));
   RETURN_IF_ERROR(add("T, E, C", w.rope));
   RETURN_IF_ERROR(add("D", w.final_norm));
+  RETURN_IF_ERROR(add("V, D", w.lm_head));
   for (const LlamaLayerWeights& l : w.layers) {
     RETURN_IF_ERROR(add("D", l.attn_norm));
     RETURN_IF_ERROR(add("G, H, C, D", l.wq));

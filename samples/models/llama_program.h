@@ -21,7 +21,7 @@ namespace visa::models {
 // (written in place by each launch's KV-cache scatter).
 struct LlamaDeviceState {
   std::unique_ptr<Device> device;
-  std::vector<DeviceTensor> weights;  // embedding, rope, final_norm, then per layer 9 (WeightInputs order)
+  std::vector<DeviceTensor> weights;  // embedding, rope, final_norm, lm_head, then 9 per layer
   std::vector<DeviceTensor> caches;   // per layer: K cache [H, T, E], V cache stored transposed [H, E, T]
 };
 

@@ -124,7 +124,7 @@ std::vector<float> LlamaReference::Forward(const std::vector<int32_t>& tokens, i
     }
   }
   last_hidden_ = RmsNorm(xs[n - 1], weights_.final_norm);
-  return Project(last_hidden_, weights_.embedding, c.vocab);
+  return Project(last_hidden_, weights_.lm_head, c.vocab);
 }
 
 int32_t Argmax(const std::vector<float>& logits) {
