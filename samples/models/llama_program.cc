@@ -25,9 +25,14 @@
 //     so the table is stored here written out as the block-diagonal rotation [T, E, C] of each
 //     position (zeros off the 2 x 2 blocks), gathered by position (TensorDMA) and contracted over
 //     C like every projection: the same einsum, 32x the multiplies of the pair form.
-//   - The V cache is stored transposed, [H, E, T]: the weighted sum contracts T, which the TRF
-//     needs innermost; its scatter writes 2-byte columns into HBM (DM -> HBM moves are not bound
-//     by the 8-byte packet rule, HBM -> DM moves are).
+//   - The V cache is stored as the page's [H, T, E] rows, scattered like K (one contiguous row of
+//     E per head and position), and each weighted-sum slice transposes its [T, E % 32] tile on the
+//     Transpose Engine, because the contraction over T needs T innermost in the TRF. Rejected:
+//     storing V transposed, [H, E, T], which needs no transpose but makes a decode step's scatter
+//     write 2-byte columns into HBM (allowed: DM -> HBM and HBM -> HBM moves are not bound by the
+//     8-byte packet rule): the cycle model gave that scatter 411,815 cycles per layer, and the
+//     decode step 947,218 cycles in all (visa schedule llama_tiny_decode), against 138,326 with
+//     the row cache and the transpose (the scatter 6,977 cycles, a transpose pass a few hundred).
 //   - Attention reads its keys and values from the cache in both phases, over all T = s_max
 //     positions; the mask (branch ids from the VRF) leaves out the positions after each query's
 //     own (the causal mask in prefill, the unwritten tail in decode). The page's prefill scores
@@ -106,15 +111,22 @@ Mapping Cluster(const MappingScope& m) { return m.m("1 # 2"); }
 // The Slice level over the axes `axes`, padded to the cluster's 256 slices.
 Mapping Slices(const MappingScope& m, const std::string& axes) { return m.m("[" + axes + "] # 256"); }
 
+// `b_t` is in HBM (moved to DM here) or already in DM laid out as the tile wants it.
 absl::StatusOr<DmTensor> Matmul(Context& ctx, const MappingScope& m, const MatmulSpec& spec, const HbmTensor& a,
-                                const HbmTensor& b_t, bool bf16_out, const Epilogue& epilogue = nullptr) {
+                                const DeviceTensor& b_t, bool bf16_out, const Epilogue& epilogue = nullptr) {
   const Mapping slice = Slices(m, spec.slice);
   ScopedDmaOperation named(ctx.tdma, spec.step + " operands");
   ASSIGN_OR_RETURN(DmTensor a_dm, a.to_dm(ctx.tdma, Address::Any(), Cluster(m), slice, m.m(spec.rows + ", " + spec.k.all)));
   Scratch scratch;
   scratch(a_dm);
-  ASSIGN_OR_RETURN(DmTensor b_dm, b_t.to_dm(ctx.tdma, Address::Any(), Cluster(m), slice, m.m(spec.col32() + ", " + spec.k.all)));
-  scratch(b_dm);
+  DmTensor b_dm(a_dm);
+  if (b_t.tier() == Tier::kHbm) {
+    ASSIGN_OR_RETURN(b_dm, HbmTensor(b_t).to_dm(ctx.tdma, Address::Any(), Cluster(m), slice,
+                                                m.m(spec.col32() + ", " + spec.k.all)));
+    scratch(b_dm);
+  } else {
+    b_dm = DmTensor(b_t);
+  }
   ASSIGN_OR_RETURN(TrfTensor b_trf,
                    ctx.sub.begin(b_dm.view())
                        .named(spec.step + " weights")
@@ -282,6 +294,25 @@ absl::StatusOr<HbmTensor> MaskedSoftmax(Context& ctx, const MappingScope& m, con
   return ToHbm(ctx, weights, m.m("G, H, S, T"), step + " result");
 }
 
+// The V cache tile of a weighted-sum slice, [T, E % 32] in DM, transposed to [E % 32, T] by the
+// Transpose Engine (bf16: blocks of 4 rows of T, each output flit holding 4 live T values): the
+// contraction over T needs T innermost, and the cache keeps rows [T, E] so that a decode step's
+// scatter writes one contiguous row per head.
+absl::StatusOr<DmTensor> TransposeV(Context& ctx, const MappingScope& m, const MatmulSpec& spec, const HbmTensor& v_cache,
+                                    const std::string& step) {
+  ScopedDmaOperation named(ctx.tdma, step + " operand");
+  ASSIGN_OR_RETURN(DmTensor tile, v_cache.to_dm(ctx.tdma, Address::Any(), Cluster(m), Slices(m, spec.slice),
+                                                m.m("T, E % 32")));
+  Scratch scratch;
+  scratch(tile);
+  return ctx.main.begin(tile.view())
+      .named(step)
+      .fetch(DType::kBF16, m.m("E % 32 / 8, T"), m.m("E % 8"))
+      .collect(m.m("E % 32 / 8, T"), m.m("E % 8 # 16"))
+      .transpose(m.m("E % 32 / 8, T / 4, E % 8"), m.m("T % 4 # 16"))
+      .commit(m.m("E % 32, T"), Address::Any());
+}
+
 // The inputs of one layer as the kernel receives them.
 struct LayerTensors {
   HbmTensor attn_norm, wq, wk, wv, wo, ffn_norm, gate, up, down, k_cache, v_cache;
@@ -338,7 +369,7 @@ absl::StatusOr<HbmTensor> Layer(Context& ctx, const MappingScope& m, const Llama
   {
     ScopedDmaOperation named(ctx.tdma, at + "V cache scatter");
     ASSIGN_OR_RETURN(DeviceTensor v_cache, Scatter(ctx.tdma, v, positions, t.v_cache, "T",
-                                                   Destination{Tier::kHbm, Address(t.v_cache.address()), {m.m("1"), m.m("H, E, T")}}));
+                                                   Destination{Tier::kHbm, Address(t.v_cache.address()), {m.m("1"), m.m("H, T, E")}}));
     t.v_cache = HbmTensor(v_cache);
   }
   // 2.2.4.1 scores = Q_rope K^T over the cache (G broadcast from K by the slice mapping).
@@ -349,7 +380,9 @@ absl::StatusOr<HbmTensor> Layer(Context& ctx, const MappingScope& m, const Llama
   ASSIGN_OR_RETURN(HbmTensor weights, MaskedSoftmax(ctx, m, c, scores, mask, at + "softmax"));
   // 2.2.4.4 weighted sum with V (G broadcast from the V cache).
   const MatmulSpec pv_spec{at + "attention weighted sum", "H, G, E / 32", "S", "E", Over("", "T")};
-  ASSIGN_OR_RETURN(DmTensor attn_dm, Matmul(ctx, m, pv_spec, weights, t.v_cache, true));
+  ASSIGN_OR_RETURN(DmTensor v_t, TransposeV(ctx, m, pv_spec, t.v_cache, at + "V transpose"));
+  ASSIGN_OR_RETURN(DmTensor attn_dm, Matmul(ctx, m, pv_spec, weights, v_t, true));
+  v_t.Release();
   ASSIGN_OR_RETURN(HbmTensor attn, ToHbm(ctx, attn_dm, m.m("S, G, H, E"), at + "attention result"));
   // 2.2.5-6 output projection, the residual add in its epilogue (Vector Engine, clip Add).
   const MatmulSpec o_spec{at + "output projection + residual", "D / 32", "S", "D", Over("G, H", "E")};
@@ -474,7 +507,7 @@ absl::StatusOr<LlamaDeviceState> UploadModel(const LlamaConfig& c, const LlamaWe
   const std::vector<double> zeros(static_cast<size_t>(c.kv_heads * c.max_positions * c.head_dim), 0.0);
   for (int64_t l = 0; l < c.layers; ++l) {
     ASSIGN_OR_RETURN(DeviceTensor k, Upload(d, m, DType::kBF16, "H, T, E", zeros));
-    ASSIGN_OR_RETURN(DeviceTensor v, Upload(d, m, DType::kBF16, "H, E, T", zeros));
+    ASSIGN_OR_RETURN(DeviceTensor v, Upload(d, m, DType::kBF16, "H, T, E", zeros));
     state.caches.push_back(k);
     state.caches.push_back(v);
   }
@@ -486,7 +519,7 @@ absl::Status ClearCaches(const LlamaConfig& c, LlamaDeviceState& state) {
   const std::vector<double> zeros(static_cast<size_t>(c.kv_heads * c.max_positions * c.head_dim), 0.0);
   Dma pdma = Dma::Pcie(*state.device);
   for (size_t i = 0; i < state.caches.size(); ++i) {
-    const std::string layout = i % 2 == 0 ? "H, T, E" : "H, E, T";
+    const std::string layout = "H, T, E";
     ASSIGN_OR_RETURN(HostTensor host, HostTensor::FromValues(DType::kBF16, m.m(layout), zeros));
     ASSIGN_OR_RETURN(HbmTensor cache, host.to_hbm(pdma, Address(state.caches[i].address()), m.m("1"), m.m(layout)));
     state.caches[i] = cache;

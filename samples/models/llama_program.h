@@ -22,7 +22,7 @@ namespace visa::models {
 struct LlamaDeviceState {
   std::unique_ptr<Device> device;
   std::vector<DeviceTensor> weights;  // embedding, rope, final_norm, lm_head, then 9 per layer
-  std::vector<DeviceTensor> caches;   // per layer: K cache [H, T, E], V cache stored transposed [H, E, T]
+  std::vector<DeviceTensor> caches;   // per layer: K cache [H, T, E], V cache [H, T, E]
 };
 
 // Uploads the weights (bf16) and zeroed caches to a new one-chip device.
