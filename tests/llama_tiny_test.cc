@@ -11,6 +11,7 @@
 #include "samples/models/llama_check.h"
 #include "samples/models/llama_program.h"
 #include "samples/models/llama_reference.h"
+#include "samples/sample.h"
 
 namespace visa::models {
 namespace {
@@ -128,6 +129,14 @@ TEST_F(LlamaTinyTest, APositionPastTheCacheIsRefused) {
   absl::StatusOr<std::vector<float>> logits = RunPhase(c, *state, *decode, *jit_, {1}, c.max_positions);
   ASSERT_FALSE(logits.ok());
   EXPECT_THAT(logits.status().message(), HasSubstr("do not fit"));
+}
+
+TEST(LlamaSamplesTest, TheModelsProgramsAreSamplesTheCommandsFind) {
+  for (const char* name : {"llama_tiny_prefill", "llama_tiny_decode", "llama_tiny_generate", "llama_small_generate"}) {
+    const samples::Sample* sample = samples::FindSample(name);
+    ASSERT_NE(sample, nullptr) << name;
+    EXPECT_TRUE(static_cast<bool>(sample->runner)) << name;
+  }
 }
 
 }  // namespace

@@ -54,6 +54,15 @@ const LlamaWeights& TinyWeights() {
   return *weights;
 }
 
+// The variant the interpreter runs in the time of a test: 8 prompt tokens, a cache of 32
+// positions, every other shape as the tiny model.
+LlamaConfig SmallConfig() {
+  LlamaConfig c;
+  c.prompt = 8;
+  c.max_positions = 32;
+  return c;
+}
+
 absl::StatusOr<SampleRun> PrefillRun(Backend& backend, const DeviceOptions& options) {
   const LlamaConfig c;
   const LlamaWeights& w = TinyWeights();
@@ -78,11 +87,9 @@ absl::StatusOr<SampleRun> PrefillRun(Backend& backend, const DeviceOptions& opti
   return run;
 }
 
-absl::StatusOr<SampleRun> GenerateRun(Backend& backend, const DeviceOptions& options, bool print_times) {
-  const LlamaConfig c;
-  const LlamaWeights& w = TinyWeights();
+absl::StatusOr<SampleRun> GenerateRun(Backend& backend, const DeviceOptions& options, const LlamaConfig& c,
+                                      const LlamaWeights& w, int64_t kSteps, bool print_times) {
   const std::vector<int32_t> prompt = MakePrompt(c, kPromptSeed);
-  constexpr int64_t kSteps = 8;
   ASSIGN_OR_RETURN(Generation g, Generate(c, w, backend, prompt, kSteps, options));
   // The reference generates from its own logits (its own greedy choices and cache).
   LlamaReference reference(c, w);
@@ -153,11 +160,18 @@ std::vector<Sample> ModelSamples() {
       ModelSample("llama_tiny_decode",
                   "Llama-style decoder: prefill, then 8 launches of the traced decode program over the KV cache; "
                   "the greedy tokens against the host reference's",
-                  [](Backend& b, const DeviceOptions& o) { return GenerateRun(b, o, false); }),
+                  [](Backend& b, const DeviceOptions& o) { return GenerateRun(b, o, LlamaConfig{}, TinyWeights(), 8, false); }),
       ModelSample("llama_tiny_generate",
                   "Llama-style decoder: the generated tokens with the time per token on this backend and on the "
                   "host reference",
-                  [](Backend& b, const DeviceOptions& o) { return GenerateRun(b, o, true); }),
+                  [](Backend& b, const DeviceOptions& o) { return GenerateRun(b, o, LlamaConfig{}, TinyWeights(), 8, true); }),
+      ModelSample("llama_small_generate",
+                  "Llama-style decoder, the small variant for the interpreter (8 prompt tokens, 32 cache positions): "
+                  "prefill and 2 decode launches, the tokens and times against the host reference",
+                  [](Backend& b, const DeviceOptions& o) {
+                    static const LlamaWeights* weights = new LlamaWeights(MakeWeights(SmallConfig()));
+                    return GenerateRun(b, o, SmallConfig(), *weights, 2, true);
+                  }),
   };
 }
 
