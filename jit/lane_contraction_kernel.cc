@@ -1,7 +1,6 @@
 // Lane contraction kernels in IR: packing in place, 16-lane products and trees, scattering.
 #include "jit/lane_contraction_kernel.h"
 
-#include <algorithm>
 #include <array>
 
 #include "absl/strings/str_format.h"
@@ -677,43 +676,18 @@ class Builder {
     return b_.CreateCall(llvm::InlineAsm::get(type, "", "=r,0", /*hasSideEffects=*/true), {pointer});
   }
 
-  // `pointer` as Opaque, and also not known before every one of `values` is computed. The values
-  // go to the asm statements at most kOpaqueValues at a time (each statement takes the previous
-  // one's pointer): one statement holding them all in vector registers at once fails register
-  // allocation ("couldn't allocate input reg for constraint 'v'") when they outnumber the
-  // registers, e.g. 8 TRF rows' partial sums of 16-lane vectors on a 16-register AVX2 host.
-  static constexpr size_t kOpaqueValues = 4;
-  // `value` in pieces one vector register holds: a 16-lane vector of 32-bit lanes is two 256-bit
-  // pieces on a host without AVX-512 (an asm operand wider than a register cannot be allocated).
-  std::vector<Value*> RegisterPieces(Value* value) {
-    auto* vector = llvm::dyn_cast<llvm::FixedVectorType>(value->getType());
-    const unsigned register_bits = HostHas("avx512f") ? 512 : 256;
-    if (vector == nullptr || vector->getPrimitiveSizeInBits().getFixedValue() <= register_bits) return {value};
-    const unsigned lanes = register_bits / vector->getScalarSizeInBits();
-    std::vector<Value*> pieces;
-    for (unsigned first = 0; first < vector->getNumElements(); first += lanes) {
-      llvm::SmallVector<int, 16> mask;
-      for (unsigned l = 0; l < lanes; ++l) mask.push_back(static_cast<int>(first + l));
-      pieces.push_back(b_.CreateShuffleVector(value, mask));
-    }
-    return pieces;
-  }
+  // `pointer` as Opaque, and also not known before every one of `values` is computed.
   Value* OpaqueAfter(Value* pointer, const std::vector<Value*>& values) {
-    for (size_t start = 0; start < values.size(); start += kOpaqueValues) {
-      std::vector<llvm::Type*> types{pointer->getType()};
-      std::vector<Value*> args{pointer};
-      std::string constraints = "=r,0";
-      for (size_t i = start; i < std::min(values.size(), start + kOpaqueValues); ++i) {
-        for (Value* piece : RegisterPieces(values[i])) {
-          types.push_back(piece->getType());
-          args.push_back(piece);
-          constraints += ",v";
-        }
-      }
-      auto* type = llvm::FunctionType::get(pointer->getType(), types, false);
-      pointer = b_.CreateCall(llvm::InlineAsm::get(type, "", constraints, /*hasSideEffects=*/false), args);
+    std::vector<llvm::Type*> types{pointer->getType()};
+    std::vector<Value*> args{pointer};
+    std::string constraints = "=r,0";
+    for (Value* v : values) {
+      types.push_back(v->getType());
+      args.push_back(v);
+      constraints += ",v";
     }
-    return pointer;
+    auto* type = llvm::FunctionType::get(pointer->getType(), types, false);
+    return b_.CreateCall(llvm::InlineAsm::get(type, "", constraints, /*hasSideEffects=*/false), args);
   }
 
   Value* LoadX(AccumulatorMath& math, Value* x_block, int64_t p) {
