@@ -1,5 +1,6 @@
 // visa.h: everything a kernel program includes (mappings, tensors, the Context and its engines,
-// DMA, Launch / Trace, both backends, the samples' Sample type and the `visa::cli` entry).
+// DMA, Launch / Trace, both backends, weights files (.safetensors, .npy), the samples' Sample type
+// and the `visa::cli` entry).
 #pragma once
 
 #include "dsl/axes.h"
@@ -11,6 +12,8 @@
 #include "runtime/dma.h"
 #include "runtime/host_tensor.h"
 #include "runtime/launch.h"
+#include "runtime/npy.h"
+#include "runtime/safetensors.h"
 #include "runtime/tensor.h"
 #include "runtime/tensor_unit.h"
 #include "samples/sample.h"

@@ -37,8 +37,8 @@ struct Shift {
 struct Axis {
   std::string name;
   int64_t size = 0;
-  std::optional<Skew> skew;
-  std::optional<Shift> shift;
+  std::optional<Skew> skew = std::nullopt;
+  std::optional<Shift> shift = std::nullopt;
   bool operator==(const Axis&) const = default;
 };
 

@@ -1,6 +1,7 @@
 // Lane contraction kernels in IR: packing in place, 16-lane products and trees, scattering.
 #include "jit/lane_contraction_kernel.h"
 
+#include <algorithm>
 #include <array>
 
 #include "absl/strings/str_format.h"
@@ -676,18 +677,53 @@ class Builder {
     return b_.CreateCall(llvm::InlineAsm::get(type, "", "=r,0", /*hasSideEffects=*/true), {pointer});
   }
 
-  // `pointer` as Opaque, and also not known before every one of `values` is computed.
+  // `pointer` as Opaque, and also not known before every one of `values` is computed. Each value
+  // is an asm operand in a vector register ("v"); without AVX-512 a register holds 256 bits, so a
+  // 16-lane value goes as its two halves and each statement takes a few operands, chained through
+  // `pointer` (one statement with every 512-bit value is a register allocation failure there).
   Value* OpaqueAfter(Value* pointer, const std::vector<Value*>& values) {
+    static const bool wide_registers = HostHas("avx512f");
+    std::vector<Value*> operands;
+    for (Value* v : values) AppendRegisterParts(v, wide_registers ? 512 : 256, operands);
+    const size_t per_statement = wide_registers ? std::max<size_t>(operands.size(), 1) : 4;
+    size_t next = 0;
+    do {
+      const size_t end = std::min(operands.size(), next + per_statement);
+      pointer = OpaqueAfterOperands(pointer, {operands.begin() + next, operands.begin() + end});
+      next = end;
+    } while (next < operands.size());
+    return pointer;
+  }
+
+  Value* OpaqueAfterOperands(Value* pointer, const std::vector<Value*>& operands) {
     std::vector<llvm::Type*> types{pointer->getType()};
     std::vector<Value*> args{pointer};
     std::string constraints = "=r,0";
-    for (Value* v : values) {
+    for (Value* v : operands) {
       types.push_back(v->getType());
       args.push_back(v);
       constraints += ",v";
     }
     auto* type = llvm::FunctionType::get(pointer->getType(), types, false);
     return b_.CreateCall(llvm::InlineAsm::get(type, "", constraints, /*hasSideEffects=*/false), args);
+  }
+
+  // `v` as vectors of at most `register_bits` each (its halves, recursively).
+  void AppendRegisterParts(Value* v, int64_t register_bits, std::vector<Value*>& parts) {
+    auto* vector = llvm::dyn_cast<llvm::FixedVectorType>(v->getType());
+    if (vector == nullptr || vector->getPrimitiveSizeInBits().getFixedValue() <= static_cast<uint64_t>(register_bits) ||
+        vector->getNumElements() % 2 != 0) {
+      parts.push_back(v);
+      return;
+    }
+    const int half = static_cast<int>(vector->getNumElements() / 2);
+    std::vector<int> low(half), high(half);
+    for (int i = 0; i < half; ++i) {
+      low[i] = i;
+      high[i] = half + i;
+    }
+    AppendRegisterParts(b_.CreateShuffleVector(v, low), register_bits, parts);
+    AppendRegisterParts(b_.CreateShuffleVector(v, high), register_bits, parts);
   }
 
   Value* LoadX(AccumulatorMath& math, Value* x_block, int64_t p) {

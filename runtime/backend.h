@@ -31,8 +31,8 @@ struct PipelineTensors {
 struct DmaTensors {
   DeviceTensor src;
   DeviceTensor dst;
-  std::optional<DeviceTensor> index;  // a gather's or scatter's index tensor (DmaOp::indirect)
-  std::optional<DeviceTensor> base;   // a scatter's tensor scattered into (DmaOp::base)
+  std::optional<DeviceTensor> index = std::nullopt;  // a gather's or scatter's index tensor (DmaOp::indirect)
+  std::optional<DeviceTensor> base = std::nullopt;   // a scatter's tensor scattered into (DmaOp::base)
 };
 
 class Backend {

@@ -67,7 +67,9 @@ absl::Status CopyInto(TensorUnit& sub, const DmTensor& src, const DmTensor& dst,
 
 // The axis `name` as the Element `element` declares it.
 absl::StatusOr<Mapping> AxisOf(const Mapping& element, const std::string& name) {
-  for (const Factor& f : NormalForm::Of(element).factors()) {
+  // Named, not a temporary: a range-for over factors() of a temporary reads a destroyed vector.
+  const NormalForm form = NormalForm::Of(element);
+  for (const Factor& f : form.factors()) {
     if (f.kind != Factor::Kind::kDigit || f.axis != name) continue;
     ASSIGN_OR_RETURN(Axes axes, Axes::Parse(absl::StrCat(name, " = ", f.axis_size)));
     return axes[name];

@@ -38,14 +38,14 @@ struct DmaOp {
   std::string context;  // "tdma" or "pdma"
   TensorRef src, dst;
   // A gather (dsl/indirect_access.h): the IndirectLoop and the index tensor its offsets come from.
-  std::optional<IndirectLoop> indirect;
-  std::optional<TensorRef> index;
-  std::optional<TensorRef> base;  // a scatter's: the tensor whose other rows the destination keeps
+  std::optional<IndirectLoop> indirect = std::nullopt;
+  std::optional<TensorRef> index = std::nullopt;
+  std::optional<TensorRef> base = std::nullopt;  // a scatter's: the tensor whose other rows the destination keeps
   // A move between device memories: the read / write sequencer pairs it runs from
   // (runtime/move_descriptors.h), or why none expresses it.
-  std::optional<DmaDescriptors> descriptors;
-  std::string no_descriptors;
-  std::string operation;  // the named operation this move is part of ("ChipShuffle ..."), or empty
+  std::optional<DmaDescriptors> descriptors = std::nullopt;
+  std::string no_descriptors = {};
+  std::string operation = {};  // the named operation this move is part of ("ChipShuffle ..."), or empty
   // A memset (dsl/memset_fill.h): `dst` (also `src`, read by nothing) gets the value; context "sub".
   std::optional<MemsetFill> fill = std::nullopt;
   uint64_t serial = 0;  // the op's identity once recorded (AssignSerial)

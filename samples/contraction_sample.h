@@ -19,7 +19,7 @@ struct Operand {
   // The layout it is staged in HBM (default: the host layout). A kernel whose DM layout reorders
   // the host's axes stages it in HBM already reordered (host -> HBM may reorder at any byte), so
   // the HBM -> DM move keeps the 8-byte packets the DMA rule asks for.
-  std::string hbm;
+  std::string hbm = {};
 };
 
 // The expected output: its value and how far the device result may be from it at each index.

@@ -1,4 +1,4 @@
-// Keeps the README's C++ example true: the same code, compiled and checked.
+// Keeps the C++ mapping example of docs/command-line.md ("Mappings from C++") true: the same code, compiled and checked.
 #include <gtest/gtest.h>
 
 #include "dsl/equivalence.h"
