@@ -93,7 +93,8 @@ std::vector<Sample>& Registry() {
   static std::vector<Sample> samples = [] {
     std::vector<Sample> all;
     for (auto group : {FetchCommitSamples(), SwitchSamples(), EngineSamples(), ContractionSamples(), VectorSamples(),
-                       PrimitiveSamples(), CollectiveSamples(), VectorReduceSamples(), IndirectFetchSamples()}) {
+                       PrimitiveSamples(), CollectiveSamples(), VectorReduceSamples(), IndirectFetchSamples(),
+                       ModelSamples()}) {
       all.insert(all.end(), group.begin(), group.end());
     }
     return all;

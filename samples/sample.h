@@ -80,5 +80,6 @@ std::vector<Sample> VectorSamples();
 std::vector<Sample> CollectiveSamples();  // the manual's 4-chip ReduceScatter and AllReduce
 std::vector<Sample> VectorReduceSamples();  // samples/vector_reduce_samples.cc
 std::vector<Sample> IndirectFetchSamples();  // the Fetch Sequencer's IndirectLoop (embedding lookups)
+std::vector<Sample> ModelSamples();  // samples/models/: the Llama-style model's prefill, decode and generation
 
 }  // namespace visa::samples

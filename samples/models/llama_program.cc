@@ -1,0 +1,620 @@
+// The Llama-style model's forward pass, written with the public kernel API the way a user writes
+// kernels: every step of the manual's "Transformer Architecture" page on the engine it names.
+//
+// Choices the page leaves open, and why:
+//   - Where the tensors live: every weight, the KV caches and each step's result in HBM; each step
+//     moves what it reads into DM in the layout it wants (TensorDMA) and writes its result back.
+//     The HBM round trip between steps is the one relayout that works between any two layouts,
+//     so each step is written alone; its cost is DMA time between the steps (visa schedule shows
+//     it). Fused where the layouts already agree: the residual adds in the epilogue of the
+//     projection that feeds them (the residual in the VRF), SiLU(gate) x up in the gate
+//     projection's epilogue (up in the VRF, loaded from the DM where the up projection committed).
+//   - How Q, K, V lie over slices: every contraction is the manual's GEMM tile (Matmul below): a
+//     slice holds <= 32 rows of the streamed operand and 32 columns of the weights in its TRF
+//     (8 rows x 4 columns each, the contracted axis innermost), the slices enumerate the batch
+//     axes and the column tiles. Q: Slice [G, H, C / 32], K and V: [H, E / 32]: the heads are
+//     spread over slices, the tokens S are the rows (Time). GQA's sharing of a KV head by G query
+//     heads is the slice mapping itself: the scores' Slice [H, G, T / 32] names G, which the K
+//     cache lacks, so the TensorDMA broadcasts each K tile to the G slices of its head.
+//   - Which reduce: the contracted axis of every einsum is reduced by the Reducer (packet reduce
+//     over 32 bf16, then time reduce over the K / 32 packets, interleaved accumulation); no slice,
+//     split or chip reduce is needed at these sizes (K <= 512 fits one slice's TRF row). RMSNorm
+//     and softmax reduce their row in one slice (Intra-Slice Reduce over Time and Packet).
+//   - RoPE: the page's table [s_max, d_k', 2, 2] holds the 2 x 2 rotation of each pair; its
+//     einsum contracts f = 2 per output. The Contraction Engine contracts whole packets (32 bf16),
+//     so the table is stored here written out as the block-diagonal rotation [T, E, C] of each
+//     position (zeros off the 2 x 2 blocks), gathered by position (TensorDMA) and contracted over
+//     C like every projection: the same einsum, 32x the multiplies of the pair form.
+//   - The V cache is stored as the page's [H, T, E] rows, scattered like K (one contiguous row of
+//     E per head and position), and each weighted-sum slice transposes its [T, E % 32] tile on the
+//     Transpose Engine, because the contraction over T needs T innermost in the TRF. Rejected:
+//     storing V transposed, [H, E, T], which needs no transpose but makes a decode step's scatter
+//     write 2-byte columns into HBM (allowed: DM -> HBM and HBM -> HBM moves are not bound by the
+//     8-byte packet rule): the cycle model gave that scatter 411,815 cycles per layer, and the
+//     decode step 947,218 cycles in all (visa schedule llama_tiny_decode), against 138,326 with
+//     the row cache and the transpose (the scatter 6,977 cycles, a transpose pass a few hundred).
+//   - Attention reads its keys and values from the cache in both phases, over all T = s_max
+//     positions; the mask (branch ids from the VRF) leaves out the positions after each query's
+//     own (the causal mask in prefill, the unwritten tail in decode). The page's prefill scores
+//     are [s_in, s_in]; reading the cache instead keeps one program text for both phases at the
+//     cost of T / s_in times the score work.
+#include "samples/models/llama_program.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "dsl/mapping_parser.h"
+#include "dsl/status_macros.h"
+#include "runtime/dma.h"
+#include "runtime/indirect_dma.h"
+#include "runtime/launch.h"
+#include "runtime/tensor_unit.h"
+#include "runtime/transfer.h"
+
+namespace visa::models {
+namespace {
+
+constexpr int64_t kStepInputs = 4;      // tokens, positions, mask, last
+constexpr int64_t kGlobalWeights = 4;   // embedding, rope, final_norm, lm_head
+constexpr int64_t kLayerWeights = 9;    // attn_norm, wq, wk, wv, wo, ffn_norm, gate, up, down
+
+// The pieces of a contracted axis K the GEMM tile restates: K itself, its 16-element flits and
+// its 32-element packets. `outer` are axes outside the innermost `inner` (a multiple of 32).
+struct Contracted {
+  std::string all, outer16, inner16, outer32, inner32;
+};
+Contracted Over(const std::string& outer, const std::string& inner) {
+  const std::string prefix = outer.empty() ? "" : outer + ", ";
+  return {prefix + inner, prefix + inner + " / 16", inner + " % 16", prefix + inner + " / 32", inner + " % 32"};
+}
+
+// One GEMM tile per slice (the manual's Hello TCP GEMM): out[rows, cols % 32] = sum_k a[rows, k] *
+// b_t[cols, k], with `slice` naming the batch axes and the column tile (cols / 32).
+struct MatmulSpec {
+  std::string step;   // the model step (op name in `visa explain` / `visa schedule`)
+  std::string slice;  // e.g. "H, G, T / 32"
+  std::string rows;   // the streamed operand's rows in a slice, at most 32 positions
+  std::string cols;   // the axis whose 32 columns a slice holds
+  Contracted k;
+  std::string col32() const { return cols + " % 32"; }
+  std::string col8() const { return cols + " % 8"; }
+  std::string col4() const { return cols + " / 8 % 4"; }
+  // The accumulator's Time (rows x 4 column groups) and the VRF image of a tile laid out as it.
+  std::string out_time() const { return rows + ", " + col4(); }
+};
+
+// Frees DM scratch when a step ends. A traced program's ops keep a handle to every tensor they
+// touched, so a tensor is never forgotten by itself while the kernel runs; without this the
+// steps' DM tensors placed by Address::Any() would fill the 512 KiB of each slice.
+class Scratch {
+ public:
+  Scratch() = default;
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  ~Scratch() {
+    for (const DeviceTensor& t : held_) t.Release();
+  }
+  void operator()(const DeviceTensor& t) { held_.push_back(t); }
+
+ private:
+  std::vector<DeviceTensor> held_;
+};
+
+// What follows the Reducer inside the same pipeline (vector_init ... vector_final), if anything.
+using Epilogue = std::function<Stream(Stream)>;
+
+Mapping Cluster(const MappingScope& m) { return m.m("1 # 2"); }
+// The Slice level over the axes `axes`, padded to the cluster's 256 slices.
+Mapping Slices(const MappingScope& m, const std::string& axes) { return m.m("[" + axes + "] # 256"); }
+
+// `b_t` is in HBM (moved to DM here) or already in DM laid out as the tile wants it.
+absl::StatusOr<DmTensor> Matmul(Context& ctx, const MappingScope& m, const MatmulSpec& spec, const HbmTensor& a,
+                                const DeviceTensor& b_t, bool bf16_out, const Epilogue& epilogue = nullptr) {
+  const Mapping slice = Slices(m, spec.slice);
+  ScopedDmaOperation named(ctx.tdma, spec.step + " operands");
+  ASSIGN_OR_RETURN(DmTensor a_dm, a.to_dm(ctx.tdma, Address::Any(), Cluster(m), slice, m.m(spec.rows + ", " + spec.k.all)));
+  Scratch scratch;
+  scratch(a_dm);
+  DmTensor b_dm(a_dm);
+  if (b_t.tier() == Tier::kHbm) {
+    ASSIGN_OR_RETURN(b_dm, HbmTensor(b_t).to_dm(ctx.tdma, Address::Any(), Cluster(m), slice,
+                                                m.m(spec.col32() + ", " + spec.k.all)));
+    scratch(b_dm);
+  } else {
+    b_dm = DmTensor(b_t);
+  }
+  ASSIGN_OR_RETURN(TrfTensor b_trf,
+                   ctx.sub.begin(b_dm.view())
+                       .named(spec.step + " weights")
+                       .fetch(DType::kBF16, m.m(spec.col8() + ", " + spec.col4()), m.m(spec.k.all))
+                       .collect(m.m(spec.col8() + ", " + spec.col4() + ", " + spec.k.outer16), m.m(spec.k.inner16))
+                       .to_trf(m.m(spec.col8()), m.m(spec.col4() + ", " + spec.k.all), TrfAddress::kFull));
+  Stream sums = ctx.main.begin(a_dm.view())
+                    .named(spec.step)
+                    .fetch(DType::kBF16, m.m(spec.out_time()), m.m(spec.k.all))
+                    .collect(m.m(spec.out_time() + ", " + spec.k.outer16), m.m(spec.k.inner16))
+                    .align(m.m(spec.out_time() + ", " + spec.k.outer32), m.m(spec.k.inner32), b_trf)
+                    .contract(m.m("1"))
+                    .accumulate(m.m(spec.out_time()), m.m(spec.col8()), AccumulationKind::kInterleaved);
+  if (epilogue) sums = epilogue(std::move(sums));
+  if (bf16_out) sums = std::move(sums).cast(DType::kBF16, m.m(spec.col8() + " # 16"));
+  return std::move(sums).commit(m.m(spec.rows + ", " + spec.col32()), Address::Any());
+}
+
+// A GEMM tile's image in the VRF (f32, laid out as the accumulator's output), from DM.
+absl::StatusOr<VrfTensor> TileToVrf(Context& ctx, const MappingScope& m, const MatmulSpec& spec, const DmTensor& tile,
+                                    const std::string& what) {
+  return ctx.sub.begin(tile.view())
+      .named(what)
+      .fetch(DType::kF32, m.m(spec.out_time()), m.m(spec.col8()))
+      .collect(m.m(spec.out_time()), m.m(spec.col8()))
+      .to_vrf(m.m(spec.out_time() + ", " + spec.col8()), 0);
+}
+
+absl::StatusOr<HbmTensor> ToHbm(Context& ctx, const DmTensor& dm, const Mapping& element, const std::string& step) {
+  ScopedDmaOperation named(ctx.tdma, step);
+  Scratch scratch;
+  scratch(dm);
+  return dm.to_hbm(ctx.tdma, Address::Any(), element);
+}
+
+Stream Enter(Stream s) { return std::move(s).vector_init().vector_intra_slice_branch(BranchMode::Unconditional()); }
+
+// One f32 value per slice (element [1 # 2]) into the VRF at `address`, on the sub context.
+absl::StatusOr<VrfTensor> RowToVrf(Context& ctx, const MappingScope& m, const DmTensor& row, int64_t address,
+                                   const std::string& what) {
+  return ctx.sub.begin(row.view())
+      .named(what)
+      .fetch(DType::kF32, m.m("1"), m.m("1 # 8"))
+      .collect(m.m("1"), m.m("1 # 8"))
+      .to_vrf(m.m("1 # 8"), address);
+}
+
+// RMSNorm on the Vector Engine, one token per slice (Slice [S], Element [D]): sum(x^2 + eps)
+// (FmaF, Intra-Slice Reduce Add over Time and Packet), 1 / sqrt(sum / D), then x * that * w
+// (FpMul0, FpMul1, w in the VRF), cast to bf16 for the contraction that reads it.
+absl::StatusOr<HbmTensor> RmsNorm(Context& ctx, const MappingScope& m, const LlamaConfig& c, const HbmTensor& x,
+                                  const HbmTensor& w, const std::string& step) {
+  const Mapping slice = Slices(m, "S"), row = m.m("D");
+  ScopedDmaOperation named(ctx.tdma, step + " operands");
+  Scratch scratch;
+  ASSIGN_OR_RETURN(DmTensor x_dm, x.to_dm(ctx.tdma, Address::Any(), Cluster(m), slice, row));
+  scratch(x_dm);
+  ASSIGN_OR_RETURN(DmTensor w_dm, w.to_dm(ctx.tdma, Address::Any(), Cluster(m), slice, row));
+  scratch(w_dm);
+  const int64_t kWeightAt = 0, kScaleAt = 4 * c.hidden;  // VRF bytes: w [D] f32, then the scale
+  ASSIGN_OR_RETURN(VrfTensor w_vrf, ctx.sub.begin(w_dm.view())
+                                        .named(step + " weight")
+                                        .fetch(DType::kF32, m.m("D / 8"), m.m("D % 8"))
+                                        .collect(m.m("D / 8"), m.m("D % 8"))
+                                        .to_vrf(row, kWeightAt));
+  auto fetch = [&](const std::string& name) {
+    return Enter(ctx.main.begin(x_dm.view()).named(name).fetch(DType::kF32, m.m("D / 8"), m.m("D % 8")).collect(m.m("D / 8"), m.m("D % 8")))
+        .vector_split(m.m("D / 4"), m.m("D % 4"));
+  };
+  // mean(x^2 + eps) = mean(x^2) + eps: each element carries eps into the sum.
+  ASSIGN_OR_RETURN(DmTensor squares, fetch(step + " sum of squares")
+                                         .vector_fp_ternary_with_mode(FpTernaryOp::kFmaF, TernaryArgMode::kMode002,
+                                                                      VeBranchOperand(0.0f, c.eps))
+                                         .vector_intra_slice_reduce("D", m.m("1"), m.m("1 # 4"), IntraSliceReduceOpF32::kAdd)
+                                         .vector_pad_way8(m.m("1 # 8"))
+                                         .vector_final()
+                                         .commit(m.m("1 # 2"), Address::Any()));
+  scratch(squares);
+  ASSIGN_OR_RETURN(DmTensor inverse, Enter(ctx.main.begin(squares.view())
+                                               .named(step + " 1/rms")
+                                               .fetch(DType::kF32, m.m("1"), m.m("1 # 8"))
+                                               .collect(m.m("1"), m.m("1 # 8")))
+                                         .vector_trim_way4(m.m("1 # 4"))
+                                         .vector_fp_binary(FpBinaryOp::MulF(FpMulAlu::kMul0),
+                                                           1.0f / static_cast<float>(c.hidden))
+                                         .vector_fp_unary(FpUnaryOp::kSqrt)
+                                         .vector_fp_div_with_mode(FpDivBinaryOp::kDivF, BinaryArgMode::kMode10, 1.0f)
+                                         .vector_pad_way8(m.m("1 # 8"))
+                                         .vector_final()
+                                         .commit(m.m("1 # 2"), Address::Any()));
+  scratch(inverse);
+  ASSIGN_OR_RETURN(VrfTensor scale, RowToVrf(ctx, m, inverse, kScaleAt, step + " 1/rms to VRF"));
+  ASSIGN_OR_RETURN(DmTensor y, fetch(step)
+                                   .vector_fp_binary(FpBinaryOp::MulF(FpMulAlu::kMul0), scale)
+                                   .vector_fp_binary(FpBinaryOp::MulF(FpMulAlu::kMul1), w_vrf)
+                                   .vector_concat(m.m("D / 8"), m.m("D % 8"))
+                                   .vector_final()
+                                   .cast(DType::kBF16, m.m("D % 8 # 16"))
+                                   .commit(row, Address::Any()));
+  return ToHbm(ctx, y, m.m("S, D"), step + " result");
+}
+
+// Scores [G, H, S, T] (f32) scaled by 1/sqrt(d_k) and masked by the branch ids, then softmax over
+// T, one (g, h, s) row per slice; the weights come out in bf16 for the weighted sum.
+absl::StatusOr<HbmTensor> MaskedSoftmax(Context& ctx, const MappingScope& m, const LlamaConfig& c,
+                                        const HbmTensor& scores, const HbmTensor& mask, const std::string& step) {
+  const Mapping slice = Slices(m, "G, H, S"), row = m.m("T");
+  ScopedDmaOperation named(ctx.tdma, step + " operands");
+  Scratch scratch;
+  ASSIGN_OR_RETURN(DmTensor x, scores.to_dm(ctx.tdma, Address::Any(), Cluster(m), slice, row));
+  scratch(x);
+  ASSIGN_OR_RETURN(DmTensor ids, mask.to_dm(ctx.tdma, Address::Any(), Cluster(m), slice, row));
+  scratch(ids);
+  const int64_t kIdsAt = 0, kMaxAt = 4 * c.max_positions, kSumAt = kMaxAt + 64;
+  // The attention mask written to the branch log: id 1 on the positions after the query's own.
+  ASSIGN_OR_RETURN(VrfTensor ids_vrf, ctx.sub.begin(ids.view())
+                                          .named(step + " causal mask to branch log")
+                                          .fetch(DType::kI32, m.m("T / 8"), m.m("T % 8"))
+                                          .collect(m.m("T / 8"), m.m("T % 8"))
+                                          .to_vrf(row, kIdsAt));
+  const TagGuard masked = TagGuard::Matches({BitReq::kOne, BitReq::kIgnore, BitReq::kIgnore, BitReq::kIgnore});
+  const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+  ASSIGN_OR_RETURN(DmTensor scaled, ctx.main.begin(x.view())
+                                        .named(step + " scale 1/sqrt(d_k) and causal mask")
+                                        .fetch(DType::kF32, m.m("T / 8"), m.m("T % 8"))
+                                        .collect(m.m("T / 8"), m.m("T % 8"))
+                                        .vector_init()
+                                        .vector_intra_slice_branch(ids_vrf)
+                                        .vector_split(m.m("T / 4"), m.m("T % 4"))
+                                        .vector_fp_binary(FpBinaryOp::MulF(FpMulAlu::kMul0), scale)
+                                        .vector_fp_binary(FpBinaryOp::AddF(),
+                                                          VeBranchOperand().imm(masked, -std::numeric_limits<float>::infinity()))
+                                        .vector_concat(m.m("T / 8"), m.m("T % 8"))
+                                        .vector_final()
+                                        .commit(row, Address::Any()));
+  scratch(scaled);
+  auto fetch = [&](const std::string& name) {
+    return Enter(ctx.main.begin(scaled.view()).named(name).fetch(DType::kF32, m.m("T / 8"), m.m("T % 8")).collect(m.m("T / 8"), m.m("T % 8")))
+        .vector_split(m.m("T / 4"), m.m("T % 4"));
+  };
+  ASSIGN_OR_RETURN(DmTensor row_max, fetch(step + " row max")
+                                         .vector_intra_slice_reduce("T", m.m("1"), m.m("1 # 4"), IntraSliceReduceOpF32::kMax)
+                                         .vector_pad_way8(m.m("1 # 8"))
+                                         .vector_final()
+                                         .commit(m.m("1 # 2"), Address::Any()));
+  scratch(row_max);
+  ASSIGN_OR_RETURN(VrfTensor max_vrf, RowToVrf(ctx, m, row_max, kMaxAt, step + " row max to VRF"));
+  ASSIGN_OR_RETURN(DmTensor row_sum, fetch(step + " row sum of exp")
+                                         .vector_fp_binary(FpBinaryOp::SubF(), max_vrf)
+                                         .vector_fp_unary(FpUnaryOp::kExp)
+                                         .vector_intra_slice_reduce("T", m.m("1"), m.m("1 # 4"), IntraSliceReduceOpF32::kAdd)
+                                         .vector_pad_way8(m.m("1 # 8"))
+                                         .vector_final()
+                                         .commit(m.m("1 # 2"), Address::Any()));
+  scratch(row_sum);
+  ASSIGN_OR_RETURN(VrfTensor sum_vrf, RowToVrf(ctx, m, row_sum, kSumAt, step + " row sum to VRF"));
+  ASSIGN_OR_RETURN(DmTensor weights, fetch(step)
+                                         .vector_fp_binary(FpBinaryOp::SubF(), max_vrf)
+                                         .vector_fp_unary(FpUnaryOp::kExp)
+                                         .vector_fp_div(FpDivBinaryOp::kDivF, sum_vrf)
+                                         .vector_concat(m.m("T / 8"), m.m("T % 8"))
+                                         .vector_final()
+                                         .cast(DType::kBF16, m.m("T % 8 # 16"))
+                                         .commit(row, Address::Any()));
+  return ToHbm(ctx, weights, m.m("G, H, S, T"), step + " result");
+}
+
+// The V cache tile of a weighted-sum slice, [T, E % 32] in DM, transposed to [E % 32, T] by the
+// Transpose Engine (bf16: blocks of 4 rows of T, each output flit holding 4 live T values): the
+// contraction over T needs T innermost, and the cache keeps rows [T, E] so that a decode step's
+// scatter writes one contiguous row per head.
+absl::StatusOr<DmTensor> TransposeV(Context& ctx, const MappingScope& m, const MatmulSpec& spec, const HbmTensor& v_cache,
+                                    const std::string& step) {
+  ScopedDmaOperation named(ctx.tdma, step + " operand");
+  ASSIGN_OR_RETURN(DmTensor tile, v_cache.to_dm(ctx.tdma, Address::Any(), Cluster(m), Slices(m, spec.slice),
+                                                m.m("T, E % 32")));
+  Scratch scratch;
+  scratch(tile);
+  return ctx.main.begin(tile.view())
+      .named(step)
+      .fetch(DType::kBF16, m.m("E % 32 / 8, T"), m.m("E % 8"))
+      .collect(m.m("E % 32 / 8, T"), m.m("E % 8 # 16"))
+      .transpose(m.m("E % 32 / 8, T / 4, E % 8"), m.m("T % 4 # 16"))
+      .commit(m.m("E % 32, T"), Address::Any());
+}
+
+// The inputs of one layer as the kernel receives them.
+struct LayerTensors {
+  HbmTensor attn_norm, wq, wk, wv, wo, ffn_norm, gate, up, down, k_cache, v_cache;
+};
+
+// The residual `x` [S, D] as the epilogue's VRF operand of a projection onto D (Slice [D / 32]).
+absl::StatusOr<VrfTensor> ResidualToVrf(Context& ctx, const MappingScope& m, const MatmulSpec& spec,
+                                        const HbmTensor& x, const std::string& step) {
+  ScopedDmaOperation named(ctx.tdma, step + " residual");
+  ASSIGN_OR_RETURN(DmTensor x_dm, x.to_dm(ctx.tdma, Address::Any(), Cluster(m), Slices(m, spec.slice), m.m(spec.rows + ", " + spec.col32())));
+  Scratch scratch;
+  scratch(x_dm);
+  return TileToVrf(ctx, m, spec, x_dm, step + " residual to VRF");
+}
+
+// One transformer layer over S tokens: x [S, D] (f32, or the bf16 embedding rows) -> x_l [S, D] f32.
+// The caches come back updated (scattered in place).
+absl::StatusOr<HbmTensor> Layer(Context& ctx, const MappingScope& m, const LlamaConfig& c, int64_t l, const HbmTensor& x,
+                                LayerTensors& t, const HbmTensor& positions, const HbmTensor& mask, const HbmTensor& rope) {
+  const std::string at = absl::StrCat("L", l, " ");
+  // 2.1 input RMSNorm.
+  ASSIGN_OR_RETURN(HbmTensor x_norm, RmsNorm(ctx, m, c, x, t.attn_norm, at + "attn RMSNorm"));
+  // 2.2.1 QKV projections (Contraction Engine), bf16 out.
+  const MatmulSpec q_spec{at + "Q projection", "G, H, C / 32", "S", "C", Over("", "D")};
+  ASSIGN_OR_RETURN(DmTensor q_dm, Matmul(ctx, m, q_spec, x_norm, t.wq, true));
+  ASSIGN_OR_RETURN(HbmTensor q, ToHbm(ctx, q_dm, m.m("S, G, H, C"), at + "Q result"));
+  const MatmulSpec k_spec{at + "K projection", "H, C / 32", "S", "C", Over("", "D")};
+  ASSIGN_OR_RETURN(DmTensor k_dm, Matmul(ctx, m, k_spec, x_norm, t.wk, true));
+  ASSIGN_OR_RETURN(HbmTensor k, ToHbm(ctx, k_dm, m.m("S, H, C"), at + "K result"));
+  const MatmulSpec v_spec{at + "V projection", "H, E / 32", "S", "E", Over("", "D")};
+  ASSIGN_OR_RETURN(DmTensor v_dm, Matmul(ctx, m, v_spec, x_norm, t.wv, true));
+  ASSIGN_OR_RETURN(HbmTensor v, ToHbm(ctx, v_dm, m.m("S, H, E"), at + "V result"));
+  // 2.2.2 RoPE: the rotation table gathered by position (TensorDMA), then the einsum over C.
+  HbmTensor t_rope = rope;
+  {
+    ScopedDmaOperation named(ctx.tdma, at + "RoPE table gather");
+    ASSIGN_OR_RETURN(DeviceTensor gathered,
+                     Gather(ctx.tdma, rope, positions, "T", Destination{Tier::kHbm, Address::Any(), {m.m("1"), m.m("S, E, C")}}));
+    t_rope = HbmTensor(gathered);
+  }
+  const MatmulSpec q_rope_spec{at + "RoPE Q", "S, E / 32", "G, H", "E", Over("", "C")};
+  ASSIGN_OR_RETURN(DmTensor q_rope_dm, Matmul(ctx, m, q_rope_spec, q, t_rope, true));
+  ASSIGN_OR_RETURN(HbmTensor q_rope, ToHbm(ctx, q_rope_dm, m.m("S, G, H, E"), at + "RoPE Q result"));
+  const MatmulSpec k_rope_spec{at + "RoPE K", "S, E / 32", "H", "E", Over("", "C")};
+  ASSIGN_OR_RETURN(DmTensor k_rope_dm, Matmul(ctx, m, k_rope_spec, k, t_rope, true));
+  ASSIGN_OR_RETURN(HbmTensor k_rope, ToHbm(ctx, k_rope_dm, m.m("S, H, E"), at + "RoPE K result"));
+  // 2.2.3 KV cache store: DMA scatter at the positions, in place.
+  {
+    ScopedDmaOperation named(ctx.tdma, at + "K cache scatter");
+    ASSIGN_OR_RETURN(DeviceTensor k_cache, Scatter(ctx.tdma, k_rope, positions, t.k_cache, "T",
+                                                   Destination{Tier::kHbm, Address(t.k_cache.address()), {m.m("1"), m.m("H, T, E")}}));
+    t.k_cache = HbmTensor(k_cache);
+  }
+  {
+    ScopedDmaOperation named(ctx.tdma, at + "V cache scatter");
+    ASSIGN_OR_RETURN(DeviceTensor v_cache, Scatter(ctx.tdma, v, positions, t.v_cache, "T",
+                                                   Destination{Tier::kHbm, Address(t.v_cache.address()), {m.m("1"), m.m("H, T, E")}}));
+    t.v_cache = HbmTensor(v_cache);
+  }
+  // 2.2.4.1 scores = Q_rope K^T over the cache (G broadcast from K by the slice mapping).
+  const MatmulSpec scores_spec{at + "attention scores", "H, G, T / 32", "S", "T", Over("", "E")};
+  ASSIGN_OR_RETURN(DmTensor scores_dm, Matmul(ctx, m, scores_spec, q_rope, t.k_cache, false));
+  ASSIGN_OR_RETURN(HbmTensor scores, ToHbm(ctx, scores_dm, m.m("G, H, S, T"), at + "attention scores result"));
+  // 2.2.4.1-3 scale, causal mask through the branch log, softmax over T.
+  ASSIGN_OR_RETURN(HbmTensor weights, MaskedSoftmax(ctx, m, c, scores, mask, at + "softmax"));
+  // 2.2.4.4 weighted sum with V (G broadcast from the V cache).
+  const MatmulSpec pv_spec{at + "attention weighted sum", "H, G, E / 32", "S", "E", Over("", "T")};
+  ASSIGN_OR_RETURN(DmTensor v_t, TransposeV(ctx, m, pv_spec, t.v_cache, at + "V transpose"));
+  ASSIGN_OR_RETURN(DmTensor attn_dm, Matmul(ctx, m, pv_spec, weights, v_t, true));
+  v_t.Release();
+  ASSIGN_OR_RETURN(HbmTensor attn, ToHbm(ctx, attn_dm, m.m("S, G, H, E"), at + "attention result"));
+  // 2.2.5-6 output projection, the residual add in its epilogue (Vector Engine, clip Add).
+  const MatmulSpec o_spec{at + "output projection + residual", "D / 32", "S", "D", Over("G, H", "E")};
+  ASSIGN_OR_RETURN(VrfTensor x_vrf, ResidualToVrf(ctx, m, o_spec, x, at + "output projection"));
+  ASSIGN_OR_RETURN(DmTensor x_attn_dm, Matmul(ctx, m, o_spec, attn, t.wo, false, [&](Stream s) {
+                     return Enter(std::move(s)).vector_clip(ClipBinaryOpF32::kAdd, x_vrf).vector_final();
+                   }));
+  ASSIGN_OR_RETURN(HbmTensor x_attn, ToHbm(ctx, x_attn_dm, m.m("S, D"), at + "residual result"));
+  // 2.3.1 post-attention RMSNorm.
+  ASSIGN_OR_RETURN(HbmTensor x_ffn, RmsNorm(ctx, m, c, x_attn, t.ffn_norm, at + "FFN RMSNorm"));
+  // 2.3.2 SwiGLU: up (f32, stays in DM), then gate with SiLU(gate) x up in its epilogue.
+  const MatmulSpec up_spec{at + "up projection", "F / 32", "S", "F", Over("", "D")};
+  ASSIGN_OR_RETURN(DmTensor up_dm, Matmul(ctx, m, up_spec, x_ffn, t.up, false));
+  ASSIGN_OR_RETURN(VrfTensor up_vrf, TileToVrf(ctx, m, up_spec, up_dm, at + "up to VRF"));
+  up_dm.Release();
+  const MatmulSpec gate_spec{at + "gate projection + SiLU x up", "F / 32", "S", "F", Over("", "D")};
+  ASSIGN_OR_RETURN(DmTensor act_dm, Matmul(ctx, m, gate_spec, x_ffn, t.gate, true, [&](Stream s) {
+                     return Enter(std::move(s))
+                         .vector_split(m.m("S, F / 8 % 4, F % 8 / 4"), m.m("F % 4"))
+                         .vector_stash()
+                         .vector_fp_unary(FpUnaryOp::kSigmoid)
+                         .vector_fp_binary(FpBinaryOp::MulF(FpMulAlu::kMul0), Stash)
+                         .vector_fp_binary(FpBinaryOp::MulF(FpMulAlu::kMul1), up_vrf)
+                         .vector_concat(m.m("S, F / 8 % 4"), m.m("F % 8"))
+                         .vector_final();
+                   }));
+  ASSIGN_OR_RETURN(HbmTensor act, ToHbm(ctx, act_dm, m.m("S, F"), at + "SwiGLU result"));
+  // Down projection, the residual add in its epilogue.
+  const MatmulSpec down_spec{at + "down projection + residual", "D / 32", "S", "D", Over("", "F")};
+  ASSIGN_OR_RETURN(VrfTensor x_attn_vrf, ResidualToVrf(ctx, m, down_spec, x_attn, at + "down projection"));
+  ASSIGN_OR_RETURN(DmTensor out_dm, Matmul(ctx, m, down_spec, act, t.down, false, [&](Stream s) {
+                     return Enter(std::move(s)).vector_clip(ClipBinaryOpF32::kAdd, x_attn_vrf).vector_final();
+                   }));
+  return ToHbm(ctx, out_dm, m.m("S, D"), at + "layer result");
+}
+
+// The forward pass over S tokens. Inputs: tokens, positions, mask, last, the weights
+// (kGlobalWeights, then kLayerWeights per layer), the caches (2 per layer). Outputs: the last
+// position's logits [L, V] f32, then the updated caches.
+KernelOf ForwardKernel(const LlamaConfig& c, int64_t tokens) {
+  auto scope = std::make_shared<MappingScope>(*MappingScope::Parse(c.Axes(tokens)));
+  return [c, scope](Context& ctx, const std::vector<DeviceTensor>& in) -> absl::StatusOr<std::vector<DeviceTensor>> {
+    const MappingScope& m = *scope;
+    const HbmTensor token_ids(in[0]), positions(in[1]), mask(in[2]), last(in[3]);
+    const HbmTensor embedding(in[kStepInputs]), rope(in[kStepInputs + 1]), final_norm(in[kStepInputs + 2]),
+        lm_head(in[kStepInputs + 3]);
+    // 1. Embedding lookup: a TensorDMA gather of the token rows.
+    HbmTensor x = embedding;
+    {
+      ScopedDmaOperation named(ctx.tdma, "embedding gather");
+      ASSIGN_OR_RETURN(DeviceTensor x0, Gather(ctx.tdma, embedding, token_ids, "V",
+                                               Destination{Tier::kHbm, Address::Any(), {m.m("1"), m.m("S, D")}}));
+      x = HbmTensor(x0);
+    }
+    std::vector<DeviceTensor> caches;
+    for (int64_t l = 0; l < c.layers; ++l) {
+      const size_t w = static_cast<size_t>(kStepInputs + kGlobalWeights + kLayerWeights * l);
+      const size_t kv = static_cast<size_t>(kStepInputs + kGlobalWeights + kLayerWeights * c.layers + 2 * l);
+      LayerTensors t{HbmTensor(in[w]),     HbmTensor(in[w + 1]), HbmTensor(in[w + 2]), HbmTensor(in[w + 3]),
+                     HbmTensor(in[w + 4]), HbmTensor(in[w + 5]), HbmTensor(in[w + 6]), HbmTensor(in[w + 7]),
+                     HbmTensor(in[w + 8]), HbmTensor(in[kv]),    HbmTensor(in[kv + 1])};
+      ASSIGN_OR_RETURN(x, Layer(ctx, m, c, l, x, t, positions, mask, rope));
+      caches.push_back(t.k_cache);
+      caches.push_back(t.v_cache);
+    }
+    // 3. Final RMSNorm; 4. the last position (a gather of one row: the page's slice) and the LM
+    // head ([V, D] is w_lm_head transposed).
+    ASSIGN_OR_RETURN(HbmTensor x_final, RmsNorm(ctx, m, c, x, final_norm, "final RMSNorm"));
+    HbmTensor x_last = x_final;
+    {
+      ScopedDmaOperation named(ctx.tdma, "last position");
+      ASSIGN_OR_RETURN(DeviceTensor row, Gather(ctx.tdma, x_final, last, "S",
+                                                Destination{Tier::kHbm, Address::Any(), {m.m("1"), m.m("L, D")}}));
+      x_last = HbmTensor(row);
+    }
+    const MatmulSpec head_spec{"LM head", "V / 32", "L", "V", Over("", "D")};
+    ASSIGN_OR_RETURN(DmTensor logits_dm, Matmul(ctx, m, head_spec, x_last, lm_head, false));
+    ASSIGN_OR_RETURN(HbmTensor logits, ToHbm(ctx, logits_dm, m.m("L, V"), "logits"));
+    std::vector<DeviceTensor> out = {logits};
+    out.insert(out.end(), caches.begin(), caches.end());
+    return out;
+  };
+}
+
+absl::StatusOr<DeviceTensor> Upload(Device& device, const MappingScope& m, DType dtype, const std::string& layout,
+                                    const std::vector<double>& values) {
+  ASSIGN_OR_RETURN(HostTensor host, HostTensor::FromValues(dtype, m.m(layout), values));
+  Dma pdma = Dma::Pcie(device);
+  ASSIGN_OR_RETURN(HbmTensor hbm, host.to_hbm(pdma, Address::Any(), m.m("1"), m.m(layout)));
+  return hbm;
+}
+
+std::vector<double> AsDoubles(const std::vector<float>& v) { return std::vector<double>(v.begin(), v.end()); }
+
+}  // namespace
+
+absl::StatusOr<LlamaDeviceState> UploadModel(const LlamaConfig& c, const LlamaWeights& w, const DeviceOptions& options) {
+  LlamaDeviceState state;
+  ASSIGN_OR_RETURN(state.device, Device::Create(1, options));
+  ASSIGN_OR_RETURN(MappingScope m, MappingScope::Parse(c.Axes(1)));
+  Device& d = *state.device;
+  auto add = [&](const std::string& layout, const std::vector<float>& values) -> absl::Status {
+    ASSIGN_OR_RETURN(DeviceTensor t, Upload(d, m, DType::kBF16, layout, AsDoubles(values)));
+    state.weights.push_back(t);
+    return absl::OkStatus();
+  };
+  RETURN_IF_ERROR(add("V, D", w.embedding));
+  RETURN_IF_ERROR(add("T, E, C", w.rope));
+  RETURN_IF_ERROR(add("D", w.final_norm));
+  RETURN_IF_ERROR(add("V, D", w.lm_head));
+  for (const LlamaLayerWeights& l : w.layers) {
+    RETURN_IF_ERROR(add("D", l.attn_norm));
+    RETURN_IF_ERROR(add("G, H, C, D", l.wq));
+    RETURN_IF_ERROR(add("H, C, D", l.wk));
+    RETURN_IF_ERROR(add("H, E, D", l.wv));
+    RETURN_IF_ERROR(add("D, G, H, E", l.wo));
+    RETURN_IF_ERROR(add("D", l.ffn_norm));
+    RETURN_IF_ERROR(add("F, D", l.gate));
+    RETURN_IF_ERROR(add("F, D", l.up));
+    RETURN_IF_ERROR(add("D, F", l.down));
+  }
+  const std::vector<double> zeros(static_cast<size_t>(c.kv_heads * c.max_positions * c.head_dim), 0.0);
+  for (int64_t l = 0; l < c.layers; ++l) {
+    ASSIGN_OR_RETURN(DeviceTensor k, Upload(d, m, DType::kBF16, "H, T, E", zeros));
+    ASSIGN_OR_RETURN(DeviceTensor v, Upload(d, m, DType::kBF16, "H, T, E", zeros));
+    state.caches.push_back(k);
+    state.caches.push_back(v);
+  }
+  return state;
+}
+
+absl::Status ClearCaches(const LlamaConfig& c, LlamaDeviceState& state) {
+  ASSIGN_OR_RETURN(MappingScope m, MappingScope::Parse(c.Axes(1)));
+  const std::vector<double> zeros(static_cast<size_t>(c.kv_heads * c.max_positions * c.head_dim), 0.0);
+  Dma pdma = Dma::Pcie(*state.device);
+  for (size_t i = 0; i < state.caches.size(); ++i) {
+    const std::string layout = "H, T, E";
+    ASSIGN_OR_RETURN(HostTensor host, HostTensor::FromValues(DType::kBF16, m.m(layout), zeros));
+    ASSIGN_OR_RETURN(HbmTensor cache, host.to_hbm(pdma, Address(state.caches[i].address()), m.m("1"), m.m(layout)));
+    state.caches[i] = cache;
+  }
+  return absl::OkStatus();
+}
+
+namespace {
+
+// The step inputs of a phase over `tokens` positions, placed once (their values change per launch).
+absl::StatusOr<std::vector<DeviceTensor>> PlaceStepInputs(const LlamaConfig& c, Device& device, int64_t tokens) {
+  ASSIGN_OR_RETURN(MappingScope m, MappingScope::Parse(c.Axes(tokens)));
+  std::vector<DeviceTensor> inputs;
+  for (const auto& [layout, size] : std::vector<std::pair<std::string, int64_t>>{
+           {"S", tokens}, {"S", tokens}, {"S, T", tokens * c.max_positions}, {"L", 1}}) {
+    ASSIGN_OR_RETURN(DeviceTensor t, Upload(device, m, DType::kI32, layout, std::vector<double>(static_cast<size_t>(size), 0.0)));
+    inputs.push_back(t);
+  }
+  return inputs;
+}
+
+std::vector<DeviceTensor> Inputs(const LlamaDeviceState& state, const std::vector<DeviceTensor>& step) {
+  std::vector<DeviceTensor> in = step;
+  in.insert(in.end(), state.weights.begin(), state.weights.end());
+  in.insert(in.end(), state.caches.begin(), state.caches.end());
+  return in;
+}
+
+}  // namespace
+
+absl::StatusOr<LlamaPhase> TracePhase(const LlamaConfig& c, LlamaDeviceState& state, int64_t tokens) {
+  LlamaPhase phase;
+  phase.tokens = tokens;
+  ASSIGN_OR_RETURN(phase.step_inputs, PlaceStepInputs(c, *state.device, tokens));
+  ASSIGN_OR_RETURN(phase.program, Trace(ForwardKernel(c, tokens), Inputs(state, phase.step_inputs)));
+  RETURN_IF_ERROR(ClearCaches(c, state));
+  return phase;
+}
+
+absl::StatusOr<std::vector<float>> RunPhase(const LlamaConfig& c, LlamaDeviceState& state, LlamaPhase& phase,
+                                            Backend& backend, const std::vector<int32_t>& tokens, int64_t start) {
+  const int64_t n = phase.tokens, T = c.max_positions;
+  if (static_cast<int64_t>(tokens.size()) != n || start + n > T) {
+    return absl::InvalidArgumentError(absl::StrCat("llama: ", tokens.size(), " tokens at position ", start,
+                                                   " do not fit a phase of ", n, " tokens and a cache of ", T));
+  }
+  ASSIGN_OR_RETURN(MappingScope m, MappingScope::Parse(c.Axes(n)));
+  std::vector<double> ids(tokens.begin(), tokens.end()), positions, mask;
+  for (int64_t i = 0; i < n; ++i) {
+    positions.push_back(static_cast<double>(start + i));
+    for (int64_t j = 0; j < T; ++j) mask.push_back(j > start + i ? 1.0 : 0.0);
+  }
+  const std::vector<std::pair<std::string, std::vector<double>>> values = {
+      {"S", ids}, {"S", positions}, {"S, T", mask}, {"L", {static_cast<double>(n - 1)}}};
+  for (size_t i = 0; i < values.size(); ++i) {
+    ASSIGN_OR_RETURN(HostTensor host, HostTensor::FromValues(DType::kI32, m.m(values[i].first), values[i].second));
+    RETURN_IF_ERROR(WriteInto(host, phase.step_inputs[i]));
+  }
+  ASSIGN_OR_RETURN(std::vector<DeviceTensor> out,
+                   Launch(phase.program, *state.device, backend, Inputs(state, phase.step_inputs)));
+  for (size_t i = 0; i < state.caches.size(); ++i) state.caches[i] = out[i + 1];
+  ASSIGN_OR_RETURN(HostTensor logits, ReadAs(out[0], m.m("L, V")));
+  std::vector<float> result;
+  for (double v : logits.ToValues()) result.push_back(static_cast<float>(v));
+  return result;
+}
+
+absl::StatusOr<Generation> Generate(const LlamaConfig& c, const LlamaWeights& w, Backend& backend,
+                                    const std::vector<int32_t>& prompt, int64_t steps, const DeviceOptions& options) {
+  ASSIGN_OR_RETURN(LlamaDeviceState state, UploadModel(c, w, options));
+  // Both phases' step inputs are placed before either is traced, so neither program's scratch
+  // (claimed again at every launch) lies over the other's inputs.
+  ASSIGN_OR_RETURN(std::vector<DeviceTensor> prefill_inputs, PlaceStepInputs(c, *state.device, c.prompt));
+  ASSIGN_OR_RETURN(std::vector<DeviceTensor> decode_inputs, PlaceStepInputs(c, *state.device, 1));
+  LlamaPhase prefill{c.prompt, {}, prefill_inputs}, decode{1, {}, decode_inputs};
+  ASSIGN_OR_RETURN(prefill.program, Trace(ForwardKernel(c, c.prompt), Inputs(state, prefill.step_inputs)));
+  RETURN_IF_ERROR(ClearCaches(c, state));
+  ASSIGN_OR_RETURN(decode.program, Trace(ForwardKernel(c, 1), Inputs(state, decode.step_inputs)));
+  RETURN_IF_ERROR(ClearCaches(c, state));
+  Generation g;
+  g.prefill_program = prefill.program;
+  g.decode_program = decode.program;
+  auto start = std::chrono::steady_clock::now();
+  ASSIGN_OR_RETURN(std::vector<float> logits, RunPhase(c, state, prefill, backend, prompt, 0));
+  g.prefill_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  g.tokens.push_back(static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin()));
+  g.logits.push_back(std::move(logits));
+  for (int64_t s = 0; s < steps; ++s) {
+    start = std::chrono::steady_clock::now();
+    ASSIGN_OR_RETURN(logits, RunPhase(c, state, decode, backend, {g.tokens.back()}, c.prompt + s));
+    g.decode_seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    g.tokens.push_back(static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin()));
+    g.logits.push_back(std::move(logits));
+  }
+  return g;
+}
+
+}  // namespace visa::models

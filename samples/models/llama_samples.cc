@@ -1,0 +1,178 @@
+// The Llama-style model as samples: `llama_tiny_prefill` (the prefill program, its logits against
+// the host reference), `llama_tiny_decode` (prefill then 8 decode launches of one traced program,
+// the greedy tokens against the reference's) and `llama_tiny_generate` (the same, printing the
+// tokens and the time per token on the backend and on the host reference).
+#include <chrono>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "dsl/status_macros.h"
+#include "samples/models/llama_check.h"
+#include "samples/models/llama_program.h"
+#include "samples/models/llama_reference.h"
+#include "samples/sample.h"
+
+namespace visa::models {
+
+LogitsComparison CompareLogits(const LlamaConfig& c, const LlamaWeights& w, const std::vector<float>& device,
+                               const std::vector<float>& reference, const std::vector<float>& hidden) {
+  LogitsComparison out;
+  for (int64_t v = 0; v < c.vocab; ++v) {
+    double magnitude = 0, largest = 0;
+    for (int64_t d = 0; d < c.hidden; ++d) {
+      const double term = std::fabs(static_cast<double>(hidden[d]) * w.lm_head[v * c.hidden + d]);
+      magnitude += term;
+      largest = std::max(largest, term);
+    }
+    const double bound = static_cast<double>(c.hidden) * std::ldexp(magnitude, -24) + kHiddenFlips * std::ldexp(largest, -8);
+    const double error = std::fabs(static_cast<double>(device[v]) - reference[v]);
+    out.max_error = std::max(out.max_error, error);
+    out.max_bound = std::max(out.max_bound, bound);
+    if (!(error <= bound) && !out.mismatch) {
+      out.mismatch = absl::StrFormat("logit %d: got %g, want %g (bound %g)", v, device[v], reference[v], bound);
+    }
+  }
+  if (!out.mismatch && Argmax(device) != Argmax(reference)) {
+    out.mismatch = absl::StrCat("greedy token ", Argmax(device), ", the reference's ", Argmax(reference));
+  }
+  return out;
+}
+
+namespace {
+
+using samples::Sample;
+using samples::SampleRun;
+
+double Since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+const LlamaWeights& TinyWeights() {
+  static const LlamaWeights* weights = new LlamaWeights(MakeWeights(LlamaConfig{}));
+  return *weights;
+}
+
+// The variant the interpreter runs in the time of a test: 8 prompt tokens, a cache of 32
+// positions, every other shape as the tiny model.
+LlamaConfig SmallConfig() {
+  LlamaConfig c;
+  c.prompt = 8;
+  c.max_positions = 32;
+  return c;
+}
+
+absl::StatusOr<SampleRun> PrefillRun(Backend& backend, const DeviceOptions& options) {
+  const LlamaConfig c;
+  const LlamaWeights& w = TinyWeights();
+  const std::vector<int32_t> prompt = MakePrompt(c, kPromptSeed);
+  ASSIGN_OR_RETURN(LlamaDeviceState state, UploadModel(c, w, options));
+  ASSIGN_OR_RETURN(LlamaPhase phase, TracePhase(c, state, c.prompt));
+  const auto start = std::chrono::steady_clock::now();
+  ASSIGN_OR_RETURN(std::vector<float> logits, RunPhase(c, state, phase, backend, prompt, 0));
+  SampleRun run;
+  run.kernel_seconds = Since(start);
+  run.program = phase.program;
+  run.device_resident_bytes = state.device->resident_bytes();
+  LlamaReference reference(c, w);
+  const std::vector<float> want = reference.Forward(prompt, 0);
+  const LogitsComparison compared = CompareLogits(c, w, logits, want, reference.last_hidden());
+  run.elements = c.vocab;
+  run.max_error = compared.max_error;
+  run.mismatch = compared.mismatch;
+  run.note = absl::StrFormat("logits of the last of %d prompt tokens, bound %g (D f32 roundings of sum|h*w| + %g bf16 "
+                             "ulps of max|h*w|), greedy token %d; f32 host reference",
+                             c.prompt, compared.max_bound, kHiddenFlips, Argmax(logits));
+  return run;
+}
+
+absl::StatusOr<SampleRun> GenerateRun(Backend& backend, const DeviceOptions& options, const LlamaConfig& c,
+                                      const LlamaWeights& w, int64_t kSteps, bool print_times) {
+  const std::vector<int32_t> prompt = MakePrompt(c, kPromptSeed);
+  ASSIGN_OR_RETURN(Generation g, Generate(c, w, backend, prompt, kSteps, options));
+  // The reference generates from its own logits (its own greedy choices and cache).
+  LlamaReference reference(c, w);
+  std::vector<int32_t> want;
+  std::vector<std::vector<float>> want_logits, hidden;
+  auto start = std::chrono::steady_clock::now();
+  want_logits.push_back(reference.Forward(prompt, 0));
+  const double reference_prefill = Since(start);
+  hidden.push_back(reference.last_hidden());
+  want.push_back(Argmax(want_logits.back()));
+  start = std::chrono::steady_clock::now();
+  for (int64_t s = 0; s < kSteps; ++s) {
+    want_logits.push_back(reference.Forward({want.back()}, c.prompt + s));
+    hidden.push_back(reference.last_hidden());
+    want.push_back(Argmax(want_logits.back()));
+  }
+  const double reference_decode = Since(start) / kSteps;
+  SampleRun run;
+  run.program = g.decode_program;
+  for (double s : g.decode_seconds) run.kernel_seconds += s;
+  for (size_t i = 0; i < g.tokens.size(); ++i) {
+    const LogitsComparison compared = CompareLogits(c, w, g.logits[i], want_logits[i], hidden[i]);
+    run.elements += c.vocab;
+    run.max_error = std::max(run.max_error, compared.max_error);
+    if (compared.mismatch && !run.mismatch) run.mismatch = absl::StrCat("token ", i, ": ", *compared.mismatch);
+  }
+  if (!run.mismatch && g.tokens != want) {
+    run.mismatch = absl::StrCat("tokens [", absl::StrJoin(g.tokens, " "), "], the reference's [",
+                                absl::StrJoin(want, " "), "]");
+  }
+  run.note = absl::StrCat("tokens [", absl::StrJoin(g.tokens, " "), "] = the host reference's greedy tokens");
+  if (print_times) {
+    // The first decode launch also compiles (JIT) what the prefill did not; the later ones are
+    // the steady time per token.
+    double later = 0;
+    for (size_t i = 1; i < g.decode_seconds.size(); ++i) later += g.decode_seconds[i];
+    absl::StrAppendFormat(&run.note,
+                          "; %s: prefill %.1f ms, first decode launch %.1f ms, then %.2f ms/token; host reference "
+                          "(f32 loops): prefill %.1f ms, decode %.2f ms/token",
+                          backend.name(), g.prefill_seconds * 1e3, g.decode_seconds[0] * 1e3,
+                          later / static_cast<double>(kSteps - 1) * 1e3, reference_prefill * 1e3,
+                          reference_decode * 1e3);
+  }
+  return run;
+}
+
+Sample ModelSample(std::string name, std::string description,
+                   std::function<absl::StatusOr<SampleRun>(Backend&, const DeviceOptions&)> runner) {
+  Sample s;
+  s.name = std::move(name);
+  s.description = std::move(description);
+  s.runner = std::move(runner);
+  return s;
+}
+
+}  // namespace
+}  // namespace visa::models
+
+namespace visa::samples {
+
+std::vector<Sample> ModelSamples() {
+  using namespace visa::models;
+  return {
+      ModelSample("llama_tiny_prefill",
+                  "Llama-style decoder (2 layers, D = 256, GQA 4 query / 2 KV heads, d_k = 64, F = 512, V = 512): "
+                  "prefill of 32 tokens, the last token's logits against an f32 host reference",
+                  PrefillRun),
+      ModelSample("llama_tiny_decode",
+                  "Llama-style decoder: prefill, then 8 launches of the traced decode program over the KV cache; "
+                  "the greedy tokens against the host reference's",
+                  [](Backend& b, const DeviceOptions& o) { return GenerateRun(b, o, LlamaConfig{}, TinyWeights(), 8, false); }),
+      ModelSample("llama_tiny_generate",
+                  "Llama-style decoder: the generated tokens with the time per token on this backend and on the "
+                  "host reference",
+                  [](Backend& b, const DeviceOptions& o) { return GenerateRun(b, o, LlamaConfig{}, TinyWeights(), 8, true); }),
+      ModelSample("llama_small_generate",
+                  "Llama-style decoder, the small variant for the interpreter (8 prompt tokens, 32 cache positions): "
+                  "prefill and 2 decode launches, the tokens and times against the host reference",
+                  [](Backend& b, const DeviceOptions& o) {
+                    static const LlamaWeights* weights = new LlamaWeights(MakeWeights(SmallConfig()));
+                    return GenerateRun(b, o, SmallConfig(), *weights, 2, true);
+                  }),
+  };
+}
+
+}  // namespace visa::samples
