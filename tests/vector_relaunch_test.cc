@@ -44,7 +44,7 @@ absl::StatusOr<std::vector<DeviceTensor>> One(absl::StatusOr<DmTensor> out) {
 
 std::vector<Case> Cases() {
   std::vector<Case> cases;
-  cases.push_back({"elementwise_padded", "S = 5, T = 3, A = 6", {{"S # 8", "T, A # 8", DType::kF32, 0}}, 0,
+  cases.push_back({"elementwise_padded", "S = 5, T = 3, A = 6", {{"S # 256", "T, A # 8", DType::kF32, 0}}, 0,
                    [](Context& ctx, const std::vector<DeviceTensor>& in, const MappingScope& s) {
                      return One(ctx.main.begin(DmTensor(in[0]).view())
                                     .fetch(DType::kF32, s.m("T"), s.m("A # 8"))
@@ -59,7 +59,7 @@ std::vector<Case> Cases() {
                                     .commit(s.m("T, A # 8"), 1 << 14));
                    }});
   cases.push_back({"stash_and_vrf", "S = 3, T = 4, A = 8",
-                   {{"S", "T, A", DType::kF32, 0}, {"S", "T, A", DType::kF32, 1 << 12}}, 0,
+                   {{"S # 256", "T, A", DType::kF32, 0}, {"S # 256", "T, A", DType::kF32, 1 << 12}}, 0,
                    [](Context& ctx, const std::vector<DeviceTensor>& in, const MappingScope& s)
                        -> absl::StatusOr<std::vector<DeviceTensor>> {
                      absl::StatusOr<VrfTensor> vrf = ctx.sub.begin(DmTensor(in[1]).view())
@@ -81,7 +81,7 @@ std::vector<Case> Cases() {
                                     .vector_final()
                                     .commit(s.m("T, A"), 1 << 14));
                    }});
-  cases.push_back({"intra_reduce_odd_row", "S = 7, N = 13", {{"S", "N", DType::kF32, 0}}, 0,
+  cases.push_back({"intra_reduce_odd_row", "S = 7, N = 13", {{"S # 256", "N", DType::kF32, 0}}, 0,
                    [](Context& ctx, const std::vector<DeviceTensor>& in, const MappingScope& s) {
                      const Mapping time = s.m("N # 16 / 8"), packet = s.m("N # 16 % 8");
                      return One(ctx.main.begin(DmTensor(in[0]).view())
@@ -99,20 +99,20 @@ std::vector<Case> Cases() {
                                     .vector_final()
                                     .commit(s.m("1 # 2"), 1 << 14));
                    }});
-  cases.push_back({"inter_reduce_then_toggle", "W = 3, R = 4, X = 4, T = 2, P = 8", {{"W, R", "T, P", DType::kF32, 0}}, 0,
+  cases.push_back({"inter_reduce_then_toggle", "W = 3, R = 4, X = 4, T = 2, P = 8", {{"[W, R] # 256", "T, P", DType::kF32, 0}}, 0,
                    [](Context& ctx, const std::vector<DeviceTensor>& in, const MappingScope& s) {
                      return One(ctx.main.begin(DmTensor(in[0]).view())
                                     .fetch(DType::kF32, s.m("T"), s.m("P"))
                                     .collect(s.m("T"), s.m("P"))
                                     .vector_init()
-                                    .vector_inter_slice_reduce(s.m("W, X"), s.m("T"), InterSliceReduceOpF32::kAdd)
+                                    .vector_inter_slice_reduce(s.m("[W, X] # 256"), s.m("T"), InterSliceReduceOpF32::kAdd)
                                     .vector_intra_slice_branch(BranchMode::AxisToggle("T"))
                                     .vector_clip(ClipBinaryOpF32::kMax,
                                                  VeBranchOperand().imm(TagGuard::Matches({kOne, kAny, kAny, kAny}), 0.25f))
                                     .vector_final()
                                     .commit(s.m("T, P"), 1 << 14));
                    }});
-  cases.push_back({"comparison_filter", "A = 200", {{"A / 16 # 16", "A % 16", DType::kF32, 0}}, 0,
+  cases.push_back({"comparison_filter", "A = 208", {{"A / 16 # 256", "A % 16", DType::kF32, 0}}, 0,
                    [](Context& ctx, const std::vector<DeviceTensor>& in, const MappingScope& s) {
                      return One(ctx.main.begin(DmTensor(in[0]).view())
                                     .fetch(DType::kF32, s.m("A % 16 / 8"), s.m("A % 8"))
@@ -126,20 +126,20 @@ std::vector<Case> Cases() {
                                     .commit(s.m("A % 16"), 1 << 14));
                    }});
   cases.push_back({"two_group_zip", "S = 5, T = 3, A = 8, I = 2",
-                   {{"S", "T, A", DType::kF32, 0}, {"S", "T, A", DType::kF32, 1 << 12}}, 0,
+                   {{"S # 256", "T, A", DType::kF32, 0}, {"S # 256", "T, A", DType::kF32, 1 << 12}}, 0,
                    [](Context& ctx, const std::vector<DeviceTensor>& in, const MappingScope& s) {
                      return One(ctx.main.begin_interleaved(s.m("I"), DmTensor(in[0]).view(), DmTensor(in[1]).view())
                                     .fetch(DType::kF32, s.m("T, I"), s.m("A"))
                                     .collect(s.m("T, I"), s.m("A"))
                                     .vector_init()
                                     .vector_intra_slice_unzip("I", s.m("1 # 2"), s.m("T"))
-                                    .vector_fp_binary(FpBinaryOp::MulF(FpMulAlu::kMul0), VeRhs(2.0f), std::nullopt)
+                                    .vector_clip(ClipBinaryOpF32::kMax, VeRhs(0.25f), std::nullopt)
                                     .vector_clip_zip(ClipBinaryOpF32::kAdd)
                                     .vector_final()
                                     .commit(s.m("T, A"), 1 << 14));
                    }});
   cases.push_back({"indirect_fetch_padded", "S = 3, W = 9, V = 5, K = 7",
-                   {{"S", "W, V # 8", DType::kF32, 0}, {"3", "K", DType::kI32, 1 << 12}}, 9,
+                   {{"S # 256", "W, V # 8", DType::kF32, 0}, {"256", "K", DType::kI32, 1 << 12}}, 9,
                    [](Context& ctx, const std::vector<DeviceTensor>& in, const MappingScope& s) {
                      return One(ctx.main.begin(DmTensor(in[0]).view())
                                     .fetch_indirect_masked(DType::kF32, 1.5, DmTensor(in[1]), "W", s.m("K"), s.m("V # 8"))
