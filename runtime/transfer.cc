@@ -207,18 +207,30 @@ void GatherNibbles(uint8_t* d, int64_t de, const uint8_t* s, int64_t se, int64_t
 
 // `rows` gathers of `n` elements each: row r writes d + r * n and reads s + r * step, element i
 // `stride` elements after element i - 1 (a transpose when step is small and stride large). Done
-// in tiles so that both sides stay in cache: a row-by-row gather misses on every element.
+// a 32 x 32 tile at a time through a small buffer: the tile's source lines are read whole into it
+// and its destination lines written whole from it, so power-of-two strides (which map every line
+// of a tile to one cache set) cost no misses inside the tile.
 template <int kBytes>
 void TransposeTiles(uint8_t* d, const uint8_t* s, int64_t rows, int64_t n, int64_t step, int64_t stride) {
   constexpr int64_t kTile = 32;
+  uint8_t tile[kTile * kTile * kBytes];
   for (int64_t r0 = 0; r0 < rows; r0 += kTile) {
-    const int64_t r1 = std::min(rows, r0 + kTile);
+    const int64_t nr = std::min(kTile, rows - r0);
     for (int64_t i0 = 0; i0 < n; i0 += kTile) {
-      const int64_t i1 = std::min(n, i0 + kTile);
-      for (int64_t i = i0; i < i1; ++i) {
-        const uint8_t* from = s + (i * stride) * kBytes;
-        uint8_t* to = d + i * kBytes;
-        for (int64_t r = r0; r < r1; ++r) std::memcpy(to + r * n * kBytes, from + r * step * kBytes, kBytes);
+      const int64_t ni = std::min(kTile, n - i0);
+      // tile[i][r] = source element (r0 + r, i0 + i): a line of the source per i when step is 1.
+      for (int64_t i = 0; i < ni; ++i) {
+        const uint8_t* from = s + ((i0 + i) * stride + r0 * step) * kBytes;
+        uint8_t* to = tile + i * kTile * kBytes;
+        if (step == 1) {
+          std::memcpy(to, from, static_cast<size_t>(nr * kBytes));
+        } else {
+          for (int64_t r = 0; r < nr; ++r) std::memcpy(to + r * kBytes, from + r * step * kBytes, kBytes);
+        }
+      }
+      for (int64_t r = 0; r < nr; ++r) {
+        uint8_t* to = d + ((r0 + r) * n + i0) * kBytes;
+        for (int64_t i = 0; i < ni; ++i) std::memcpy(to + i * kBytes, tile + (i * kTile + r) * kBytes, kBytes);
       }
     }
   }
@@ -387,7 +399,14 @@ absl::Status WriteThrough(Device& device, const Mapping& dst_mapping, Staging& t
     report.bytes_written = static_cast<int64_t>(to.units->size()) * to.slot_bytes;  // as a staged write
     return WritePieces(device, from, to, *plan);
   }
-  RETURN_IF_ERROR(ReadSlots(device, to));
+  const bool covers_units =
+      plan != nullptr && plan->elements * to.bits == static_cast<int64_t>(to.units->size()) * to.slot_bytes * 8;
+  if (covers_units) {  // every byte is written: what memory holds need not be read first
+    to.owned.resize(to.units->size() * to.slot_bytes);
+    to.data = to.owned.data();
+  } else {
+    RETURN_IF_ERROR(ReadSlots(device, to));
+  }
   if (plan != nullptr) {
     bool crosses = false;
     CopyRuns(from, to, plan->runs, &crosses);
