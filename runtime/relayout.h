@@ -12,6 +12,10 @@
 // algebra's run list (dsl/layout.h: ForEachRun): consecutive destination positions reading source
 // positions a fixed stride apart form one run, so contiguous layouts copy whole runs at once and
 // transposes gather with a known stride.
+//
+// A plan's runs are computed and checked once per (destination, source) pair and kept in a small
+// process-wide cache: weights of one shape load layer after layer, and a per-position walk of a
+// 16M-element tensor costs far more than the copy it plans.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +36,13 @@ namespace visa {
 // (stride 1: a contiguous copy; 0: a broadcast; other: a transposing gather).
 using RelayoutRun = MoveRun;
 
+// The whole checked table of one move as runs in increasing destination order.
+struct RelayoutRuns {
+  std::vector<RelayoutRun> runs;
+  int64_t elements = 0;       // live destination positions written
+  bool contiguous = true;     // every run has source stride 1
+};
+
 class RelayoutPlan {
  public:
   // Receives consecutive chunks of the table, as runs in increasing destination order.
@@ -46,6 +57,10 @@ class RelayoutPlan {
   // holds. `apply` may already have seen earlier chunks when an error is returned, so callers
   // stage their writes.
   absl::Status Run(ChunkFn apply) const;
+
+  // The checked runs, computed once per pair of mappings and shared; nullptr (with OK) when the
+  // table has too many runs to keep (then use Run, which streams it).
+  absl::StatusOr<std::shared_ptr<const RelayoutRuns>> Runs() const;
 
   // The whole table at once, one entry per live destination position (small tensors, tests):
   // source position src[i] feeds destination position dst[i].

@@ -67,8 +67,11 @@ absl::Status SparseMemory::Write(int64_t address, absl::Span<const uint8_t> data
                      if (it != pages_.end()) {
                        std::memcpy(it->second.get() + within, data.data() + done, chunk);
                      } else if (!AllZero(data.data() + done, chunk)) {
-                       auto fresh = std::make_unique<uint8_t[]>(page_bytes_);  // value-initialized: zero
+                       // Zero only what the write leaves (a whole-page write zeroes nothing).
+                       auto fresh = std::make_unique_for_overwrite<uint8_t[]>(page_bytes_);
+                       std::memset(fresh.get(), 0, within);
                        std::memcpy(fresh.get() + within, data.data() + done, chunk);
+                       std::memset(fresh.get() + within + chunk, 0, page_bytes_ - within - chunk);
                        pages_.emplace(page, std::move(fresh));
                      }
                    });

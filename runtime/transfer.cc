@@ -1,4 +1,6 @@
-// Transfer: stage the source, fill a staged destination through the relayout table, commit.
+// Transfer: plan the move once per pair of layouts, then copy runs of bytes: straight between
+// device memory and the host side when the runs are long and contiguous, else through a staged
+// copy of the units (gathers, transposes in tiles).
 #include "runtime/transfer.h"
 
 #include <cstring>
@@ -28,8 +30,10 @@ class Divider {
   int shift_;
 };
 
-// One side's bytes in host memory: a slot of `slot_bytes` per staged spatial position, holding
-// the Element positions [first, first + slot capacity) of that unit.
+// One side of a transfer: a slot of `slot_bytes` per spatial position, holding the Element
+// positions [first, first + slot capacity) of that unit. The slots are either in host memory
+// (`data`: a staged copy, or a host image read in place) or, for a side read or written in place,
+// in device memory at `address` of unit `units[slot]`.
 struct Staging {
   int bits = 8;                  // storage bits of one element (4, 8, 16 or 32)
   Divider unit;                  // positions per spatial position in the full mapping
@@ -40,6 +44,10 @@ struct Staging {
   std::vector<int64_t> slot;     // spatial position -> slot, -1 when not staged
   std::vector<uint8_t> owned;
   uint8_t* data = nullptr;
+  // Device sides: where slot k's byte 0 lives.
+  Tier tier = Tier::kHost;
+  const std::vector<int64_t>* units = nullptr;
+  int64_t address = 0;
 };
 
 // Where full position p lives: its spatial position, its element index inside the slot, and how
@@ -65,8 +73,8 @@ absl::Status Window(const DeviceTensor& t, int64_t* first, int64_t* last) {
   return absl::OkStatus();
 }
 
-// Stages the bytes a source handle (tensor or view) can reach in every live unit.
-absl::StatusOr<Staging> StageSource(const DeviceTensor& t) {
+// A handle's window in every live unit, not yet read.
+absl::StatusOr<Staging> DescribeSource(const DeviceTensor& t) {
   const Placement& p = t.placement();
   Staging s;
   s.bits = StorageBits(p.dtype);
@@ -77,26 +85,98 @@ absl::StatusOr<Staging> StageSource(const DeviceTensor& t) {
   s.slot_bytes = StorageBytes(p.dtype, last - s.first);
   s.chip_span = p.prefix_size / t.device().chips();
   s.slot.assign(p.prefix_size, -1);
-  s.owned.assign(p.live_prefixes.size() * s.slot_bytes, 0);
-  s.data = s.owned.data();
-  const int64_t start = p.address + s.first * s.bits / 8;
-  for (size_t k = 0; k < p.live_prefixes.size(); ++k) {
-    s.slot[p.live_prefixes[k]] = static_cast<int64_t>(k);
-    absl::Span<uint8_t> bytes(s.data + k * s.slot_bytes, s.slot_bytes);
-    RETURN_IF_ERROR(t.device().Read(p.tier, p.units[k], start, bytes));
-  }
+  for (size_t k = 0; k < p.live_prefixes.size(); ++k) s.slot[p.live_prefixes[k]] = static_cast<int64_t>(k);
+  s.tier = p.tier;
+  s.units = &p.units;
+  s.address = p.address + s.first * s.bits / 8;
   return s;
 }
 
-Staging StageHost(const HostTensor& host, std::vector<uint8_t> bytes) {
+// Copies every slot's device bytes into host memory.
+absl::Status ReadSlots(const Device& device, Staging& s) {
+  s.owned.resize(s.units->size() * s.slot_bytes);
+  s.data = s.owned.data();
+  for (size_t k = 0; k < s.units->size(); ++k) {
+    absl::Span<uint8_t> bytes(s.data + k * s.slot_bytes, s.slot_bytes);
+    RETURN_IF_ERROR(device.Read(s.tier, (*s.units)[k], s.address, bytes));
+  }
+  return absl::OkStatus();
+}
+
+// Stages the bytes a source handle (tensor or view) can reach in every live unit.
+absl::StatusOr<Staging> StageSource(const DeviceTensor& t) {
+  ASSIGN_OR_RETURN(Staging s, DescribeSource(t));
+  RETURN_IF_ERROR(ReadSlots(t.device(), s));
+  return s;
+}
+
+// A host image as one slot; read in place (a source is never written).
+Staging ViewHost(const HostTensor& host) {
   Staging s;
   s.bits = StorageBits(host.dtype());
   s.unit = Divider(host.size());
-  s.slot_bytes = static_cast<int64_t>(bytes.size());
+  s.slot_bytes = static_cast<int64_t>(host.bytes().size());
   s.slot = {0};
-  s.owned = std::move(bytes);
+  s.data = const_cast<uint8_t*>(host.bytes().data());
+  return s;
+}
+
+// A new host image of `size` positions, zero (its padding stays zero).
+Staging NewHostImage(DType dtype, int64_t size) {
+  Staging s;
+  s.bits = StorageBits(dtype);
+  s.unit = Divider(size);
+  s.owned.assign(StorageBytes(dtype, size), 0);
+  s.slot_bytes = static_cast<int64_t>(s.owned.size());
+  s.slot = {0};
   s.data = s.owned.data();
   return s;
+}
+
+// A whole destination tensor's units, not yet read.
+Staging DescribeDestination(Device& device, const Placement& dst) {
+  Staging s;
+  s.bits = StorageBits(dst.dtype);
+  s.unit = Divider(dst.levels.back().size());
+  s.slot_bytes = dst.unit_bytes();
+  s.chip_span = dst.prefix_size / device.chips();
+  s.slot.assign(dst.prefix_size, -1);
+  for (size_t k = 0; k < dst.live_prefixes.size(); ++k) s.slot[dst.live_prefixes[k]] = static_cast<int64_t>(k);
+  s.tier = dst.tier;
+  s.units = &dst.units;
+  s.address = dst.address;
+  return s;
+}
+
+// One run clipped to a source unit and a destination unit: n elements from source slot element
+// `src_element` (every `stride`-th) to destination slot elements [dst_element, dst_element + n).
+struct Piece {
+  int64_t dst_slot, dst_element, src_slot, src_element, n, stride;
+  bool crosses;  // the element changes chip
+};
+
+template <typename Fn>
+void ForEachPiece(const Staging& src, const Staging& dst, absl::Span<const RelayoutRun> runs, Fn&& fn) {
+  const bool chips = src.chip_span > 0 && dst.chip_span > 0;
+  for (const RelayoutRun& run : runs) {
+    const int64_t stride = run.src_stride;
+    int64_t p = run.dst, q = run.src, left = run.length;
+    while (left > 0) {
+      const Located to = Locate(dst, p);
+      const Located from = Locate(src, q);
+      // Elements whose source stays in this source unit.
+      const int64_t within = src.unit.value() - from.left;  // q's place inside its unit
+      const int64_t in_unit = stride == 0  ? left
+                              : stride > 0 ? (from.left + stride - 1) / stride
+                                           : within / -stride + 1;
+      const int64_t n = std::min({left, to.left, in_unit});
+      fn(Piece{dst.slot[to.prefix], to.element, src.slot[from.prefix], from.element, n, stride,
+               chips && from.prefix / src.chip_span != to.prefix / dst.chip_span});
+      p += n;
+      q += n * stride;
+      left -= n;
+    }
+  }
 }
 
 // Copies `n` 4-bit elements (even index in the low nibble).
@@ -125,52 +205,169 @@ void GatherNibbles(uint8_t* d, int64_t de, const uint8_t* s, int64_t se, int64_t
   for (int64_t i = 0; i < n; ++i, ++de, se += stride) CopyNibbles(d, de, s, se, 1);
 }
 
-// Copies the runs' elements from `src` into `dst`, a piece per run and unit; notes whether some
-// element changes chip.
-void CopyRuns(const Staging& src, Staging& dst, absl::Span<const RelayoutRun> runs, bool* crosses) {
-  const bool chips = src.chip_span > 0 && dst.chip_span > 0;
-  const int bytes = dst.bits / 8;  // 0 for 4-bit elements
-  for (const RelayoutRun& run : runs) {
-    const int64_t stride = run.src_stride;
-    int64_t p = run.dst, q = run.src, left = run.length;
-    while (left > 0) {
-      const Located to = Locate(dst, p);
-      const Located from = Locate(src, q);
-      // Elements whose source stays in this source unit.
-      const int64_t within = src.unit.value() - from.left;  // q's place inside its unit
-      const int64_t in_unit = stride == 0  ? left
-                              : stride > 0 ? (from.left + stride - 1) / stride
-                                           : within / -stride + 1;
-      const int64_t n = std::min({left, to.left, in_unit});
-      uint8_t* d = dst.data + dst.slot[to.prefix] * dst.slot_bytes;
-      const uint8_t* s = src.data + src.slot[from.prefix] * src.slot_bytes;
-      if (stride == 1) {
-        switch (bytes) {
-          case 0: CopyNibbles(d, to.element, s, from.element, n); break;
-          case 1: std::memcpy(d + to.element, s + from.element, n); break;
-          case 2: std::memcpy(d + to.element * 2, s + from.element * 2, n * 2); break;
-          default: std::memcpy(d + to.element * 4, s + from.element * 4, n * 4); break;
-        }
-      } else {
-        switch (bytes) {
-          case 0: GatherNibbles(d, to.element, s, from.element, stride, n); break;
-          case 1: Gather<1>(d + to.element, s + from.element, stride, n); break;
-          case 2: Gather<2>(d + to.element * 2, s + from.element * 2, stride, n); break;
-          default: Gather<4>(d + to.element * 4, s + from.element * 4, stride, n); break;
+// `rows` gathers of `n` elements each: row r writes d + r * n and reads s + r * step, element i
+// `stride` elements after element i - 1 (a transpose when step is small and stride large). Done
+// a 32 x 32 tile at a time through a small buffer: the tile's source lines are read whole into it
+// and its destination lines written whole from it, so power-of-two strides (which map every line
+// of a tile to one cache set) cost no misses inside the tile.
+template <int kBytes>
+void TransposeTiles(uint8_t* d, const uint8_t* s, int64_t rows, int64_t n, int64_t step, int64_t stride) {
+  constexpr int64_t kTile = 32;
+  uint8_t tile[kTile * kTile * kBytes];
+  for (int64_t r0 = 0; r0 < rows; r0 += kTile) {
+    const int64_t nr = std::min(kTile, rows - r0);
+    for (int64_t i0 = 0; i0 < n; i0 += kTile) {
+      const int64_t ni = std::min(kTile, n - i0);
+      // tile[i][r] = source element (r0 + r, i0 + i): a line of the source per i when step is 1.
+      for (int64_t i = 0; i < ni; ++i) {
+        const uint8_t* from = s + ((i0 + i) * stride + r0 * step) * kBytes;
+        uint8_t* to = tile + i * kTile * kBytes;
+        if (step == 1) {
+          std::memcpy(to, from, static_cast<size_t>(nr * kBytes));
+        } else {
+          for (int64_t r = 0; r < nr; ++r) std::memcpy(to + r * kBytes, from + r * step * kBytes, kBytes);
         }
       }
-      if (chips && from.prefix / src.chip_span != to.prefix / dst.chip_span) *crosses = true;
-      p += n;
-      q += n * stride;
-      left -= n;
+      for (int64_t r = 0; r < nr; ++r) {
+        uint8_t* to = d + ((r0 + r) * n + i0) * kBytes;
+        for (int64_t i = 0; i < ni; ++i) std::memcpy(to + i * kBytes, tile + (i * kTile + r) * kBytes, kBytes);
+      }
     }
   }
 }
 
-// Fills `dst` from `src` through the relayout of the two full mappings.
-absl::Status Relayout(const Mapping& dst_mapping, Staging& dst, const Mapping& src_mapping,
-                      const Staging& src, TransferReport& report) {
-  ASSIGN_OR_RETURN(RelayoutPlan plan, RelayoutPlan::Make(dst_mapping, src_mapping));
+void CopyPiece(const Staging& src, Staging& dst, const Piece& piece) {
+  uint8_t* d = dst.data + piece.dst_slot * dst.slot_bytes;
+  const uint8_t* s = src.data + piece.src_slot * src.slot_bytes;
+  const int64_t de = piece.dst_element, se = piece.src_element, n = piece.n, stride = piece.stride;
+  if (stride == 1) {
+    switch (dst.bits) {
+      case 4: CopyNibbles(d, de, s, se, n); break;
+      default: std::memcpy(d + de * (dst.bits / 8), s + se * (dst.bits / 8), n * (dst.bits / 8)); break;
+    }
+    return;
+  }
+  switch (dst.bits) {
+    case 4: GatherNibbles(d, de, s, se, stride, n); break;
+    case 8: Gather<1>(d + de, s + se, stride, n); break;
+    case 16: Gather<2>(d + de * 2, s + se * 2, stride, n); break;
+    default: Gather<4>(d + de * 4, s + se * 4, stride, n); break;
+  }
+}
+
+// Pieces [0, rows) of `pieces` from `at` on read as one tile when they are gathers of one length
+// and stride between the same slots, each written after the last and read a fixed step after it.
+int64_t TileRows(const std::vector<Piece>& pieces, size_t at) {
+  const Piece& a = pieces[at];
+  if (a.stride == 0 || a.stride == 1 || at + 1 >= pieces.size()) return 1;
+  const int64_t step = pieces[at + 1].src_element - a.src_element;
+  size_t k = at + 1;
+  for (; k < pieces.size(); ++k) {
+    const Piece& b = pieces[k];
+    const Piece& prev = pieces[k - 1];
+    if (b.n != a.n || b.stride != a.stride || b.dst_slot != a.dst_slot || b.src_slot != a.src_slot ||
+        b.dst_element != prev.dst_element + a.n || b.src_element != prev.src_element + step) {
+      break;
+    }
+  }
+  return static_cast<int64_t>(k - at);
+}
+
+bool CopyTile(const Staging& src, Staging& dst, const std::vector<Piece>& pieces, size_t at, int64_t rows) {
+  const Piece& a = pieces[at];
+  const int64_t step = pieces[at + 1].src_element - a.src_element;
+  uint8_t* d = dst.data + a.dst_slot * dst.slot_bytes;
+  const uint8_t* s = src.data + a.src_slot * src.slot_bytes;
+  switch (dst.bits) {
+    case 8: TransposeTiles<1>(d + a.dst_element, s + a.src_element, rows, a.n, step, a.stride); return true;
+    case 16: TransposeTiles<2>(d + a.dst_element * 2, s + a.src_element * 2, rows, a.n, step, a.stride); return true;
+    case 32: TransposeTiles<4>(d + a.dst_element * 4, s + a.src_element * 4, rows, a.n, step, a.stride); return true;
+    default: return false;  // 4-bit: element by element
+  }
+}
+
+// Copies the runs' elements from `src` into `dst` (both in host memory); notes whether some
+// element changes chip.
+void CopyRuns(const Staging& src, Staging& dst, absl::Span<const RelayoutRun> runs, bool* crosses) {
+  std::vector<Piece> pieces;
+  ForEachPiece(src, dst, runs, [&](const Piece& piece) {
+    *crosses = *crosses || piece.crosses;
+    pieces.push_back(piece);
+  });
+  for (size_t k = 0; k < pieces.size();) {
+    const int64_t rows = TileRows(pieces, k);
+    if (rows >= 4 && CopyTile(src, dst, pieces, k, rows)) {
+      k += static_cast<size_t>(rows);
+      continue;
+    }
+    CopyPiece(src, dst, pieces[k]);
+    ++k;
+  }
+}
+
+// A device side read or written in place, a byte range per piece: what a move of stride-1 runs
+// needs when its pieces are long (short ones cost a device call each; those are staged).
+bool InPlace(const Staging& src, const Staging& dst, const RelayoutRuns& plan) {
+  if (!plan.contiguous) return false;
+  constexpr int64_t kMinPieceBytes = 256;
+  int64_t pieces = 0;
+  bool whole_bytes = true;
+  ForEachPiece(src, dst, plan.runs, [&](const Piece& piece) {
+    ++pieces;
+    if (dst.bits == 4) {
+      // Slots start on whole bytes (`first` is even), so even elements start bytes.
+      whole_bytes = whole_bytes && piece.n % 2 == 0 && piece.dst_element % 2 == 0 && piece.src_element % 2 == 0;
+    }
+  });
+  return whole_bytes && pieces * kMinPieceBytes * 8 <= plan.elements * dst.bits;
+}
+
+bool AnyCrosses(const Staging& src, const Staging& dst, const RelayoutRuns& plan) {
+  bool crosses = false;
+  if (src.chip_span > 0 && dst.chip_span > 0) {
+    ForEachPiece(src, dst, plan.runs, [&](const Piece& piece) { crosses = crosses || piece.crosses; });
+  }
+  return crosses;
+}
+
+// Writes the pieces from host-side `src` straight into the device units of `dst`.
+absl::Status WritePieces(Device& device, const Staging& src, const Staging& dst, const RelayoutRuns& plan) {
+  const int64_t bytes = dst.bits / 8;
+  absl::Status status;
+  ForEachPiece(src, dst, plan.runs, [&](const Piece& piece) {
+    if (!status.ok()) return;
+    const uint8_t* s = src.data + piece.src_slot * src.slot_bytes;
+    if (bytes == 0) {  // 4-bit, whole bytes (InPlace)
+      status = device.Write(dst.tier, (*dst.units)[piece.dst_slot], dst.address + piece.dst_element / 2,
+                            absl::MakeConstSpan(s + piece.src_element / 2, piece.n / 2));
+    } else {
+      status = device.Write(dst.tier, (*dst.units)[piece.dst_slot], dst.address + piece.dst_element * bytes,
+                            absl::MakeConstSpan(s + piece.src_element * bytes, piece.n * bytes));
+    }
+  });
+  return status;
+}
+
+// Reads the pieces from the device units of `src` straight into host-side `dst`.
+absl::Status ReadPieces(const Device& device, const Staging& src, Staging& dst, const RelayoutRuns& plan) {
+  const int64_t bytes = dst.bits / 8;
+  absl::Status status;
+  ForEachPiece(src, dst, plan.runs, [&](const Piece& piece) {
+    if (!status.ok()) return;
+    uint8_t* d = dst.data + piece.dst_slot * dst.slot_bytes;
+    if (bytes == 0) {
+      status = device.Read(src.tier, (*src.units)[piece.src_slot], src.address + piece.src_element / 2,
+                           absl::MakeSpan(d + piece.dst_element / 2, piece.n / 2));
+    } else {
+      status = device.Read(src.tier, (*src.units)[piece.src_slot], src.address + piece.src_element * bytes,
+                           absl::MakeSpan(d + piece.dst_element * bytes, piece.n * bytes));
+    }
+  });
+  return status;
+}
+
+// Fills `dst` (in host memory) from `src` (in host memory) through a streamed relayout.
+absl::Status StreamedRelayout(const RelayoutPlan& plan, Staging& dst, const Staging& src, TransferReport& report) {
   bool crosses = false;
   int64_t elements = 0;
   RETURN_IF_ERROR(plan.Run([&](absl::Span<const RelayoutRun> runs) {
@@ -182,19 +379,50 @@ absl::Status Relayout(const Mapping& dst_mapping, Staging& dst, const Mapping& s
   return absl::OkStatus();
 }
 
-absl::Status WriteUnits(Device& device, const Placement& dst, const Staging& staged, TransferReport& report) {
-  for (size_t k = 0; k < dst.live_prefixes.size(); ++k) {
-    absl::Span<const uint8_t> bytes(staged.data + k * staged.slot_bytes, staged.slot_bytes);
-    RETURN_IF_ERROR(device.Write(dst.tier, dst.units[k], dst.address, bytes));
-  }
-  report.bytes_written = static_cast<int64_t>(dst.live_prefixes.size()) * staged.slot_bytes;
-  return absl::OkStatus();
+// The table of a move, checked (kept per pair of mappings), or nullptr when it is too long to keep.
+absl::StatusOr<std::shared_ptr<const RelayoutRuns>> PlanOf(const Mapping& dst, const Mapping& src) {
+  ASSIGN_OR_RETURN(RelayoutPlan plan, RelayoutPlan::Make(dst, src));
+  return plan.Runs();
 }
 
-absl::StatusOr<DeviceTensor> Commit(Device& device, Placement dst, const Staging& staged,
-                                    TransferReport& report) {
-  RETURN_IF_ERROR(WriteUnits(device, dst, staged, report));
-  return DeviceTensor::Claim(device, std::move(dst));
+// Writes host-side `from` into the device units `to` describes (a whole tensor, or a view's window
+// when `to` came from DescribeSource): a byte range per piece when the move's pieces are long and
+// contiguous, else through a staged copy of the units (what lies between live positions is read
+// first, so it keeps what memory holds). `check` runs before anything is written.
+absl::Status WriteThrough(Device& device, const Mapping& dst_mapping, Staging& to, const Mapping& src_mapping,
+                          const Staging& from, TransferCheck check, TransferReport& report) {
+  ASSIGN_OR_RETURN(std::shared_ptr<const RelayoutRuns> plan, PlanOf(dst_mapping, src_mapping));
+  if (plan != nullptr && InPlace(from, to, *plan)) {
+    report.elements = plan->elements;
+    report.crosses_chips = AnyCrosses(from, to, *plan);
+    RETURN_IF_ERROR(check(report));
+    report.bytes_written = static_cast<int64_t>(to.units->size()) * to.slot_bytes;  // as a staged write
+    return WritePieces(device, from, to, *plan);
+  }
+  const bool covers_units =
+      plan != nullptr && plan->elements * to.bits == static_cast<int64_t>(to.units->size()) * to.slot_bytes * 8;
+  if (covers_units) {  // every byte is written: what memory holds need not be read first
+    to.owned.resize(to.units->size() * to.slot_bytes);
+    to.data = to.owned.data();
+  } else {
+    RETURN_IF_ERROR(ReadSlots(device, to));
+  }
+  if (plan != nullptr) {
+    bool crosses = false;
+    CopyRuns(from, to, plan->runs, &crosses);
+    report.elements = plan->elements;
+    report.crosses_chips = crosses;
+  } else {
+    ASSIGN_OR_RETURN(RelayoutPlan streamed, RelayoutPlan::Make(dst_mapping, src_mapping));
+    RETURN_IF_ERROR(StreamedRelayout(streamed, to, from, report));
+  }
+  RETURN_IF_ERROR(check(report));
+  for (size_t k = 0; k < to.units->size(); ++k) {
+    absl::Span<const uint8_t> bytes(to.data + k * to.slot_bytes, to.slot_bytes);
+    RETURN_IF_ERROR(device.Write(to.tier, (*to.units)[k], to.address, bytes));
+  }
+  report.bytes_written = static_cast<int64_t>(to.units->size()) * to.slot_bytes;
+  return absl::OkStatus();
 }
 
 // A destination tensor written whole by a transfer: a view keeps the bytes outside its window.
@@ -202,24 +430,6 @@ absl::Status CheckWholeTensor(const DeviceTensor& dst) {
   if (!dst.is_view()) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat("Transfer: the destination ", dst.ToString(),
                                                  " is a view; a transfer writes a whole tensor"));
-}
-
-// Stages the destination's current bytes: its padding keeps what memory holds (not written).
-absl::StatusOr<Staging> StageDestination(Device& device, const Placement& dst) {
-  Staging s;
-  s.bits = StorageBits(dst.dtype);
-  s.unit = Divider(dst.levels.back().size());
-  s.slot_bytes = dst.unit_bytes();
-  s.chip_span = dst.prefix_size / device.chips();
-  s.slot.assign(dst.prefix_size, -1);
-  s.owned.assign(dst.live_prefixes.size() * s.slot_bytes, 0);
-  s.data = s.owned.data();
-  for (size_t k = 0; k < dst.live_prefixes.size(); ++k) {
-    s.slot[dst.live_prefixes[k]] = static_cast<int64_t>(k);
-    absl::Span<uint8_t> bytes(s.data + k * s.slot_bytes, s.slot_bytes);
-    RETURN_IF_ERROR(device.Read(dst.tier, dst.units[k], dst.address, bytes));
-  }
-  return s;
 }
 
 absl::Status CheckSameType(DType src, DType dst) {
@@ -244,10 +454,9 @@ absl::StatusOr<DeviceTensor> TransferToDevice(const DeviceTensor& src, Device& d
   TransferReport local;
   ASSIGN_OR_RETURN(Staging from, StageSource(src));
   local.bytes_read = static_cast<int64_t>(from.owned.size());
-  ASSIGN_OR_RETURN(Staging to, StageDestination(device, dst));
-  RETURN_IF_ERROR(Relayout(Pair(dst.levels), to, src.full_mapping(), from, local));
-  RETURN_IF_ERROR(check(local));
-  ASSIGN_OR_RETURN(DeviceTensor out, Commit(device, std::move(dst), to, local));
+  Staging to = DescribeDestination(device, dst);
+  RETURN_IF_ERROR(WriteThrough(device, Pair(dst.levels), to, src.full_mapping(), from, check, local));
+  DeviceTensor out = DeviceTensor::Claim(device, std::move(dst));
   MarkWritten(out);  // its live positions now hold data
   if (report) *report = local;
   return out;
@@ -257,12 +466,11 @@ absl::StatusOr<DeviceTensor> TransferToDevice(const HostTensor& src, Device& dev
                                               TransferCheck check, TransferReport* report) {
   RETURN_IF_ERROR(CheckSameType(src.dtype(), dst.dtype));
   TransferReport local;
-  Staging from = StageHost(src, src.bytes());
-  local.bytes_read = static_cast<int64_t>(from.owned.size());
-  ASSIGN_OR_RETURN(Staging to, StageDestination(device, dst));
-  RETURN_IF_ERROR(Relayout(Pair(dst.levels), to, src.mapping(), from, local));
-  RETURN_IF_ERROR(check(local));
-  ASSIGN_OR_RETURN(DeviceTensor out, Commit(device, std::move(dst), to, local));
+  const Staging from = ViewHost(src);
+  local.bytes_read = from.slot_bytes;
+  Staging to = DescribeDestination(device, dst);
+  RETURN_IF_ERROR(WriteThrough(device, Pair(dst.levels), to, src.mapping(), from, check, local));
+  DeviceTensor out = DeviceTensor::Claim(device, std::move(dst));
   MarkWritten(out);  // its live positions now hold data
   if (report) *report = local;
   return out;
@@ -271,39 +479,33 @@ absl::StatusOr<DeviceTensor> TransferToDevice(const HostTensor& src, Device& dev
 absl::StatusOr<HostTensor> TransferToHost(const DeviceTensor& src, const Mapping& layout,
                                           TransferCheck check, TransferReport* report) {
   RETURN_IF_ERROR(src.CheckReadable());
-  ASSIGN_OR_RETURN(HostTensor out, HostTensor::Zeros(src.dtype(), layout));
+  RETURN_IF_ERROR(layout.status());
   TransferReport local;
-  ASSIGN_OR_RETURN(Staging from, StageSource(src));
-  local.bytes_read = static_cast<int64_t>(from.owned.size());
-  Staging to = StageHost(out, out.bytes());
-  RETURN_IF_ERROR(Relayout(layout, to, src.full_mapping(), from, local));
-  RETURN_IF_ERROR(check(local));
+  ASSIGN_OR_RETURN(Staging from, DescribeSource(src));
+  local.bytes_read = static_cast<int64_t>(from.units->size()) * from.slot_bytes;
+  Staging to = NewHostImage(src.dtype(), layout.size());
+  ASSIGN_OR_RETURN(std::shared_ptr<const RelayoutRuns> plan, PlanOf(layout, src.full_mapping()));
+  if (plan != nullptr && InPlace(from, to, *plan)) {
+    // Long contiguous runs: read each straight into the image.
+    local.elements = plan->elements;
+    RETURN_IF_ERROR(check(local));
+    RETURN_IF_ERROR(ReadPieces(src.device(), from, to, *plan));
+  } else {
+    RETURN_IF_ERROR(ReadSlots(src.device(), from));
+    if (plan != nullptr) {
+      bool crosses = false;
+      CopyRuns(from, to, plan->runs, &crosses);
+      local.elements = plan->elements;
+    } else {
+      ASSIGN_OR_RETURN(RelayoutPlan streamed, RelayoutPlan::Make(layout, src.full_mapping()));
+      RETURN_IF_ERROR(StreamedRelayout(streamed, to, from, local));
+    }
+    RETURN_IF_ERROR(check(local));
+  }
   local.bytes_written = static_cast<int64_t>(to.owned.size());
   if (report) *report = local;
   return HostTensor::FromBytes(src.dtype(), layout, std::move(to.owned));
 }
-
-namespace {
-
-// A view destination: the bytes its window reaches are staged as they are (what lies between its
-// live positions is kept), filled, and written back where they were read.
-absl::Status TransferIntoView(const Staging& from, const Mapping& src_mapping, const DeviceTensor& dst,
-                              TransferReport* report, TransferReport& local) {
-  ASSIGN_OR_RETURN(Staging to, StageSource(dst));
-  RETURN_IF_ERROR(Relayout(dst.full_mapping(), to, src_mapping, from, local));
-  const Placement& p = dst.placement();
-  const int64_t start = p.address + to.first * to.bits / 8;
-  for (size_t k = 0; k < p.live_prefixes.size(); ++k) {
-    absl::Span<const uint8_t> bytes(to.data + k * to.slot_bytes, to.slot_bytes);
-    RETURN_IF_ERROR(dst.device().Write(p.tier, p.units[k], start, bytes));
-  }
-  local.bytes_written = static_cast<int64_t>(p.live_prefixes.size()) * to.slot_bytes;
-  MarkWritten(dst);  // the view's live positions now hold data
-  if (report) *report = local;
-  return absl::OkStatus();
-}
-
-}  // namespace
 
 absl::Status TransferInto(const DeviceTensor& src, const DeviceTensor& dst, TransferReport* report) {
   if (&src.device() != &dst.device()) {
@@ -312,12 +514,16 @@ absl::Status TransferInto(const DeviceTensor& src, const DeviceTensor& dst, Tran
   RETURN_IF_ERROR(CheckSameType(src.dtype(), dst.dtype()));
   RETURN_IF_ERROR(src.CheckReadable());
   TransferReport local;
-  ASSIGN_OR_RETURN(Staging from, StageSource(src));
+  ASSIGN_OR_RETURN(Staging from, StageSource(src));  // a move may overwrite its own source
   local.bytes_read = static_cast<int64_t>(from.owned.size());
-  if (dst.is_view()) return TransferIntoView(from, src.full_mapping(), dst, report, local);
-  ASSIGN_OR_RETURN(Staging to, StageDestination(dst.device(), dst.placement()));
-  RETURN_IF_ERROR(Relayout(dst.full_mapping(), to, src.full_mapping(), from, local));
-  RETURN_IF_ERROR(WriteUnits(dst.device(), dst.placement(), to, local));
+  // A view's window is written where it was read: what lies between its live positions is kept.
+  Staging to;
+  if (dst.is_view()) {
+    ASSIGN_OR_RETURN(to, DescribeSource(dst));
+  } else {
+    to = DescribeDestination(dst.device(), dst.placement());
+  }
+  RETURN_IF_ERROR(WriteThrough(dst.device(), dst.full_mapping(), to, src.full_mapping(), from, NoCheck, local));
   MarkWritten(dst);  // its live positions now hold data
   if (report) *report = local;
   return absl::OkStatus();
@@ -327,10 +533,9 @@ absl::Status WriteInto(const HostTensor& src, const DeviceTensor& dst) {
   RETURN_IF_ERROR(CheckSameType(src.dtype(), dst.dtype()));
   RETURN_IF_ERROR(CheckWholeTensor(dst));
   TransferReport local;
-  Staging from = StageHost(src, src.bytes());
-  ASSIGN_OR_RETURN(Staging to, StageDestination(dst.device(), dst.placement()));
-  RETURN_IF_ERROR(Relayout(dst.full_mapping(), to, src.mapping(), from, local));
-  RETURN_IF_ERROR(WriteUnits(dst.device(), dst.placement(), to, local));
+  const Staging from = ViewHost(src);
+  Staging to = DescribeDestination(dst.device(), dst.placement());
+  RETURN_IF_ERROR(WriteThrough(dst.device(), dst.full_mapping(), to, src.mapping(), from, NoCheck, local));
   MarkWritten(dst);  // its live positions now hold data
   return absl::OkStatus();
 }
