@@ -1,0 +1,193 @@
+// `visa bench --all` and the whole-kernel figures: flag combinations refused with the flag named,
+// one JSON object per sample with every figure (or the reason it is missing), per-op bytes equal
+// to the ops' descriptions, and the interpreter's budget.
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "interp/interpreter.h"
+#include "nlohmann/json.hpp"
+#include "runtime/op_description.h"
+#include "runtime/trace_backend.h"
+#include "samples/sample.h"
+#include "tools/bench_command.h"
+#include "tools/deadline_backend.h"
+
+namespace visa::cli {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kSmall[] = "fetch_commit_permutation";  // two ops, a kernel sample
+constexpr char kRunner[] = "dot";                       // a contraction sample: several HBM inputs
+
+struct Result {
+  int code = 0;
+  std::string out, err;
+};
+
+Result Bench(const BenchOptions& options) {
+  std::ostringstream out, err;
+  BenchOptions quiet = options;
+  quiet.progress = false;
+  const int code = BenchSampleCommand(quiet, out, err);
+  return {code, out.str(), err.str()};
+}
+
+std::string ParseError(std::vector<std::string> args) {
+  CLI::App app;
+  int exit_code = 0;
+  BenchOptions bench;
+  AddBenchCommand(app, bench, exit_code);
+  std::vector<char*> argv = {const_cast<char*>("visa")};
+  for (std::string& a : args) argv.push_back(a.data());
+  try {
+    app.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const CLI::ParseError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+nlohmann::json Parse(const std::string& text) {
+  nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  EXPECT_FALSE(json.is_discarded()) << text;
+  return json;
+}
+
+TEST(BenchAllCliTest, AllWithASampleIsRefusedNamingBoth) {
+  Result r = Bench({.sample = kSmall, .all = true});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "error: bench takes a SAMPLE or --all, not both (got --all and `fetch_commit_permutation`)\n");
+  EXPECT_EQ(r.out, "");
+}
+
+TEST(BenchAllCliTest, NeitherSampleNorAllIsRefused) {
+  Result r = Bench({});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "error: bench needs a SAMPLE (or --all)\n");
+}
+
+TEST(BenchAllCliTest, UnknownSampleIsRefusedBeforeMeasuring) {
+  Result r = Bench({.sample = "no_such_sample"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("unknown sample `no_such_sample`"));
+}
+
+TEST(BenchAllCliTest, MaxInterpSecondsNamesTheFlagAndTheRange) {
+  EXPECT_EQ(ParseError({"bench", "--all", "--max-interp-seconds", "-1"}),
+            "--max-interp-seconds: value `-1` is out of range: a whole number from 0 to 86400");
+  EXPECT_EQ(ParseError({"bench", "--all", "--max-interp-seconds", "1.5x"}),
+            "--max-interp-seconds: value `1.5x` is out of range: a whole number from 0 to 86400");
+  // A sound line parses (and measures: the command runs as it is parsed).
+  EXPECT_EQ(ParseError({"bench", kSmall, "--max-interp-seconds", "0", "--repeat", "1", "--threads", "1", "--json"}),
+            "");
+  Result r = Bench({.sample = kSmall, .max_interp_seconds = -1});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "error: --max-interp-seconds: value `-1` is out of range: a whole number from 0 to 86400\n");
+}
+
+TEST(BenchAllCliTest, PerOpBytesAreTheOpDescriptions) {
+  Result r = Bench({.sample = kSmall, .json = true, .repeat = 1, .threads = 1});
+  ASSERT_EQ(r.code, 0) << r.err;
+  nlohmann::json json = Parse(r.out);
+  const samples::Sample* sample = samples::FindSample(kSmall);
+  TraceBackend trace;
+  absl::StatusOr<samples::SampleRun> traced = sample->Run(trace);
+  ASSERT_TRUE(traced.ok()) << traced.status();
+  std::vector<OpDescription> device_ops;
+  for (const Op& op : traced->program.ops) {
+    const auto* dma = std::get_if<DmaOp>(&op.body);
+    if (dma != nullptr && !(dma->src.handle && dma->dst.handle)) continue;  // a host move
+    device_ops.push_back(Describe(op));
+  }
+  ASSERT_EQ(json["ops"].size(), device_ops.size());
+  int64_t written = 0;
+  for (size_t i = 0; i < device_ops.size(); ++i) {
+    int64_t reads = 0, writes = 0;
+    for (const MemoryRange& range : device_ops[i].reads) reads += range.total_bytes();
+    for (const MemoryRange& range : device_ops[i].writes) writes += range.total_bytes();
+    EXPECT_EQ(json["ops"][i]["read_bytes"], reads) << i;
+    EXPECT_EQ(json["ops"][i]["written_bytes"], writes) << i;
+    EXPECT_EQ(json["ops"][i]["resource"], ResourceName(device_ops[i].resource)) << i;
+    EXPECT_GT(writes, 0) << i;
+    written += writes;
+  }
+  EXPECT_EQ(json["written_bytes"], written);
+  EXPECT_EQ(json["ops"][0]["kind"], "dma tdma");
+  EXPECT_EQ(json["ops"][1]["kind"], "pipeline main");
+}
+
+TEST(BenchAllCliTest, ARunnerSampleReportsItsHostReference) {
+  Result r = Bench({.sample = kRunner, .json = true, .repeat = 1, .threads = 1, .max_interp_seconds = 0});
+  ASSERT_EQ(r.code, 0) << r.err;
+  nlohmann::json json = Parse(r.out);
+  ASSERT_TRUE(json["host_reference_s"].is_number()) << json.dump();
+  EXPECT_GT(json["host_reference_s"].get<double>(), 0);
+  EXPECT_TRUE(json["host_reference_skipped"].is_null());
+  EXPECT_TRUE(json["jit_over_host_reference"].is_number());
+  // The text says the same, never "0.000000 ms".
+  Result text = Bench({.sample = kRunner, .repeat = 1, .threads = 1, .max_interp_seconds = 0});
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_THAT(text.out, ::testing::Not(HasSubstr("host reference                      0.000 ms")));
+}
+
+TEST(BenchAllCliTest, ASkippedInterpreterIsNullWithItsReason) {
+  Result r = Bench({.sample = kSmall, .json = true, .repeat = 1, .threads = 1, .max_interp_seconds = 0});
+  ASSERT_EQ(r.code, 0) << r.err;
+  nlohmann::json json = Parse(r.out);
+  EXPECT_TRUE(json["interp_s"].is_null());
+  EXPECT_EQ(json["interp_skipped"], "--max-interp-seconds 0");
+  EXPECT_TRUE(json["interp_over_jit"].is_null());
+  EXPECT_EQ(json["interp_runs"], 0);
+  Result text = Bench({.sample = kSmall, .repeat = 1, .threads = 1, .max_interp_seconds = 0});
+  EXPECT_THAT(text.out, HasSubstr("skipped: --max-interp-seconds 0"));
+}
+
+TEST(BenchAllCliTest, AnInterpreterRunPastItsBudgetStopsAtAnOpBoundary) {
+  interp::Interpreter interpreter;
+  DeadlineBackend spent(interpreter, /*budget_seconds=*/0);
+  absl::StatusOr<samples::SampleRun> run = samples::FindSample(kSmall)->Run(spent);
+  ASSERT_FALSE(run.ok());
+  EXPECT_TRUE(absl::IsDeadlineExceeded(run.status()));
+  EXPECT_THAT(run.status().message(), HasSubstr("ran past --max-interp-seconds 0"));
+  EXPECT_THAT(run.status().message(), HasSubstr("after 0 ops"));
+}
+
+// Registers only two small samples, so --all measures both and nothing else.
+TEST(BenchAllCliTest, AllPrintsOneObjectPerSampleWithEveryFigure) {
+  std::vector<samples::Sample> two = {*samples::FindSample(kSmall), *samples::FindSample("fetch_commit_full_flit")};
+  ASSERT_TRUE(samples::RegisterSamples(two, /*keep_builtin=*/false).ok());
+  Result r = Bench({.all = true, .json = true, .repeat = 1, .threads = 1});
+  ASSERT_EQ(r.code, 0) << r.err;
+  nlohmann::json json = Parse(r.out);
+  ASSERT_TRUE(json.is_array());
+  ASSERT_EQ(json.size(), 2u);
+  EXPECT_EQ(json[0]["sample"], kSmall);
+  EXPECT_EQ(json[1]["sample"], "fetch_commit_full_flit");
+  for (const nlohmann::json& sample : json) {
+    for (const char* key : {"interp_s", "jit_compile_first_s", "jit_run_s", "jit_warm_s", "host_reference_s",
+                            "memcpy_s", "interp_over_jit", "interp_over_jit_warm", "jit_over_host_reference",
+                            "jit_warm_over_host_reference", "jit_over_memcpy", "jit_warm_over_memcpy",
+                            "warm_fastest_op_s", "warm_outside_ops_per_op_s"}) {
+      EXPECT_TRUE(sample[key].is_number()) << sample["sample"] << " " << key;
+    }
+    EXPECT_EQ(sample["threads"], 1);
+    ASSERT_FALSE(sample["ops"].empty());
+    for (const nlohmann::json& op : sample["ops"]) {
+      for (const char* key : {"jit_run_s", "jit_warm_s", "memcpy_s", "jit_over_memcpy", "jit_warm_over_memcpy"}) {
+        EXPECT_TRUE(op[key].is_number()) << key;
+      }
+    }
+  }
+  // The table: a row per sample.
+  Result table = Bench({.all = true, .repeat = 1, .threads = 1, .max_interp_seconds = 0});
+  ASSERT_EQ(table.code, 0) << table.err;
+  EXPECT_THAT(table.out, HasSubstr("\nfetch_commit_full_flit "));
+  EXPECT_THAT(table.out, HasSubstr(absl::StrCat(kSmall, ": interpreter skipped: --max-interp-seconds 0")));
+}
+
+}  // namespace
+}  // namespace visa::cli
