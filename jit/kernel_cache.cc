@@ -325,7 +325,7 @@ absl::StatusOr<std::optional<ReadyNest>> KernelCache::ReadyBetweenBuffers(const 
              "a move nest leaves its buffers");
   ASSIGN_OR_RETURN(MoveFn fn, KernelFor(spec));
   return ReadyNest{fn, spec.nest->levels.back().count, ThreadsFor(spec.nest->elements(), threads),
-                   spec.nest->elements(), false};
+                   spec.nest->elements(), false, {}};
 }
 
 void ReadyNest::Run(uint8_t* dst_data, const uint8_t* src_data) const {

@@ -144,7 +144,7 @@ TEST(TextExcerpt, CutsAtCharacterBoundaries) {
     EXPECT_LE(e.size(), 2 * kExcerptContextBytes + 4 + 6);
     // Every multi-byte sequence in the excerpt is whole.
     const size_t at = e.find('\xF0');
-    if (at != std::string::npos) EXPECT_EQ(e.substr(at, 4), "\xF0\x9F\x98\x80") << column;
+    if (at != std::string::npos) { EXPECT_EQ(e.substr(at, 4), "\xF0\x9F\x98\x80") << column; }
     EXPECT_NE(static_cast<unsigned char>(e.back()) & 0xC0, 0x80u) << column;
   }
   EXPECT_EQ(CharacterAt("a\xC3\xA9", 1), "\xC3\xA9");

@@ -106,9 +106,9 @@ TEST(CollectiveSamplesTest, SlicesRunOnTheSubContextShufflesOnDma) {
   SampleRun run = RunOnInterpreter("reduce_scatter_all_gather_4chip");
   for (const Op& op : run.program.ops) {
     const std::string& name = std::visit([](const auto& body) -> const std::string& { return body.operation; }, op.body);
-    if (absl::StartsWith(name, "AsymmetricSlice") || absl::StartsWith(name, "AsymmetricPlace")) EXPECT_EQ(Describe(op).resource, Resource::kSub) << name;
-    if (absl::StartsWith(name, "ChipShuffle")) EXPECT_EQ(Describe(op).resource, Resource::kDma) << name;
-    if (name == "TensorAddition") EXPECT_EQ(Describe(op).resource, Resource::kMain);
+    if (absl::StartsWith(name, "AsymmetricSlice") || absl::StartsWith(name, "AsymmetricPlace")) { EXPECT_EQ(Describe(op).resource, Resource::kSub) << name; }
+    if (absl::StartsWith(name, "ChipShuffle")) { EXPECT_EQ(Describe(op).resource, Resource::kDma) << name; }
+    if (name == "TensorAddition") { EXPECT_EQ(Describe(op).resource, Resource::kMain); }
   }
 }
 

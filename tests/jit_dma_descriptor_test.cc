@@ -57,8 +57,15 @@ TEST(JitDmaDescriptors, EverySampleDmaWalksItsRecordedDescriptors) {
         << sample.name;
     const JitStats& stats = (*jit)->stats();
     const DeviceMoves count = CountDeviceMoves(run->program);
-    // Each device move ran once, from its descriptors or counted with its reason.
-    EXPECT_EQ(stats.descriptor_dmas + stats.derived_dmas, count.moves) << sample.name;
+    // Each device move ran once per launch, from its descriptors or counted with its reason (the
+    // model's generate samples launch their traced program once per phase and token).
+    const int64_t ran = stats.descriptor_dmas + stats.derived_dmas;
+    if (absl::StartsWith(sample.name, "llama_")) {
+      EXPECT_TRUE(count.moves > 0 && ran >= count.moves && ran % count.moves == 0)
+          << sample.name << ": " << ran << " runs of " << count.moves << " moves";
+    } else {
+      EXPECT_EQ(ran, count.moves) << sample.name;
+    }
     for (const auto& [why, n] : stats.derived_dma_reasons) {
       reasons[why] += n;
       std::cout << sample.name << ": " << n << " DMA moves not walked: " << why << "\n";

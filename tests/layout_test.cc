@@ -159,7 +159,7 @@ TEST(LayoutLaw, CoalesceKeepsTheFunction) {
     }
   });
   std::printf("coalesced %d layouts, %d with merged modes\n", checked, merged);
-  if (Many()) EXPECT_GT(merged, 0);
+  if (Many()) { EXPECT_GT(merged, 0); }
 }
 
 TEST(LayoutLaw, ProjectionIsTheMatchingRule) {
@@ -229,7 +229,7 @@ TEST(LayoutLaw, ComposeAgreesWithSequentialApplication) {
     }
   });
   std::printf("nests %d, pairs %d\n", nests, pairs);
-  if (Many()) EXPECT_GT(nests, 100);
+  if (Many()) { EXPECT_GT(nests, 100); }
 }
 
 TEST(LayoutLaw, CoalesceAndSplitKeepThePairs) {
@@ -252,7 +252,7 @@ TEST(LayoutLaw, CoalesceAndSplitKeepThePairs) {
     }
   });
   std::printf("split checks %d, splits made %d\n", checked, splits);
-  if (Many()) EXPECT_GT(splits, 0);
+  if (Many()) { EXPECT_GT(splits, 0); }
 }
 
 TEST(LayoutLaw, RunListEqualsThePerPositionReference) {

@@ -279,6 +279,7 @@ std::optional<NodeP> FromMapping(const Mapping& m) {
       return ModN(*a, m.argument());
     }
     case Mapping::Kind::kLinear:
+    case Mapping::Kind::kLeftPad:  // not in the model, like linear combinations
       return std::nullopt;
   }
   return std::nullopt;

@@ -50,7 +50,7 @@ class VectorBranchModesTest : public ::testing::Test {
       results[b] = chain(ctx);
     }
     EXPECT_EQ(results[0].ok(), results[1].ok()) << results[0].status() << " / " << results[1].status();
-    if (results[0].ok() && results[1].ok()) EXPECT_EQ(*results[0], *results[1]) << "the interpreter and the JIT differ";
+    if (results[0].ok() && results[1].ok()) { EXPECT_EQ(*results[0], *results[1]) << "the interpreter and the JIT differ"; }
     if (!results[0].ok() && !results[1].ok()) {
       EXPECT_EQ(results[0].status().message(), results[1].status().message());
     }

@@ -72,7 +72,7 @@ class VectorCommitPaddingTest : public ::testing::Test {
       for (int k = 0; k < 4; ++k) live[4 * p + k] = true;
     }
     for (int64_t i = 0; i < kBytes; ++i) {
-      if (!live[i]) ASSERT_EQ(got[i], kFill) << what << " " << element << ": pad byte " << i << " was written";
+      if (!live[i]) { ASSERT_EQ(got[i], kFill) << what << " " << element << ": pad byte " << i << " was written"; }
     }
   }
 

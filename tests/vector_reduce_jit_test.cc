@@ -369,7 +369,7 @@ void ExpectProgramAgrees(const Layout& l, DType dtype, const Chain& chain, const
     ASSERT_TRUE(out.ok()) << out.status();
     MappingScope s(*Axes::Parse(l.axes));
     results[b] = ReadAs(*out, s.m(readback))->ToBits();
-    if (jit != nullptr) EXPECT_EQ(jit->stats().compiled_reductions, reductions) << "a reduce ran uncompiled";
+    if (jit != nullptr) { EXPECT_EQ(jit->stats().compiled_reductions, reductions) << "a reduce ran uncompiled"; }
   }
   EXPECT_EQ(results[0], results[1]) << "the interpreter and the JIT differ";
 }

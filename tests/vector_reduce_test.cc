@@ -324,7 +324,7 @@ TEST_F(IntraSliceReduceTest, SplitFromWay8IsExact) {
       interp::IntraSliceReduceFromWay8(*stage, s, in, absl::MakeSpan(out));
       for (int64_t o = 0; o < n_out; ++o) {
         const Cell cell = full_out.map(s * n_out + o);
-        if (cell.live()) EXPECT_EQ(I(out[o]), sums[cell.index]) << "slice " << s << " output " << o;
+        if (cell.live()) { EXPECT_EQ(I(out[o]), sums[cell.index]) << "slice " << s << " output " << o; }
       }
     }
   }

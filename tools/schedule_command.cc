@@ -50,7 +50,7 @@ bool FitWindow(int64_t makespan, SvgWindow& window, std::ostream& err) {
         << " cycles: nothing would be drawn (hint: --window 0:" << makespan << ")\n";
     return false;
   }
-  window.to = std::min(window.to, makespan);
+  window.to = std::min(*window.to, makespan);
   return true;
 }
 
