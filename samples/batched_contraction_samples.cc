@@ -60,6 +60,9 @@ ContractionSpec BatchedSpec(std::string name, std::string description) {
   spec.description = std::move(description);
   spec.axes = kBatchedAxes;
   spec.operands = {{DType::kBF16, "V, M, K", 42, 0}, {DType::kBF16, "V, N, K", 43, 1 << 28}};
+  spec.host_math = [](const std::vector<HostTensor>& in) {
+    return PrepareHostGemm({.batch = 4, .rows = 32, .inner = 32, .cols = 24, .rhs_transposed = true}, in[0], in[1]);
+  };
   spec.readback = "V, M, N";
   return spec;
 }
@@ -149,6 +152,9 @@ Sample SmallMatmul(std::string name, DType dtype) {
                                   "K / 64 accumulated");
   spec.axes = "S = 8, A = 16, R = 8, K = 256";
   spec.operands = {{dtype, "S, A, K", 42, 0}, {dtype, "S, R, K", 43, 1 << 28}};
+  spec.host_math = [](const std::vector<HostTensor>& in) {
+    return PrepareHostGemm({.batch = 8, .rows = 16, .inner = 256, .cols = 8, .rhs_transposed = true}, in[0], in[1]);
+  };
   spec.kernel = [dtype](Context& ctx, const std::vector<HbmTensor>& in, const MappingScope& s) -> absl::StatusOr<DeviceTensor> {
     const Mapping cluster = s.m("1 # 2"), slice = s.m("S # 256");
     ASSIGN_OR_RETURN(DmTensor lhs, in[0].to_dm(ctx.tdma, 0, cluster, slice, s.m("A, K")));

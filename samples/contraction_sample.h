@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "samples/host_math.h"
 #include "samples/sample.h"
 
 namespace visa::samples {
@@ -36,6 +37,9 @@ struct ContractionSpec {
       kernel;
   std::string readback;  // host layout of the output
   std::function<absl::StatusOr<Expected>(const std::vector<HostTensor>&, const MappingScope&)> expected;
+  // The math alone as host code would compute it (samples/host_math.h), made ready from the
+  // inputs: the speed reference `visa bench` times. Absent: bench times `expected` instead.
+  std::function<HostMath(const std::vector<HostTensor>&)> host_math;
   bool slow = false;
   // Why the kernel, as the manual writes it, moves DMA packets its own 8-byte rule forbids (the
   // run relaxes the rule and says so on its output line); empty for every other sample.

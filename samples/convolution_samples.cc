@@ -29,6 +29,12 @@ Sample Convolution(const ConvShape& c) {
   const std::string input = absl::StrCat("$(H: 1, Fh: 1), K, ", c.input_row);
   const std::string weights = absl::StrCat("C, Fh, K, ", c.fw_stored);
   spec.operands = {{DType::kBF16, input, 42, 0}, {DType::kBF16, weights, 43, 1 << 28}};
+  spec.host_math = [c](const std::vector<HostTensor>& in) {
+    const ConvShape2d shape{.h = kH, .fh = kFh, .k = kK, .c = kC, .w = c.w, .fw = c.fw, .row = kRow,
+                            .fw_stored = in[1].mapping().size() / (kC * kFh * kK),
+                            .stride = c.stride, .dilation = c.dilation};
+    return PrepareHostConv2d(shape, in[0], in[1]);
+  };
   spec.kernel = [c, input, weights](Context& ctx, const std::vector<HbmTensor>& in,
                                     const MappingScope& s) -> absl::StatusOr<DeviceTensor> {
     const Mapping cluster = s.m("1 # 2"), slice = s.m("1 # 256");

@@ -52,6 +52,9 @@ Sample DotProduct() {
   spec.description = "Hello TCP dot product (A = 2048, bf16): align, contract, accumulate, cast, commit";
   spec.axes = "A = 2048";
   spec.operands = {{DType::kBF16, "A", 42, 0}, {DType::kBF16, "A", 43, 1 << 28}};
+  spec.host_math = [](const std::vector<HostTensor>& in) {
+    return PrepareHostGemm({.rows = 1, .inner = 2048, .cols = 1}, in[0], in[1]);
+  };
   spec.kernel = [](Context& ctx, const std::vector<HbmTensor>& in, const MappingScope& s) -> absl::StatusOr<DeviceTensor> {
     const Mapping cluster = s.m("1 # 2"), slice = s.m("1 # 256"), time = s.m("1");
     ASSIGN_OR_RETURN(DmTensor lhs, in[0].to_dm(ctx.tdma, 0, cluster, slice, s.m("A")));
@@ -85,6 +88,9 @@ Sample Gemv() {
   spec.description = "Hello TCP GEMV (I = 256, J = 2048, bf16): one output row per slice";
   spec.axes = "I = 256, J = 2048";
   spec.operands = {{DType::kBF16, "I, J", 42, 0}, {DType::kBF16, "J", 43, 1 << 28}};
+  spec.host_math = [](const std::vector<HostTensor>& in) {
+    return PrepareHostGemm({.rows = 256, .inner = 2048, .cols = 1}, in[0], in[1]);
+  };
   spec.kernel = [](Context& ctx, const std::vector<HbmTensor>& in, const MappingScope& s) -> absl::StatusOr<DeviceTensor> {
     const Mapping cluster = s.m("1 # 2"), slice = s.m("I");
     const Mapping time = s.m("J / 32"), packet = s.m("J % 32");
@@ -124,6 +130,9 @@ Sample Gemm(const std::string& name, int64_t k, bool slow, DType dtype = DType::
   spec.description = absl::StrCat("Hello TCP GEMM (I = J = 512, K = ", k, ", ", Name(dtype), "): a 32 x 32 tile per slice");
   spec.axes = absl::StrCat("I = 512, J = 512, K = ", k);
   spec.operands = {{dtype, "I, K", 42, 0}, {dtype, "K, J", 43, 1 << 28}};
+  spec.host_math = [k](const std::vector<HostTensor>& in) {
+    return PrepareHostGemm({.rows = 512, .inner = k, .cols = 512}, in[0], in[1]);
+  };
   spec.relaxes_dma_packet_rule = absl::StrCat("the manual's b.to_dm moves [K, J] into DM as J % 32, K, ",
                                               is_i8 ? 1 : 2, "-byte packets");
   spec.kernel = [k, dtype, is_i8](Context& ctx, const std::vector<HbmTensor>& in, const MappingScope& s) -> absl::StatusOr<DeviceTensor> {

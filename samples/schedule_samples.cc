@@ -95,6 +95,9 @@ Sample DoubleBufferedGemmSample() {
   spec.axes = absl::StrCat("I = ", kI, ", J = ", kJ, ", K = ", kK, ", H = 2");
   spec.operands = {{DType::kBF16, "I, K", 42, 0}, {DType::kBF16, "H, K, J", 43, 1 << 28}};
   spec.operands[1].hbm = "H, J, K";  // staged as DM holds it, so the move keeps 8-byte packets
+  spec.host_math = [](const std::vector<HostTensor>& in) {
+    return PrepareHostGemm({.batch = 2, .rows = kI, .inner = kK, .cols = kJ, .shared_lhs = true}, in[0], in[1]);
+  };
   spec.kernel = DoubleBufferedGemm;
   spec.readback = "H, I, J";
   spec.expected = [](const std::vector<HostTensor>& in, const MappingScope&) -> absl::StatusOr<Expected> {

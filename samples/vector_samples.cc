@@ -230,6 +230,11 @@ Sample GemmThenVector(std::string name, std::string description, bool bias,
   spec.operands = {{DType::kBF16, "I, K", 42, 0}, {DType::kBF16, "K, J", 43, 1 << 28}};
   spec.operands[1].hbm = "J, K";  // staged as DM holds it, so the move keeps 8-byte packets
   if (bias) spec.operands.push_back({DType::kF32, "I / 32, J", 44, 2 << 28});
+  spec.host_math = [bias](const std::vector<HostTensor>& in) {
+    const GemmShape shape{.rows = 512, .inner = kK, .cols = 512,
+                          .epilogue = bias ? GemmEpilogue::kBiasSilu : GemmEpilogue::kRelu};
+    return PrepareHostGemm(shape, in[0], in[1], bias ? &in[2] : nullptr);
+  };
   spec.kernel = [bias, activation](Context& ctx, const std::vector<HbmTensor>& in,
                                    const MappingScope& s) -> absl::StatusOr<DeviceTensor> {
     const Mapping cluster = s.m("1 # 2"), slice = s.m("I / 32, J / 32");
