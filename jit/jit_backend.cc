@@ -19,6 +19,7 @@
 #include "jit/indirect_fetch.h"
 #include "jit/indirect_kernel.h"
 #include "jit/in_place.h"
+#include "jit/live_units.h"
 #include "jit/mapping_facts.h"
 #include "jit/parallel.h"
 #include "jit/ready_moves.h"
@@ -814,6 +815,10 @@ absl::Status JitBackend::Run(const PipelineOp& op, const PipelineTensors& tensor
     }
   }
   ++kernels_->stats().staged_pipelines;
+  if (std::optional<PipelineOp> trimmed = TrimToLiveUnits(op)) {
+    KernelRunner live_runner{*kernels_, tensors, padded_, *trimmed};
+    return WalkPipeline(*trimmed, live_runner);
+  }
   return WalkPipeline(op, runner);
 }
 
@@ -944,6 +949,10 @@ absl::Status JitBackend::PrepareOp(const Op& op) {
     }
     return WalkPipelineFrom(pipe, fused->accumulate_stage + 1, KernelCompiler::Stream{fused->out_layout, fused->acc_type},
                             compiler);
+  }
+  if (std::optional<PipelineOp> trimmed = TrimToLiveUnits(pipe)) {
+    KernelCompiler live_compiler{*kernels_, *trimmed};
+    return WalkPipeline(*trimmed, live_compiler);
   }
   return WalkPipeline(pipe, compiler);
 }
