@@ -13,6 +13,7 @@
 #include "jit/jit_backend.h"
 #include "runtime/dma.h"
 #include "runtime/launch.h"
+#include "runtime/scheduler.h"
 #include "runtime/transfer.h"
 #include "samples/models/llama70b_layer.h"
 #include "samples/models/tiled_projection.h"
@@ -81,6 +82,12 @@ TEST(Llama70bLayerTest, TiledProjectionMatchesPlainLoops) {
   };
   absl::StatusOr<Program> program = Trace(kernel, inputs);
   ASSERT_TRUE(program.ok()) << program.status();
+  // `visa schedule` labels each op by the step it belongs to: the GEMM's pipeline by its name,
+  // the weight tile's move by the ScopedDmaOperation around it.
+  const Schedule schedule = MakeSchedule(*program);
+  ASSERT_FALSE(schedule.ops.empty());
+  EXPECT_THAT(schedule.ToText(), HasSubstr("projection [g0 k2]: fetch > collect > align > contract"));
+  EXPECT_THAT(schedule.ToText(), HasSubstr("projection [g0 k1] operands: tdma hbm"));
   interp::Interpreter interpreter;
   absl::StatusOr<std::vector<DeviceTensor>> out = Launch(*program, device, interpreter, inputs);
   ASSERT_TRUE(out.ok()) << out.status();
