@@ -42,6 +42,12 @@ TEST(Llama70bLayerTest, ReducedDecodeStepIsIdenticalOnBothBackendsAndWithinTheRe
     magnitude = std::max(magnitude, static_cast<double>(std::fabs(want.out[i])));
   }
   EXPECT_GT(magnitude, 1.0);  // the output is not trivially zero
+  // The timeline reads by model step, the indirect moves (gather, scatter) included.
+  const std::string timeline = MakeSchedule(on_jit->program).ToText();
+  EXPECT_THAT(timeline, HasSubstr("RoPE table gather: tdma"));
+  EXPECT_THAT(timeline, HasSubstr("K cache scatter: tdma"));
+  EXPECT_THAT(timeline, HasSubstr("head 1 attention scores: fetch > collect > align > contract"));
+  EXPECT_THAT(timeline, HasSubstr("gate projection + SiLU x up [g0 k1]: fetch > collect > align > contract"));
 }
 
 // A projection of one 2048-column group (64 slices) by 3 chunks of the contracted axis.
