@@ -6,7 +6,9 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <map>
+#include <memory>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -16,6 +18,7 @@
 #include "runtime/scheduler.h"
 #include "samples/models/llama70b_layer.h"
 #include "samples/models/llama_check.h"
+#include "samples/models/llama_weights_file.h"
 #include "samples/models/llama_program.h"
 #include "samples/models/llama_reference.h"
 #include "samples/sample.h"
@@ -55,9 +58,14 @@ double Since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-const LlamaWeights& TinyWeights() {
-  static const LlamaWeights* weights = new LlamaWeights(MakeWeights(LlamaConfig{}));
-  return *weights;
+// The tiny model's weights: from the `.safetensors` file VISA_LLAMA_WEIGHTS names when it is set
+// (llama_weights_file.h), else the seeded ones.
+absl::StatusOr<std::shared_ptr<const LlamaWeights>> TinyWeights() {
+  static const auto* seeded = new std::shared_ptr<const LlamaWeights>(std::make_shared<LlamaWeights>(MakeWeights(LlamaConfig{})));
+  const char* path = std::getenv("VISA_LLAMA_WEIGHTS");
+  if (path == nullptr || *path == '\0') return *seeded;
+  ASSIGN_OR_RETURN(LlamaWeights read, ReadLlamaWeightsFile(LlamaConfig{}, path));
+  return std::make_shared<const LlamaWeights>(std::move(read));
 }
 
 // The variant the interpreter runs in the time of a test: 8 prompt tokens, a cache of 32
@@ -71,7 +79,8 @@ LlamaConfig SmallConfig() {
 
 absl::StatusOr<SampleRun> PrefillRun(Backend& backend, const DeviceOptions& options) {
   const LlamaConfig c;
-  const LlamaWeights& w = TinyWeights();
+  ASSIGN_OR_RETURN(std::shared_ptr<const LlamaWeights> weights, TinyWeights());
+  const LlamaWeights& w = *weights;
   const std::vector<int32_t> prompt = MakePrompt(c, kPromptSeed);
   ASSIGN_OR_RETURN(LlamaDeviceState state, UploadModel(c, w, options));
   ASSIGN_OR_RETURN(LlamaPhase phase, TracePhase(c, state, c.prompt));
@@ -232,11 +241,17 @@ std::vector<Sample> ModelSamples() {
       ModelSample("llama_tiny_decode",
                   "Llama-style decoder: prefill, then 8 launches of the traced decode program over the KV cache; "
                   "the greedy tokens against the host reference's",
-                  [](Backend& b, const DeviceOptions& o) { return GenerateRun(b, o, LlamaConfig{}, TinyWeights(), 8, false); }),
+                  [](Backend& b, const DeviceOptions& o) -> absl::StatusOr<SampleRun> {
+                    ASSIGN_OR_RETURN(std::shared_ptr<const LlamaWeights> w, TinyWeights());
+                    return GenerateRun(b, o, LlamaConfig{}, *w, 8, false);
+                  }),
       ModelSample("llama_tiny_generate",
                   "Llama-style decoder: the generated tokens with the time per token on this backend and on the "
                   "host reference",
-                  [](Backend& b, const DeviceOptions& o) { return GenerateRun(b, o, LlamaConfig{}, TinyWeights(), 8, true); }),
+                  [](Backend& b, const DeviceOptions& o) -> absl::StatusOr<SampleRun> {
+                    ASSIGN_OR_RETURN(std::shared_ptr<const LlamaWeights> w, TinyWeights());
+                    return GenerateRun(b, o, LlamaConfig{}, *w, 8, true);
+                  }),
       ModelSample("llama_small_generate",
                   "Llama-style decoder, the small variant for the interpreter (8 prompt tokens, 32 cache positions): "
                   "prefill and 2 decode launches, the tokens and times against the host reference",
