@@ -155,7 +155,7 @@ struct LayerTiles {
   std::vector<TiledWeights*> all() { return {&wq, &wk, &wv, &wo, &up, &gate, &down}; }
 };
 
-// Loads up's tile of a group into the VRF (byte 128, past the partial sums) for the gate's last
+// Loads up's tile of a group into the VRF (past the partial sums) for the gate's last
 // chunk, and finishes with SiLU(gate) x up (the tiny model's SwiGLU epilogue over N).
 struct SwiGlu {
   const Activation* up = nullptr;
@@ -164,9 +164,11 @@ struct SwiGlu {
   ProjectionOptions Options() {
     ProjectionOptions o;
     o.bf16_out = true;
-    o.prepare = [this](Context& ctx, const MappingScope& m, const MatmulSpec& spec, int64_t g) -> absl::Status {
+    o.prepare = [this](Context& ctx, const MappingScope& m, const MatmulSpec& spec, int64_t g,
+                       VrfArena& vrf) -> absl::Status {
       ASSIGN_OR_RETURN(HbmTensor tile, up->Columns(1, g * up->group, up->group, {m.m("1"), m.m("S, N")}));
-      ASSIGN_OR_RETURN(VrfTensor loaded, ResidualToVrf(ctx, m, spec, tile, spec.step + " up", 128));
+      ASSIGN_OR_RETURN(const int64_t up_at, vrf.Take(32 * 4, spec.step + " up"));
+      ASSIGN_OR_RETURN(VrfTensor loaded, ResidualToVrf(ctx, m, spec, tile, spec.step + " up", up_at));
       up_vrf = loaded;
       return absl::OkStatus();
     };

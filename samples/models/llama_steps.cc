@@ -8,6 +8,7 @@
 
 #include "dsl/status_macros.h"
 #include "runtime/dma.h"
+#include "samples/models/vrf_arena.h"
 
 namespace visa::models {
 
@@ -91,6 +92,8 @@ absl::StatusOr<VrfTensor> RowToVrf(Context& ctx, const MappingScope& m, const Dm
 // The elements of D one slice scales by 1/rms and w: w's chunk (f32) must fit the 8 KB VRF
 // beside the scale.
 constexpr int64_t kRmsChunk = 1024;
+// A per-row scalar in the VRF: RowToVrf's element [1 # 8] f32.
+constexpr int64_t kRowScalarBytes = 32;
 
 // RMSNorm's last pass where D exceeds kRmsChunk: the per-token 1/rms (one value in each token's
 // slice) goes through HBM to the D / kRmsChunk slices of its token (the split reduce's broadcast),
@@ -109,12 +112,15 @@ absl::StatusOr<HbmTensor> ApplyRmsChunked(Context& ctx, const MappingScope& m, c
   ASSIGN_OR_RETURN(DmTensor w_dm, w.to_dm(ctx.tdma, Address::Any(), Cluster(m), slice, row));
   scratch(w_dm);
   const std::string d8 = "D % " + chunk + " / 8", d4 = "D % " + chunk + " / 4";
+  VrfArena vrf;
+  ASSIGN_OR_RETURN(const int64_t weight_at, vrf.Take(4 * kRmsChunk, step + " weight chunk"));
   ASSIGN_OR_RETURN(VrfTensor w_vrf, ctx.sub.begin(w_dm.view())
                                         .named(step + " weight")
                                         .fetch(DType::kF32, m.m(d8), m.m("D % 8"))
                                         .collect(m.m(d8), m.m("D % 8"))
-                                        .to_vrf(row, 0));
-  ASSIGN_OR_RETURN(VrfTensor scale, RowToVrf(ctx, m, inverse_dm, 4 * kRmsChunk, step + " 1/rms to VRF"));
+                                        .to_vrf(row, weight_at));
+  ASSIGN_OR_RETURN(const int64_t scale_at, vrf.Take(kRowScalarBytes, step + " 1/rms"));
+  ASSIGN_OR_RETURN(VrfTensor scale, RowToVrf(ctx, m, inverse_dm, scale_at, step + " 1/rms to VRF"));
   ASSIGN_OR_RETURN(DmTensor y, Enter(ctx.main.begin(x_dm.view())
                                          .named(step)
                                          .fetch(DType::kF32, m.m(d8), m.m("D % 8"))
@@ -139,16 +145,17 @@ absl::StatusOr<HbmTensor> RmsNorm(Context& ctx, const MappingScope& m, const Lla
   Scratch scratch;
   ASSIGN_OR_RETURN(DmTensor x_dm, x.to_dm(ctx.tdma, Address::Any(), Cluster(m), slice, row));
   scratch(x_dm);
-  const int64_t kWeightAt = 0, kScaleAt = 4 * c.hidden;  // VRF bytes: w [D] f32, then the scale
+  VrfArena vrf;
   std::optional<VrfTensor> w_vrf;
   if (c.hidden <= kRmsChunk) {
+    ASSIGN_OR_RETURN(const int64_t weight_at, vrf.Take(4 * c.hidden, step + " weight"));
     ASSIGN_OR_RETURN(DmTensor w_dm, w.to_dm(ctx.tdma, Address::Any(), Cluster(m), slice, row));
     scratch(w_dm);
     ASSIGN_OR_RETURN(VrfTensor loaded, ctx.sub.begin(w_dm.view())
                                            .named(step + " weight")
                                            .fetch(DType::kF32, m.m("D / 8"), m.m("D % 8"))
                                            .collect(m.m("D / 8"), m.m("D % 8"))
-                                           .to_vrf(row, kWeightAt));
+                                           .to_vrf(row, weight_at));
     w_vrf = loaded;
   }
   auto fetch = [&](const std::string& name) {
@@ -178,7 +185,8 @@ absl::StatusOr<HbmTensor> RmsNorm(Context& ctx, const MappingScope& m, const Lla
                                          .commit(m.m("1 # 2"), Address::Any()));
   scratch(inverse);
   if (c.hidden > kRmsChunk) return ApplyRmsChunked(ctx, m, x, w, inverse, step);
-  ASSIGN_OR_RETURN(VrfTensor scale, RowToVrf(ctx, m, inverse, kScaleAt, step + " 1/rms to VRF"));
+  ASSIGN_OR_RETURN(const int64_t scale_at, vrf.Take(kRowScalarBytes, step + " 1/rms"));
+  ASSIGN_OR_RETURN(VrfTensor scale, RowToVrf(ctx, m, inverse, scale_at, step + " 1/rms to VRF"));
   ASSIGN_OR_RETURN(DmTensor y, fetch(step)
                                    .vector_fp_binary(FpBinaryOp::MulF(FpMulAlu::kMul0), scale)
                                    .vector_fp_binary(FpBinaryOp::MulF(FpMulAlu::kMul1), *w_vrf)
@@ -200,13 +208,16 @@ absl::StatusOr<HbmTensor> MaskedSoftmax(Context& ctx, const MappingScope& m, con
   scratch(x);
   ASSIGN_OR_RETURN(DmTensor ids, mask.to_dm(ctx.tdma, Address::Any(), Cluster(m), slice, row));
   scratch(ids);
-  const int64_t kIdsAt = 0, kMaxAt = 4 * c.max_positions, kSumAt = kMaxAt + 64;
+  VrfArena vrf;
+  ASSIGN_OR_RETURN(const int64_t ids_at, vrf.Take(4 * c.max_positions, step + " mask ids"));
+  ASSIGN_OR_RETURN(const int64_t max_at, vrf.Take(kRowScalarBytes, step + " row max"));
+  ASSIGN_OR_RETURN(const int64_t sum_at, vrf.Take(kRowScalarBytes, step + " row sum"));
   // The attention mask written to the branch log: id 1 on the positions after the query's own.
   ASSIGN_OR_RETURN(VrfTensor ids_vrf, ctx.sub.begin(ids.view())
                                           .named(step + " causal mask to branch log")
                                           .fetch(DType::kI32, m.m("T / 8"), m.m("T % 8"))
                                           .collect(m.m("T / 8"), m.m("T % 8"))
-                                          .to_vrf(row, kIdsAt));
+                                          .to_vrf(row, ids_at));
   const TagGuard masked = TagGuard::Matches({BitReq::kOne, BitReq::kIgnore, BitReq::kIgnore, BitReq::kIgnore});
   const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
   ASSIGN_OR_RETURN(DmTensor scaled, ctx.main.begin(x.view())
@@ -233,7 +244,7 @@ absl::StatusOr<HbmTensor> MaskedSoftmax(Context& ctx, const MappingScope& m, con
                                          .vector_final()
                                          .commit(m.m("1 # 2"), Address::Any()));
   scratch(row_max);
-  ASSIGN_OR_RETURN(VrfTensor max_vrf, RowToVrf(ctx, m, row_max, kMaxAt, step + " row max to VRF"));
+  ASSIGN_OR_RETURN(VrfTensor max_vrf, RowToVrf(ctx, m, row_max, max_at, step + " row max to VRF"));
   ASSIGN_OR_RETURN(DmTensor row_sum, fetch(step + " row sum of exp")
                                          .vector_fp_binary(FpBinaryOp::SubF(), max_vrf)
                                          .vector_fp_unary(FpUnaryOp::kExp)
@@ -242,7 +253,7 @@ absl::StatusOr<HbmTensor> MaskedSoftmax(Context& ctx, const MappingScope& m, con
                                          .vector_final()
                                          .commit(m.m("1 # 2"), Address::Any()));
   scratch(row_sum);
-  ASSIGN_OR_RETURN(VrfTensor sum_vrf, RowToVrf(ctx, m, row_sum, kSumAt, step + " row sum to VRF"));
+  ASSIGN_OR_RETURN(VrfTensor sum_vrf, RowToVrf(ctx, m, row_sum, sum_at, step + " row sum to VRF"));
   ASSIGN_OR_RETURN(DmTensor weights, fetch(step)
                                          .vector_fp_binary(FpBinaryOp::SubF(), max_vrf)
                                          .vector_fp_unary(FpUnaryOp::kExp)

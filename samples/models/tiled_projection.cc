@@ -99,16 +99,20 @@ absl::StatusOr<Activation> TiledProjection(Context& ctx, int64_t tokens, const A
       ASSIGN_OR_RETURN(HbmTensor x_k, x.Columns(tokens, k * chunk, chunk, {m.m("1"), m.m("S, K")}));
       // The operand the epilogue adds: the residual on the first chunk, the partial sums after.
       std::optional<VrfTensor> addend;
+      VrfArena vrf;
+      const int64_t tile_bytes = tokens * 32 * 4;  // [S, 32 columns] f32
       if (k == 0 && options.residual != nullptr) {
         ASSIGN_OR_RETURN(HbmTensor r, options.residual->Columns(tokens, g * w.group, w.group, {m.m("1"), m.m("S, N")}));
-        ASSIGN_OR_RETURN(VrfTensor loaded, ResidualToVrf(ctx, m, spec, r, at + " residual"));
+        ASSIGN_OR_RETURN(const int64_t residual_at, vrf.Take(tile_bytes, at + " residual"));
+        ASSIGN_OR_RETURN(VrfTensor loaded, ResidualToVrf(ctx, m, spec, r, at + " residual", residual_at));
         addend = loaded;
       } else if (partial) {
-        ASSIGN_OR_RETURN(VrfTensor loaded, TileToVrf(ctx, m, spec, *partial, at + " partial sums to VRF"));
+        ASSIGN_OR_RETURN(const int64_t partial_at, vrf.Take(tile_bytes, at + " partial sums"));
+        ASSIGN_OR_RETURN(VrfTensor loaded, TileToVrf(ctx, m, spec, *partial, at + " partial sums to VRF", partial_at));
         addend = loaded;
         partial->Release();
       }
-      if (last && options.prepare) RETURN_IF_ERROR(options.prepare(ctx, m, spec, g));
+      if (last && options.prepare) RETURN_IF_ERROR(options.prepare(ctx, m, spec, g, vrf));
       Epilogue epilogue = nullptr;
       if (addend.has_value() || (last && options.finish)) {
         epilogue = [&](Stream s) {

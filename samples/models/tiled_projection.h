@@ -21,6 +21,7 @@
 #include "runtime/program.h"
 #include "runtime/tensor.h"
 #include "samples/models/llama_steps.h"
+#include "samples/models/vrf_arena.h"
 
 namespace visa::models {
 
@@ -62,8 +63,8 @@ struct ProjectionOptions {
   bool bf16_out = false;
   const Activation* residual = nullptr;  // f32 [S, cols] added to the sums (first chunk's epilogue)
   // Before the last chunk's GEMM of each group: loads what `finish` reads (e.g. up's tile into the
-  // VRF at a byte address past the sums' 128 bytes).
-  std::function<absl::Status(Context&, const MappingScope&, const MatmulSpec&, int64_t group)> prepare;
+  // VRF at an address `vrf` hands out past the partial sums').
+  std::function<absl::Status(Context&, const MappingScope&, const MatmulSpec&, int64_t group, VrfArena& vrf)> prepare;
   // Applied to the last chunk's sums inside the Vector Engine (e.g. SiLU(gate) x up). It also adds
   // `addend` (the earlier chunks' sums, when there are any) itself, in its Float stage: the Clip
   // add the other chunks use may not precede the Float stage's ops.
