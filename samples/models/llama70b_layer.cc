@@ -15,6 +15,9 @@
 //     G queries are one contiguous 1024-column block: attention runs per KV head on the tiny
 //     model's steps (llama_steps.h) with H = 1, reading its [T, E] block of the caches, and each
 //     head's output [G, E] is exactly one 1024-value chunk of the output projection's input.
+//   - The tiles are double buffered (tiled_projection.cc): the step takes 7,941,419 cycles in the
+//     cycle model, against 8,929,120 for the rejected single-buffered order (each tile's move
+//     waiting for the previous GEMM to free its DM); the DMA's 7.72 M cycles are the floor.
 //   - The RoPE table, the caches ([H, T, E] rows, a scatter at the position) and the softmax are
 //     the tiny model's (llama_program.cc).
 #include "samples/models/llama70b_layer.h"

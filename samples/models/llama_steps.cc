@@ -26,29 +26,28 @@ Mapping Cluster(const MappingScope& m) { return m.m("1 # 2"); }
 // The Slice level over the axes `axes`, padded to the cluster's 256 slices.
 Mapping Slices(const MappingScope& m, const std::string& axes) { return m.m("[" + axes + "] # 256"); }
 
-// `b_t` is in HBM (moved to DM here) or already in DM laid out as the tile wants it.
-absl::StatusOr<DmTensor> Matmul(Context& ctx, const MappingScope& m, const MatmulSpec& spec, const HbmTensor& a,
-                                const DeviceTensor& b_t, bool bf16_out, const Epilogue& epilogue) {
+absl::StatusOr<MatmulOperands> MoveOperands(Context& ctx, const MappingScope& m, const MatmulSpec& spec,
+                                            const HbmTensor& a, const DeviceTensor& b_t, Scratch& scratch) {
   const Mapping slice = Slices(m, spec.slice);
   ScopedDmaOperation named(ctx.tdma, spec.step + " operands");
   ASSIGN_OR_RETURN(DmTensor a_dm, a.to_dm(ctx.tdma, Address::Any(), Cluster(m), slice, m.m(spec.rows + ", " + spec.k.all)));
-  Scratch scratch;
   scratch(a_dm);
-  DmTensor b_dm(a_dm);
-  if (b_t.tier() == Tier::kHbm) {
-    ASSIGN_OR_RETURN(b_dm, HbmTensor(b_t).to_dm(ctx.tdma, Address::Any(), Cluster(m), slice,
-                                                m.m(spec.col32() + ", " + spec.k.all)));
-    scratch(b_dm);
-  } else {
-    b_dm = DmTensor(b_t);
-  }
+  if (b_t.tier() != Tier::kHbm) return MatmulOperands{a_dm, DmTensor(b_t)};
+  ASSIGN_OR_RETURN(DmTensor b_dm, HbmTensor(b_t).to_dm(ctx.tdma, Address::Any(), Cluster(m), slice,
+                                                       m.m(spec.col32() + ", " + spec.k.all)));
+  scratch(b_dm);
+  return MatmulOperands{a_dm, b_dm};
+}
+
+absl::StatusOr<DmTensor> MatmulOn(Context& ctx, const MappingScope& m, const MatmulSpec& spec,
+                                  const MatmulOperands& operands, bool bf16_out, const Epilogue& epilogue) {
   ASSIGN_OR_RETURN(TrfTensor b_trf,
-                   ctx.sub.begin(b_dm.view())
+                   ctx.sub.begin(operands.b.view())
                        .named(spec.step + " weights")
                        .fetch(DType::kBF16, m.m(spec.col8() + ", " + spec.col4()), m.m(spec.k.all))
                        .collect(m.m(spec.col8() + ", " + spec.col4() + ", " + spec.k.outer16), m.m(spec.k.inner16))
                        .to_trf(m.m(spec.col8()), m.m(spec.col4() + ", " + spec.k.all), TrfAddress::kFull));
-  Stream sums = ctx.main.begin(a_dm.view())
+  Stream sums = ctx.main.begin(operands.a.view())
                     .named(spec.step)
                     .fetch(DType::kBF16, m.m(spec.out_time()), m.m(spec.k.all))
                     .collect(m.m(spec.out_time() + ", " + spec.k.outer16), m.m(spec.k.inner16))
@@ -58,6 +57,13 @@ absl::StatusOr<DmTensor> Matmul(Context& ctx, const MappingScope& m, const Matmu
   if (epilogue) sums = epilogue(std::move(sums));
   if (bf16_out) sums = std::move(sums).cast(DType::kBF16, m.m(spec.col8() + " # 16"));
   return std::move(sums).commit(m.m(spec.rows + ", " + spec.col32()), Address::Any());
+}
+
+absl::StatusOr<DmTensor> Matmul(Context& ctx, const MappingScope& m, const MatmulSpec& spec, const HbmTensor& a,
+                                const DeviceTensor& b_t, bool bf16_out, const Epilogue& epilogue) {
+  Scratch scratch;
+  ASSIGN_OR_RETURN(MatmulOperands operands, MoveOperands(ctx, m, spec, a, b_t, scratch));
+  return MatmulOn(ctx, m, spec, operands, bf16_out, epilogue);
 }
 
 // A GEMM tile's image in the VRF (f32, laid out as the accumulator's output), from DM.

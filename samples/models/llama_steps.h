@@ -69,9 +69,22 @@ Stream Enter(Stream s);
 
 // The GEMM tile. `a` is in HBM ([rows, K] as `spec` names them, moved to DM here, broadcast to the
 // slices of each batch); `b_t` is in HBM (moved to DM here) or already in DM laid out as the tile
-// wants it. The f32 sums (or bf16 with `bf16_out`) are committed to DM as [rows, cols % 32].
+// wants it. The f32 sums (or bf16 with `bf16_out`) are committed to DM as [rows, cols % 32]; the
+// operands' DM is freed when the GEMM's ops are recorded.
 absl::StatusOr<DmTensor> Matmul(Context& ctx, const MappingScope& m, const MatmulSpec& spec, const HbmTensor& a,
                                 const DeviceTensor& b_t, bool bf16_out, const Epilogue& epilogue = nullptr);
+
+// The same in two parts, for a caller streaming tiles (tiled_projection.h): the operands' moves
+// into DM (held by `scratch`), and the TRF load and GEMM on them. Issuing the next tile's moves
+// before this tile's GEMM lets the DMA run while the Tensor Unit works (double buffering: the ops
+// start in program order).
+struct MatmulOperands {
+  DmTensor a, b;
+};
+absl::StatusOr<MatmulOperands> MoveOperands(Context& ctx, const MappingScope& m, const MatmulSpec& spec,
+                                            const HbmTensor& a, const DeviceTensor& b_t, Scratch& scratch);
+absl::StatusOr<DmTensor> MatmulOn(Context& ctx, const MappingScope& m, const MatmulSpec& spec,
+                                  const MatmulOperands& operands, bool bf16_out, const Epilogue& epilogue = nullptr);
 
 // A GEMM tile's image in the VRF at byte `address` (f32, laid out as the accumulator's output).
 absl::StatusOr<VrfTensor> TileToVrf(Context& ctx, const MappingScope& m, const MatmulSpec& spec, const DmTensor& tile,

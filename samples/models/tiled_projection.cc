@@ -89,18 +89,44 @@ absl::StatusOr<Activation> TiledProjection(Context& ctx, int64_t tokens, const A
                                            const std::string& step, const ProjectionOptions& options) {
   const MappingScope& m = ScopeFor(tokens, w.group);
   Activation y{{}, w.group, options.bf16_out ? DType::kBF16 : DType::kF32};
-  const int64_t chunk = ChunkDepth(w.depth);
-  for (int64_t g = 0; g < w.groups(); ++g) {
-    std::optional<DmTensor> partial;  // the sums over the chunks so far, f32 in DM
-    for (int64_t k = 0; k < w.chunks(); ++k) {
-      const bool last = k + 1 == w.chunks();
-      const std::string at = absl::StrCat(step, " [g", g, " k", k, "]");
-      const MatmulSpec spec{at, "N / 32", "S", "N", Over("", "K")};
-      ASSIGN_OR_RETURN(HbmTensor x_k, x.Columns(tokens, k * chunk, chunk, {m.m("1"), m.m("S, K")}));
-      // The operand the epilogue adds: the residual on the first chunk, the partial sums after.
-      std::optional<VrfTensor> addend;
-      VrfArena vrf;
-      const int64_t tile_bytes = tokens * 32 * 4;  // [S, 32 columns] f32
+  const int64_t chunk = ChunkDepth(w.depth), tiles = w.groups() * w.chunks();
+  auto spec_of = [&](int64_t t) {
+    return MatmulSpec{absl::StrCat(step, " [g", t / w.chunks(), " k", t % w.chunks(), "]"), "N / 32", "S", "N",
+                      Over("", "K")};
+  };
+  // A tile's moves into DM, with the Scratch that frees them.
+  struct Moved {
+    std::unique_ptr<Scratch> scratch;
+    MatmulOperands operands;
+  };
+  auto move = [&](int64_t t) -> absl::StatusOr<Moved> {
+    ASSIGN_OR_RETURN(HbmTensor x_k, x.Columns(tokens, t % w.chunks() * chunk, chunk, {m.m("1"), m.m("S, K")}));
+    auto scratch = std::make_unique<Scratch>();
+    ASSIGN_OR_RETURN(MatmulOperands operands,
+                     MoveOperands(ctx, m, spec_of(t), x_k, w.tiles[static_cast<size_t>(t)], *scratch));
+    return Moved{std::move(scratch), operands};
+  };
+  // Tile t + 1's moves are issued before tile t's TRF load and GEMM (the ops start in program
+  // order), so the DMA streams the next tile while the Tensor Unit works on this one; tile t's DM
+  // is freed once its GEMM is issued (two tiles' operands in DM at a time).
+  ASSIGN_OR_RETURN(Moved next, move(0));
+  std::optional<DmTensor> partial;  // the sums over the group's chunks so far, f32 in DM
+  for (int64_t t = 0; t < tiles; ++t) {
+    const int64_t g = t / w.chunks(), k = t % w.chunks();
+    const bool last = k + 1 == w.chunks();
+    const MatmulSpec spec = spec_of(t);
+    const std::string& at = spec.step;
+    Moved current = std::move(next);
+    if (t + 1 < tiles) {
+      ASSIGN_OR_RETURN(next, move(t + 1));
+    }
+    // The operand the epilogue adds: the residual on the first chunk, the partial sums after.
+    // Loaded into the VRF from inside the epilogue, i.e. after this tile's TRF load is issued: a
+    // load waiting for the previous GEMM placed earlier would hold the later ops back.
+    std::optional<VrfTensor> addend;
+    VrfArena vrf;
+    const int64_t tile_bytes = tokens * 32 * 4;  // [S, 32 columns] f32
+    auto load_operands = [&]() -> absl::Status {
       if (k == 0 && options.residual != nullptr) {
         ASSIGN_OR_RETURN(HbmTensor r, options.residual->Columns(tokens, g * w.group, w.group, {m.m("1"), m.m("S, N")}));
         ASSIGN_OR_RETURN(const int64_t residual_at, vrf.Take(tile_bytes, at + " residual"));
@@ -113,24 +139,31 @@ absl::StatusOr<Activation> TiledProjection(Context& ctx, int64_t tokens, const A
         partial->Release();
       }
       if (last && options.prepare) RETURN_IF_ERROR(options.prepare(ctx, m, spec, g, vrf));
-      Epilogue epilogue = nullptr;
-      if (addend.has_value() || (last && options.finish)) {
-        epilogue = [&](Stream s) {
-          Stream v = Enter(std::move(s));
-          if (last && options.finish) {
-            v = options.finish(std::move(v), m, addend);
-          } else if (addend) {
-            v = std::move(v).vector_clip(ClipBinaryOpF32::kAdd, *addend);
-          }
-          return std::move(v).vector_final();
-        };
-      }
-      ASSIGN_OR_RETURN(DmTensor sums, Matmul(ctx, m, spec, x_k, w.tiles[static_cast<size_t>(g * w.chunks() + k)],
-                                             last && options.bf16_out, epilogue));
-      partial = sums;
+      return absl::OkStatus();
+    };
+    absl::Status loaded = absl::OkStatus();
+    Epilogue epilogue = nullptr;
+    if ((k == 0 && options.residual != nullptr) || partial.has_value() || (last && options.finish)) {
+      epilogue = [&](Stream s) {
+        loaded = load_operands();
+        Stream v = Enter(std::move(s));
+        if (!loaded.ok()) return std::move(v).vector_final();  // reported after the GEMM returns
+        if (last && options.finish) {
+          v = options.finish(std::move(v), m, addend);
+        } else if (addend) {
+          v = std::move(v).vector_clip(ClipBinaryOpF32::kAdd, *addend);
+        }
+        return std::move(v).vector_final();
+      };
     }
-    ASSIGN_OR_RETURN(HbmTensor out, ToHbm(ctx, *partial, m.m("S, N"), absl::StrCat(step, " [g", g, "] result")));
-    y.groups.push_back(out);
+    ASSIGN_OR_RETURN(DmTensor sums, MatmulOn(ctx, m, spec, current.operands, last && options.bf16_out, epilogue));
+    RETURN_IF_ERROR(loaded);
+    partial = sums;
+    if (last) {
+      ASSIGN_OR_RETURN(HbmTensor out, ToHbm(ctx, *partial, m.m("S, N"), absl::StrCat(step, " [g", g, "] result")));
+      y.groups.push_back(out);
+      partial.reset();
+    }
   }
   return y;
 }
