@@ -4,6 +4,7 @@
 // same output bit for bit, within the rounding-derived bound of the host reference; and the
 // tiled projection alone against plain loops, and its refusal of weights that do not tile.
 #include <cmath>
+#include <filesystem>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -109,6 +110,33 @@ TEST(Llama70bLayerTest, TiledProjectionMatchesPlainLoops) {
     }
     ASSERT_EQ(got[static_cast<size_t>(r)], want) << "row " << r;
   }
+}
+
+// The weights written to a `.safetensors` file and read back give the same output bit for bit;
+// a file of another configuration is refused naming the tensor.
+TEST(Llama70bLayerTest, WeightsFromAFileGiveTheSameOutput) {
+  const Llama70bConfig c = ReducedLlama70b();
+  const Llama70bWeights w = MakeLlama70bWeights(c);
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("llama70b_reduced_" + std::to_string(::getpid()) + ".safetensors")).string();
+  ASSERT_TRUE(WriteLlama70bWeightsFile(c, w, path).ok());
+  absl::StatusOr<Llama70bWeights> read = ReadLlama70bWeightsFile(c, path);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->wq, w.wq);
+  EXPECT_EQ(read->down, w.down);
+  absl::StatusOr<std::unique_ptr<jit::JitBackend>> jit = jit::JitBackend::Create({.threads = 0});
+  ASSERT_TRUE(jit.ok());
+  absl::StatusOr<Llama70bRun> from_memory = RunLlama70bDecode(c, w, **jit);
+  absl::StatusOr<Llama70bRun> from_file = RunLlama70bDecode(c, *read, **jit);
+  ASSERT_TRUE(from_memory.ok() && from_file.ok());
+  EXPECT_EQ(from_file->out, from_memory->out);
+  Llama70bConfig other = c;
+  other.ffn = 2048;
+  absl::StatusOr<Llama70bWeights> refused = ReadLlama70bWeightsFile(other, path);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.status().message(), HasSubstr("model.layers.0.mlp.gate_proj.weight"));
+  EXPECT_THAT(refused.status().message(), HasSubstr("must be BF16 [2048, 2048]"));
+  std::filesystem::remove(path);
 }
 
 TEST(Llama70bLayerTest, WeightsThatDoNotTileAreRefused) {

@@ -84,3 +84,16 @@ absl::StatusOr<Llama70bRun> RunLlama70bDecode(const Llama70bConfig& c, const Lla
                                               const DeviceOptions& options = {});
 
 }  // namespace visa::models
+
+namespace visa::models {
+
+// The layer's weights in a `.safetensors` file under the Llama checkpoint names of layer 0
+// ("model.layers.0.self_attn.q_proj.weight" [h_q * d_k, D], ... "mlp.down_proj.weight" [D, F],
+// bf16; q_proj's rows are the checkpoints' order: query head i = h * G + g uses KV head h).
+// Reading takes the weights from the file and the step's inputs (x, the cache prefix) from the
+// seed; a missing tensor, another dtype than BF16 or another shape is an error naming it.
+// `visa run llama70b_layer_decode` reads the file VISA_LLAMA70B_WEIGHTS names, when set.
+absl::Status WriteLlama70bWeightsFile(const Llama70bConfig& c, const Llama70bWeights& w, const std::string& path);
+absl::StatusOr<Llama70bWeights> ReadLlama70bWeightsFile(const Llama70bConfig& c, const std::string& path);
+
+}  // namespace visa::models

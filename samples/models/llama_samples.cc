@@ -187,7 +187,13 @@ std::string CycleShares(const Program& program) {
 // One 70B-shaped layer's decode step on the backend against the host reference.
 absl::StatusOr<SampleRun> Layer70bRun(Backend& backend, const DeviceOptions& options, const Llama70bConfig& c) {
   auto start = std::chrono::steady_clock::now();
-  const Llama70bWeights w = MakeLlama70bWeights(c);
+  const char* path = std::getenv("VISA_LLAMA70B_WEIGHTS");
+  Llama70bWeights w;
+  if (path != nullptr && *path != '\0') {
+    ASSIGN_OR_RETURN(w, ReadLlama70bWeightsFile(c, path));
+  } else {
+    w = MakeLlama70bWeights(c);
+  }
   const double make_seconds = Since(start);
   ASSIGN_OR_RETURN(Llama70bRun got, RunLlama70bDecode(c, w, backend, options));
   const Llama70bReference want = ReferenceDecode(c, w);

@@ -8,6 +8,9 @@
 // embed_tokens and lm_head [V, D], the norms [D]. The RoPE table is not a weight: it is made from
 // the configuration (MakeRopeTable). The model rotates interleaved pairs (2r, 2r + 1); a
 // checkpoint made for rotate-half RoPE needs its q_proj and k_proj rows permuted per head first.
+// The tiny model's query head g * h_kv + h uses KV head h (the page's [G, h_kv] split); in the
+// common checkpoints query head i uses KV head i / G, so their q_proj (and o_proj's columns) need
+// the heads reordered from [H, G] to [G, H] (the 70B layer, llama70b_layer.h, uses their order).
 #pragma once
 
 #include <string>
