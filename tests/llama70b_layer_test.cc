@@ -47,7 +47,7 @@ TEST(Llama70bLayerTest, ReducedDecodeStepIsIdenticalOnBothBackendsAndWithinTheRe
   const std::string timeline = MakeSchedule(on_jit->program).ToText();
   EXPECT_THAT(timeline, HasSubstr("RoPE table gather: tdma"));
   EXPECT_THAT(timeline, HasSubstr("K cache scatter: tdma"));
-  EXPECT_THAT(timeline, HasSubstr("head 1 attention scores: fetch > collect > align > contract"));
+  EXPECT_THAT(timeline, HasSubstr("attention [head 1] scores: fetch > collect > align > contract"));
   EXPECT_THAT(timeline, HasSubstr("gate projection + SiLU x up [g0 k1]: fetch > collect > align > contract"));
 }
 

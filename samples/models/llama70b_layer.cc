@@ -194,7 +194,8 @@ struct SwiGlu {
 absl::StatusOr<HbmTensor> HeadAttention(Context& ctx, const MappingScope& m, const LlamaConfig& hc, int64_t h,
                                         const Activation& q, const HbmTensor& t_rope, const DeviceTensor& k_cache,
                                         const DeviceTensor& v_cache, const HbmTensor& mask) {
-  const std::string at = absl::StrCat("head ", h, " ");
+  // "attention [head 0] scores": one step "attention" on the timeline's band, the head in brackets.
+  const std::string at = absl::StrCat("attention [head ", h, "] ");
   const int64_t G = hc.groups, E = hc.head_dim, T = hc.max_positions;
   ASSIGN_OR_RETURN(HbmTensor q_h, q.Columns(1, h * G * E, G * E, {m.m("1"), m.m("S, G, H, C")}));
   const MatmulSpec rope_spec{at + "RoPE Q", "S, E / 32", "G, H", "E", Over("", "C")};
@@ -203,15 +204,15 @@ absl::StatusOr<HbmTensor> HeadAttention(Context& ctx, const MappingScope& m, con
   const int64_t head_bytes = h * T * E * 2;
   ASSIGN_OR_RETURN(DeviceTensor k_h, k_cache.Relabel({m.m("1"), m.m("H, T, E")}, head_bytes));
   ASSIGN_OR_RETURN(DeviceTensor v_h, v_cache.Relabel({m.m("1"), m.m("H, T, E")}, head_bytes));
-  const MatmulSpec scores_spec{at + "attention scores", "H, G, T / 32", "S", "T", Over("", "E")};
+  const MatmulSpec scores_spec{at + "scores", "H, G, T / 32", "S", "T", Over("", "E")};
   ASSIGN_OR_RETURN(DmTensor scores_dm, Matmul(ctx, m, scores_spec, q_rope, k_h, false));
-  ASSIGN_OR_RETURN(HbmTensor scores, ToHbm(ctx, scores_dm, m.m("G, H, S, T"), at + "attention scores result"));
+  ASSIGN_OR_RETURN(HbmTensor scores, ToHbm(ctx, scores_dm, m.m("G, H, S, T"), at + "scores result"));
   ASSIGN_OR_RETURN(HbmTensor weights, MaskedSoftmax(ctx, m, hc, scores, mask, at + "softmax"));
-  const MatmulSpec pv_spec{at + "attention weighted sum", "H, G, E / 32", "S", "E", Over("", "T")};
+  const MatmulSpec pv_spec{at + "weighted sum", "H, G, E / 32", "S", "E", Over("", "T")};
   ASSIGN_OR_RETURN(DmTensor v_t, TransposeV(ctx, m, pv_spec, HbmTensor(v_h), at + "V transpose"));
   ASSIGN_OR_RETURN(DmTensor out_dm, Matmul(ctx, m, pv_spec, weights, v_t, true));
   v_t.Release();
-  return ToHbm(ctx, out_dm, m.m("S, G, H, E"), at + "attention result");
+  return ToHbm(ctx, out_dm, m.m("S, G, H, E"), at + "result");
 }
 
 // The decode step. Inputs: kFixedInputs, then the tiles of LayerTiles in order. Outputs: the
