@@ -5,7 +5,8 @@
 // TRF row holds 4 columns x 1024 bf16); each chunk's GEMM adds the previous chunk's sums, loaded
 // into the VRF, in its epilogue (the manual's time reduce across ops, the partial sums staying in
 // DM). Columns go in groups of `group` (<= 8192, a multiple of kTileDepth dividing cols), one
-// output tensor per group.
+// output tensor per group. The tiles are double buffered: tile t + 1's moves are issued before
+// tile t's TRF load and GEMM, so the DMA streams while the Tensor Unit works.
 #pragma once
 
 #include <cstdint>
