@@ -107,6 +107,7 @@ absl::StatusOr<DeviceTensor> Submit(Dma& dma, DType dtype, const Destination& ds
                                       absl::StrJoin(want, ", ")));
   }
   op.dst = RefOf(out);
+  op.operation = dma.operation();  // the ScopedDmaOperation around it (visa schedule / explain)
   tensors.dst = out;
   const IndirectLoop loop = *op.indirect;
   absl::Status done = dma.context() != nullptr ? dma.context()->Submit(Op{std::move(op)}, tensors)

@@ -101,15 +101,19 @@ std::string StageList(const PipelineOp& op) {
   return absl::StrJoin(names, " > ");
 }
 
+// The op's operation name (`.named(...)`, ScopedDmaOperation: e.g. the model step it belongs to)
+// leads the label, so a long program's timeline reads by step.
+std::string Named(const std::string& operation) { return operation.empty() ? "" : absl::StrCat(operation, ": "); }
+
 std::string Label(const Op& op) {
   if (const auto* dma = std::get_if<DmaOp>(&op.body)) {
     auto name = [](const TensorRef& ref) { return ref.handle ? TensorNameOf(ref) : std::string("host"); };
     // A memset reads nothing (its `src` is its destination): the row names what it does.
-    if (dma->fill) return absl::StrCat(dma->context, " memset -> ", name(dma->dst));
-    return absl::StrCat(dma->context, " ", name(dma->src), " -> ", name(dma->dst));
+    if (dma->fill) return absl::StrCat(Named(dma->operation), dma->context, " memset -> ", name(dma->dst));
+    return absl::StrCat(Named(dma->operation), dma->context, " ", name(dma->src), " -> ", name(dma->dst));
   }
   const auto& pipe = std::get<PipelineOp>(op.body);
-  return absl::StrCat(StageList(pipe), " -> ", TensorNameOf(pipe.output));
+  return absl::StrCat(Named(pipe.operation), StageList(pipe), " -> ", TensorNameOf(pipe.output));
 }
 
 }  // namespace

@@ -4,10 +4,12 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
@@ -110,6 +112,40 @@ std::string Key(double x, double y) {
   return k;
 }
 
+// The model step an op belongs to: its operation name (what `.named(...)` or a
+// ScopedDmaOperation gave it, before ": " in its label) up to a bracketed detail, so that
+// "Q projection [g0 k3] operands" and "Q projection [g1 k0]" are one step "Q projection".
+std::string StepOf(const std::string& label) {
+  const size_t colon = label.find(": ");
+  if (colon == std::string::npos) return "";
+  const std::string name = label.substr(0, colon);
+  return std::string(absl::StripTrailingAsciiWhitespace(name.substr(0, name.find(" ["))));
+}
+
+struct StepSpan {
+  std::string step;
+  int64_t start = 0, end = 0;
+};
+
+// Each step's span, from its first op's start to its last op's end, in order of first start.
+std::vector<StepSpan> StepSpans(const Schedule& schedule) {
+  std::vector<StepSpan> spans;
+  std::map<std::string, size_t> index;
+  for (const ScheduledOp& op : schedule.ops) {
+    const std::string step = StepOf(op.label);
+    if (step.empty()) continue;
+    auto [it, added] = index.emplace(step, spans.size());
+    if (added) {
+      spans.push_back({step, op.start, op.end});
+    } else {
+      StepSpan& span = spans[it->second];
+      span.start = std::min(span.start, op.start);
+      span.end = std::max(span.end, op.end);
+    }
+  }
+  return spans;
+}
+
 }  // namespace
 
 std::string ScheduleSvg(const Schedule& schedule, const std::string& title, const SvgWindow& window) {
@@ -132,7 +168,12 @@ std::string ScheduleSvg(const Schedule& schedule, const std::string& title, cons
     for (std::string& line : Wrap(w.ToString(), 180)) warning_lines.push_back(std::move(line));
   }
   const double axis_y = kTop + 3 * kLaneHeight;
-  const double legend_top = axis_y + 58;
+  // A band of the model steps below the axis, when the ops are named (two rows, alternating, as
+  // steps overlap where one step's moves are issued ahead of the previous step's work).
+  const std::vector<StepSpan> steps = StepSpans(schedule);
+  constexpr double kStepRow = 18;
+  const double steps_top = axis_y + 44;
+  const double legend_top = axis_y + 58 + (steps.empty() ? 0 : 2 * kStepRow + 16);
   const double height =
       legend_top + kLegendLine * static_cast<double>(schedule.ops.size() + 2 + warning_lines.size()) + 16;
   std::string svg = absl::StrFormat(
@@ -181,6 +222,28 @@ std::string ScheduleSvg(const Schedule& schedule, const std::string& title, cons
   }
   absl::StrAppend(&svg, absl::StrFormat("<text x=\"%.1f\" y=\"%.1f\" class=\"small\" text-anchor=\"end\">cycles</text>\n",
                                         kWidth - kRight, axis_y + 34));
+
+  if (!steps.empty()) {
+    absl::StrAppend(&svg, absl::StrFormat("<text x=\"12\" y=\"%.1f\" font-size=\"13\" font-weight=\"bold\">steps</text>\n",
+                                          steps_top + kStepRow));
+  }
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const StepSpan& span = steps[i];
+    if (!shown(span.start, span.end)) continue;
+    const double x = x_of(span.start), w = std::max(1.5, x_of(span.end) - x);
+    const double y = steps_top + static_cast<double>(i % 2) * kStepRow;
+    absl::StrAppend(&svg, absl::StrFormat("<g class=\"step\"><title>%s: [%d, %d) %d cycles</title><rect x=\"%.1f\" "
+                                          "y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" stroke=\"#ffffff\"/>",
+                                          Escape(span.step), span.start, span.end, span.end - span.start, x, y, w,
+                                          kStepRow - 2, i % 4 < 2 ? "#6b7f99" : "#8f9fb5"));
+    const size_t fits = static_cast<size_t>(std::max(0.0, (w - 6) / kCharWidth));
+    if (fits >= 3) {
+      const std::string text = span.step.size() <= fits ? span.step : span.step.substr(0, fits - 1) + "\u2026";
+      absl::StrAppend(&svg, absl::StrFormat("<text x=\"%.1f\" y=\"%.1f\" class=\"box-label\">%s</text>", x + 3,
+                                            y + kStepRow - 6, Escape(text)));
+    }
+    absl::StrAppend(&svg, "</g>\n");
+  }
 
   // Hazard waits, then boxes, then arrows on top.
   for (const ScheduledOp& op : schedule.ops) {

@@ -53,6 +53,25 @@ float RoundBf16(float x) {
   return out;
 }
 
+std::vector<float> MakeRopeTable(const LlamaConfig& c) {
+  const int64_t T = c.max_positions, E = c.head_dim;
+  std::vector<float> rope;
+  rope.assign(static_cast<size_t>(T * E * E), 0.0f);
+  for (int64_t t = 0; t < T; ++t) {
+    for (int64_t r = 0; r < E / 2; ++r) {
+      const double angle = static_cast<double>(t) * std::pow(static_cast<double>(c.rope_theta), -2.0 * r / E);
+      const float cos = RoundBf16(static_cast<float>(std::cos(angle)));
+      const float sin = RoundBf16(static_cast<float>(std::sin(angle)));
+      auto at = [&](int64_t a, int64_t b) -> float& { return rope[static_cast<size_t>((t * E + 2 * r + a) * E + 2 * r + b)]; };
+      at(0, 0) = cos;
+      at(0, 1) = -sin;
+      at(1, 0) = sin;
+      at(1, 1) = cos;
+    }
+  }
+  return rope;
+}
+
 LlamaWeights MakeWeights(const LlamaConfig& c) {
   Generator gen(c.seed);
   const int64_t D = c.hidden, F = c.ffn, H = c.kv_heads, G = c.groups, E = c.head_dim;
@@ -76,20 +95,7 @@ LlamaWeights MakeWeights(const LlamaConfig& c) {
     layer.down = Uniform(gen, D * F, in_f);
     w.layers.push_back(std::move(layer));
   }
-  const int64_t T = c.max_positions;
-  w.rope.assign(static_cast<size_t>(T * E * E), 0.0f);
-  for (int64_t t = 0; t < T; ++t) {
-    for (int64_t r = 0; r < E / 2; ++r) {
-      const double angle = static_cast<double>(t) * std::pow(static_cast<double>(c.rope_theta), -2.0 * r / E);
-      const float cos = RoundBf16(static_cast<float>(std::cos(angle)));
-      const float sin = RoundBf16(static_cast<float>(std::sin(angle)));
-      auto at = [&](int64_t a, int64_t b) -> float& { return w.rope[static_cast<size_t>((t * E + 2 * r + a) * E + 2 * r + b)]; };
-      at(0, 0) = cos;
-      at(0, 1) = -sin;
-      at(1, 0) = sin;
-      at(1, 1) = cos;
-    }
-  }
+  w.rope = MakeRopeTable(c);
   return w;
 }
 

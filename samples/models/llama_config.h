@@ -60,6 +60,10 @@ struct LlamaWeights {
 // Rounds to bf16 (nearest even) and back.
 float RoundBf16(float x);
 
+// The RoPE table of LlamaWeights::rope for `config` (T, d_k, theta), each entry rounded to bf16:
+// not a learned weight, so a weights file does not carry it.
+std::vector<float> MakeRopeTable(const LlamaConfig& config);
+
 // Weights drawn from `config.seed`: projections uniform in +-1/sqrt(fan_in), norms near 1,
 // embeddings uniform in +-1; all rounded to bf16.
 LlamaWeights MakeWeights(const LlamaConfig& config);

@@ -2,14 +2,23 @@
 // the host reference), `llama_tiny_decode` (prefill then 8 decode launches of one traced program,
 // the greedy tokens against the reference's) and `llama_tiny_generate` (the same, printing the
 // tokens and the time per token on the backend and on the host reference).
+#include <sys/resource.h>
+
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
+#include <map>
+#include <memory>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "dsl/status_macros.h"
+#include "runtime/scheduler.h"
+#include "samples/models/llama70b_layer.h"
 #include "samples/models/llama_check.h"
+#include "samples/models/llama_weights_file.h"
 #include "samples/models/llama_program.h"
 #include "samples/models/llama_reference.h"
 #include "samples/sample.h"
@@ -49,9 +58,14 @@ double Since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-const LlamaWeights& TinyWeights() {
-  static const LlamaWeights* weights = new LlamaWeights(MakeWeights(LlamaConfig{}));
-  return *weights;
+// The tiny model's weights: from the `.safetensors` file VISA_LLAMA_WEIGHTS names when it is set
+// (llama_weights_file.h), else the seeded ones.
+absl::StatusOr<std::shared_ptr<const LlamaWeights>> TinyWeights() {
+  static const auto* seeded = new std::shared_ptr<const LlamaWeights>(std::make_shared<LlamaWeights>(MakeWeights(LlamaConfig{})));
+  const char* path = std::getenv("VISA_LLAMA_WEIGHTS");
+  if (path == nullptr || *path == '\0') return *seeded;
+  ASSIGN_OR_RETURN(LlamaWeights read, ReadLlamaWeightsFile(LlamaConfig{}, path));
+  return std::make_shared<const LlamaWeights>(std::move(read));
 }
 
 // The variant the interpreter runs in the time of a test: 8 prompt tokens, a cache of 32
@@ -65,7 +79,8 @@ LlamaConfig SmallConfig() {
 
 absl::StatusOr<SampleRun> PrefillRun(Backend& backend, const DeviceOptions& options) {
   const LlamaConfig c;
-  const LlamaWeights& w = TinyWeights();
+  ASSIGN_OR_RETURN(std::shared_ptr<const LlamaWeights> weights, TinyWeights());
+  const LlamaWeights& w = *weights;
   const std::vector<int32_t> prompt = MakePrompt(c, kPromptSeed);
   ASSIGN_OR_RETURN(LlamaDeviceState state, UploadModel(c, w, options));
   ASSIGN_OR_RETURN(LlamaPhase phase, TracePhase(c, state, c.prompt));
@@ -136,6 +151,78 @@ absl::StatusOr<SampleRun> GenerateRun(Backend& backend, const DeviceOptions& opt
   return run;
 }
 
+// Peak resident memory of this process so far (bytes).
+int64_t PeakRss() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<int64_t>(usage.ru_maxrss) * 1024;
+}
+
+// The cycle model's time of a program (visa schedule's makespan) and each engine's busy share of
+// it: main-context pipelines by the engine that dominates them (a contraction, a transpose, else
+// the Vector Engine or a plain fetch-commit), the sub context's TRF / VRF loads, the DMA engine.
+std::string CycleShares(const Program& program) {
+  const Schedule schedule = MakeSchedule(program);
+  std::map<std::string, int64_t> busy;
+  for (const ScheduledOp& op : schedule.ops) {
+    std::string engine = "DMA";
+    if (op.resource == Resource::kSub) {
+      engine = "sub (TRF/VRF loads)";
+    } else if (op.resource == Resource::kMain) {
+      engine = absl::StrContains(op.label, "contract")    ? "Contraction Engine"
+               : absl::StrContains(op.label, "transpose") ? "Transpose Engine"
+               : absl::StrContains(op.label, "vector")    ? "Vector Engine"
+                                                          : "main fetch-commit";
+    }
+    busy[engine] += op.cycles();
+  }
+  std::string out = absl::StrFormat("device %d cycles (%d ops)", schedule.makespan, schedule.ops.size());
+  for (const auto& [engine, cycles] : busy) {
+    absl::StrAppendFormat(&out, ", %s %.1f%%", engine,
+                          100.0 * static_cast<double>(cycles) / static_cast<double>(std::max<int64_t>(1, schedule.makespan)));
+  }
+  return out;
+}
+
+// One 70B-shaped layer's decode step on the backend against the host reference.
+absl::StatusOr<SampleRun> Layer70bRun(Backend& backend, const DeviceOptions& options, const Llama70bConfig& c) {
+  auto start = std::chrono::steady_clock::now();
+  const char* path = std::getenv("VISA_LLAMA70B_WEIGHTS");
+  Llama70bWeights w;
+  if (path != nullptr && *path != '\0') {
+    ASSIGN_OR_RETURN(w, ReadLlama70bWeightsFile(c, path));
+  } else {
+    w = MakeLlama70bWeights(c);
+  }
+  const double make_seconds = Since(start);
+  ASSIGN_OR_RETURN(Llama70bRun got, RunLlama70bDecode(c, w, backend, options));
+  const Llama70bReference want = ReferenceDecode(c, w);
+  SampleRun run;
+  run.program = got.program;
+  run.kernel_seconds = got.launch_seconds;
+  run.device_resident_bytes = got.device_resident_bytes;
+  run.elements = c.hidden;
+  double worst_ratio = 0, magnitude = 0;
+  for (size_t i = 0; i < want.out.size(); ++i) {
+    const double error = std::fabs(static_cast<double>(got.out[i]) - want.out[i]);
+    run.max_error = std::max(run.max_error, error);
+    worst_ratio = std::max(worst_ratio, error / want.bound[i]);
+    magnitude = std::max(magnitude, static_cast<double>(std::fabs(want.out[i])));
+    if (!(error <= want.bound[i]) && !run.mismatch) {
+      run.mismatch = absl::StrFormat("%d: got %g, want %g (bound %g)", i, got.out[i], want.out[i], want.bound[i]);
+    }
+  }
+  run.note = absl::StrFormat(
+      "D %d, F %d, %d query / %d KV heads, d_k %d, position %d of a %d-row cache; max |error| %.3g (%.2f of its "
+      "bound at worst, max |out| %.3g); %s launch %.2f s (trace %.2f s, upload %.2f s, weights made in %.2f s); host "
+      "reference (double sums, 1 thread) %.2f s; weights %.2f GB, peak RSS %.2f GB",
+      c.hidden, c.ffn, c.kv_heads * c.groups, c.kv_heads, c.head_dim, c.position, c.max_positions, run.max_error,
+      worst_ratio, magnitude, backend.name(), got.launch_seconds, got.trace_seconds, got.upload_seconds, make_seconds,
+      want.seconds, static_cast<double>(w.weight_bytes()) / 1e9, static_cast<double>(PeakRss()) / 1e9);
+  absl::StrAppend(&run.note, "; ", CycleShares(got.program));
+  return run;
+}
+
 Sample ModelSample(std::string name, std::string description,
                    std::function<absl::StatusOr<SampleRun>(Backend&, const DeviceOptions&)> runner) {
   Sample s;
@@ -160,11 +247,17 @@ std::vector<Sample> ModelSamples() {
       ModelSample("llama_tiny_decode",
                   "Llama-style decoder: prefill, then 8 launches of the traced decode program over the KV cache; "
                   "the greedy tokens against the host reference's",
-                  [](Backend& b, const DeviceOptions& o) { return GenerateRun(b, o, LlamaConfig{}, TinyWeights(), 8, false); }),
+                  [](Backend& b, const DeviceOptions& o) -> absl::StatusOr<SampleRun> {
+                    ASSIGN_OR_RETURN(std::shared_ptr<const LlamaWeights> w, TinyWeights());
+                    return GenerateRun(b, o, LlamaConfig{}, *w, 8, false);
+                  }),
       ModelSample("llama_tiny_generate",
                   "Llama-style decoder: the generated tokens with the time per token on this backend and on the "
                   "host reference",
-                  [](Backend& b, const DeviceOptions& o) { return GenerateRun(b, o, LlamaConfig{}, TinyWeights(), 8, true); }),
+                  [](Backend& b, const DeviceOptions& o) -> absl::StatusOr<SampleRun> {
+                    ASSIGN_OR_RETURN(std::shared_ptr<const LlamaWeights> w, TinyWeights());
+                    return GenerateRun(b, o, LlamaConfig{}, *w, 8, true);
+                  }),
       ModelSample("llama_small_generate",
                   "Llama-style decoder, the small variant for the interpreter (8 prompt tokens, 32 cache positions): "
                   "prefill and 2 decode launches, the tokens and times against the host reference",
@@ -172,6 +265,15 @@ std::vector<Sample> ModelSamples() {
                     static const LlamaWeights* weights = new LlamaWeights(MakeWeights(SmallConfig()));
                     return GenerateRun(b, o, SmallConfig(), *weights, 2, true);
                   }),
+      ModelSample("llama70b_layer_decode",
+                  "One Llama 3 70B layer's decode step at the manual's shapes (D = 8192, F = 28672, 64 query / 8 KV "
+                  "heads, d_k = 128, position 1023 of a 1024-row KV cache), weights streamed HBM -> DM tile by tile; "
+                  "against the f32 host reference (JIT: 1.7 GB of weights)",
+                  [](Backend& b, const DeviceOptions& o) { return Layer70bRun(b, o, Llama70bConfig{}); }),
+      ModelSample("llama70b_reduced_layer_decode",
+                  "The 70B layer's decode step at a reduced configuration with the same tiling (D = 2048, F = 3072, "
+                  "16 query / 2 KV heads, d_k = 128, 64 cache rows): small enough for the interpreter and visa check",
+                  [](Backend& b, const DeviceOptions& o) { return Layer70bRun(b, o, ReducedLlama70b()); }),
   };
 }
 
