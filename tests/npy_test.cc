@@ -18,6 +18,7 @@
 #include "runtime/dma.h"
 #include "runtime/host_tensor.h"
 #include "runtime/tensor_unit.h"
+#include "tests/common/backends.h"
 #include "tests/common/temp_files.h"
 
 namespace visa {
@@ -157,15 +158,11 @@ TEST_F(NpyTest, WritesAnotherLayoutInCOrder) {
 class NpyBackendTest : public NpyTest, public ::testing::WithParamInterface<const char*> {
  protected:
   void SetUp() override {
-    if (std::string(GetParam()) == "jit") {
-      jit_backend = *jit::JitBackend::Create();
-      backend = jit_backend.get();
-    } else {
-      backend = &interp;
-    }
+    owned_backend = test::MakeBackend(std::string(GetParam()) == "jit" ? 1 : 0, /*jit_threads=*/1);
+    backend = owned_backend.get();
+    ASSERT_NE(backend, nullptr);
   }
-  interp::Interpreter interp;
-  std::unique_ptr<jit::JitBackend> jit_backend;
+  std::unique_ptr<Backend> owned_backend;
   Backend* backend = nullptr;
 };
 

@@ -19,6 +19,7 @@
 #include "runtime/host_tensor.h"
 #include "runtime/launch.h"
 #include "runtime/tensor_unit.h"
+#include "tests/common/backends.h"
 #include "tests/common/temp_files.h"
 
 namespace visa {
@@ -187,15 +188,11 @@ TEST_F(SafetensorsTest, ConvertsOnlyWhenAsked) {
 class SafetensorsBackendTest : public SafetensorsTest, public ::testing::WithParamInterface<const char*> {
  protected:
   void SetUp() override {
-    if (std::string(GetParam()) == "jit") {
-      backend_jit = *jit::JitBackend::Create();
-      backend = backend_jit.get();
-    } else {
-      backend = &interp;
-    }
+    owned_backend = test::MakeBackend(std::string(GetParam()) == "jit" ? 1 : 0, /*jit_threads=*/1);
+    backend = owned_backend.get();
+    ASSERT_NE(backend, nullptr);
   }
-  interp::Interpreter interp;
-  std::unique_ptr<jit::JitBackend> backend_jit;
+  std::unique_ptr<Backend> owned_backend;
   Backend* backend = nullptr;
 };
 

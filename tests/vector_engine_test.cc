@@ -548,7 +548,7 @@ TEST_F(VectorEngineTest, TracedProgramWithVrfOperandReplays) {
 
 TEST_F(VectorEngineTest, VectorFinalExitsToCastTransposeOrCommit) {
   std::vector<double> x = Iota(-8);
-  test::OnBothBackends([&](int b, Context& ctx) {
+  test::OnBothBackends([&](int, Context& ctx) {
     DmTensor in = Dm(ctx, DType::kF32, x);
     // ReLU, then the Cast Engine narrows to bf16 (exact for these integers).
     absl::StatusOr<DmTensor> cast = Enter(ctx, in)
