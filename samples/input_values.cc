@@ -27,7 +27,9 @@ absl::Status CheckValues(DType dtype, const InputValues& values) {
   const std::string what = absl::StrCat("input values ", values.ToString(), " for ", Name(dtype));
   switch (values.kind) {
     case InputValues::Kind::kUniform:
-      if (!(values.a <= values.b)) return absl::InvalidArgumentError(absl::StrCat(what, ": the range is empty (lo > hi)"));
+      if (!(values.a <= values.b)) {
+        return absl::InvalidArgumentError(absl::StrCat(what, ": the range is empty (lo > hi)"));
+      }
       break;
     case InputValues::Kind::kNormal:
       if (!(values.b >= 0)) return absl::InvalidArgumentError(absl::StrCat(what, ": the deviation is negative"));

@@ -48,8 +48,11 @@ absl::StatusOr<std::vector<HostTensor>> HostInputs(const std::vector<SampleInput
   return hosts;
 }
 
+// Each input's DM tensor carries its name in messages when `name_tensors` (a one-input sample's
+// keeps the device's own name, `dm#N`, as `visa explain` has always shown it).
 absl::StatusOr<std::vector<DmTensor>> PlaceInputs(Context& ctx, const std::vector<SampleInput>& inputs,
-                                                  const std::vector<HostTensor>& hosts, const MappingScope& s) {
+                                                  const std::vector<HostTensor>& hosts, const MappingScope& s,
+                                                  bool name_tensors) {
   std::vector<DmTensor> placed;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const SampleInput& input = inputs[i];
@@ -58,7 +61,7 @@ absl::StatusOr<std::vector<DmTensor>> PlaceInputs(Context& ctx, const std::vecto
     absl::StatusOr<DmTensor> dm =
         hbm->to_dm(ctx.tdma, input.address, s.m(input.cluster), s.m(input.slice), s.m(input.element));
     RETURN_IF_ERROR(Named(input, dm.status()));
-    dm->SetName(input.name);
+    if (name_tensors) dm->SetName(input.name);
     placed.push_back(*std::move(dm));
   }
   return placed;
@@ -74,20 +77,21 @@ absl::StatusOr<double> Want(const Sample& sample, const Index& index, const std:
 absl::Status Validate(const Sample& sample) {
   if (sample.name.empty()) return absl::InvalidArgumentError("a sample needs a name");
   const std::string named = absl::StrCat("sample `", sample.name, "`");
+  auto refuse = [&named](absl::string_view why) { return absl::InvalidArgumentError(absl::StrCat(named, why)); };
   if (!sample.kernel && !sample.inputs_kernel && !sample.runner) {
-    return absl::InvalidArgumentError(absl::StrCat(named, " has neither a kernel nor a runner"));
+    return refuse(" has neither a kernel nor a runner");
   }
   if (sample.kernel && sample.inputs_kernel) {
-    return absl::InvalidArgumentError(absl::StrCat(named, " has both `kernel` (one input) and `inputs_kernel` (several)"));
+    return refuse(" has both `kernel` (one input) and `inputs_kernel` (several)");
   }
   if (sample.inputs_kernel && sample.inputs.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(named, ": `inputs_kernel` needs `inputs`, one per DM tensor it takes"));
+    return refuse(": `inputs_kernel` needs `inputs`, one per DM tensor it takes");
   }
   if (sample.kernel && !sample.inputs.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(named, ": `inputs` go with `inputs_kernel`, not `kernel`"));
+    return refuse(": `inputs` go with `inputs_kernel`, not `kernel`");
   }
   if (sample.reference && sample.inputs_kernel) {
-    return absl::InvalidArgumentError(absl::StrCat(named, ": a sample of `inputs` checks with `inputs_reference`, not `reference`"));
+    return refuse(": a sample of `inputs` checks with `inputs_reference`, not `reference`");
   }
   return absl::OkStatus();
 }
@@ -127,7 +131,7 @@ absl::StatusOr<SampleRun> Sample::Run(Backend& backend, const DeviceOptions& dev
   ASSIGN_OR_RETURN(std::vector<HostTensor> hosts, HostInputs(sample_inputs, s));
   ASSIGN_OR_RETURN(std::unique_ptr<Device> device, Device::Create(1, device_options));
   Context ctx(*device, backend);
-  ASSIGN_OR_RETURN(std::vector<DmTensor> placed, PlaceInputs(ctx, sample_inputs, hosts, s));
+  ASSIGN_OR_RETURN(std::vector<DmTensor> placed, PlaceInputs(ctx, sample_inputs, hosts, s, !inputs.empty()));
 
   auto start = std::chrono::steady_clock::now();
   ASSIGN_OR_RETURN(DeviceTensor out, kernel ? kernel(ctx, placed[0], s) : inputs_kernel(ctx, placed, s));

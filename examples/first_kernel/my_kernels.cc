@@ -169,9 +169,10 @@ absl::StatusOr<DmTensor> RowSoftmax(Context& ctx, const DmTensor& x, const Mappi
         .vector_intra_slice_branch(visa::BranchMode::Unconditional())
         .vector_split(s.m("N / 4"), s.m("N % 4"));
   };
-  using visa::FpBinaryOp, visa::FpUnaryOp, visa::IntraSliceReduceOpF32;
+  using visa::FpBinaryOp, visa::FpUnaryOp;
+  constexpr auto kMax = visa::IntraSliceReduceOpF32::kMax, kAdd = visa::IntraSliceReduceOpF32::kAdd;
   ASSIGN_OR_RETURN(DmTensor row_max, row()
-                                         .vector_intra_slice_reduce("N", s.m("1"), s.m("1 # 4"), IntraSliceReduceOpF32::kMax)
+                                         .vector_intra_slice_reduce("N", s.m("1"), s.m("1 # 4"), kMax)
                                          .vector_pad_way8(s.m("1 # 8"))
                                          .vector_final()
                                          .commit(s.m("1 # 2"), 0x1000));
@@ -179,7 +180,7 @@ absl::StatusOr<DmTensor> RowSoftmax(Context& ctx, const DmTensor& x, const Mappi
   ASSIGN_OR_RETURN(DmTensor row_sum, row()
                                          .vector_fp_binary(FpBinaryOp::SubF(), max)
                                          .vector_fp_unary(FpUnaryOp::kExp)
-                                         .vector_intra_slice_reduce("N", s.m("1"), s.m("1 # 4"), IntraSliceReduceOpF32::kAdd)
+                                         .vector_intra_slice_reduce("N", s.m("1"), s.m("1 # 4"), kAdd)
                                          .vector_pad_way8(s.m("1 # 8"))
                                          .vector_final()
                                          .commit(s.m("1 # 2"), 0x1100));

@@ -10,7 +10,8 @@ namespace visa::test {
 DmTensor WriteDm(Device& device, const HostTensor& host, const Mapping& cluster, const Mapping& slice,
                  const Mapping& element, int64_t address, Tier tier) {
   const MappingScope none(Axes{});
-  absl::StatusOr<Placement> placement = Place(device, host.dtype(), tier, {none.m("1"), cluster, slice, element}, address);
+  absl::StatusOr<Placement> placement =
+      Place(device, host.dtype(), tier, {none.m("1"), cluster, slice, element}, address);
   EXPECT_TRUE(placement.ok()) << placement.status();
   absl::StatusOr<DeviceTensor> written = WriteAs(host, device, *placement);
   EXPECT_TRUE(written.ok()) << written.status();
