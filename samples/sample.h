@@ -15,6 +15,7 @@
 #include "runtime/backend.h"
 #include "runtime/program.h"
 #include "runtime/tensor_unit.h"
+#include "samples/input_values.h"
 
 namespace visa::samples {
 
@@ -30,6 +31,18 @@ struct SampleRun {
   std::string Summary(const std::string& name) const;  // the `visa run` line
 };
 
+// One input of a sample of several inputs: a host tensor made from `values`, moved to HBM and then
+// to DM at `address` with the given DM layout.
+struct SampleInput {
+  std::string name;  // how messages name it, e.g. "a"
+  DType dtype = DType::kI8;
+  std::string host;  // the host tensor's layout, e.g. "I, K" (default: the slice and element axes)
+  std::string cluster = "1 # 2", slice = "1 # 256", element;  // its DM layout
+  InputValues values;                                         // default: InputValues::Random()
+  uint64_t seed = 42;
+  Address address = Address::Any();  // its DM address (Any: the lowest free range)
+};
+
 struct Sample {
   std::string name;
   std::string description;
@@ -42,6 +55,14 @@ struct Sample {
   // Expected value at an output index (default: the input at the same index).
   std::function<double(const Index&, const HostTensor& input)> reference;
   double tolerance = 0;
+  // A kernel of several inputs: set `inputs` and `inputs_kernel` instead of the single-input
+  // fields above (dtype, cluster, slice, element, kernel, reference). The kernel gets the DM
+  // tensors in the order of `inputs`; `inputs_reference` gets the host tensors they were made of
+  // (default: input 0's element of the same index). `readback` and `tolerance` apply as above.
+  std::vector<SampleInput> inputs;
+  std::function<absl::StatusOr<DeviceTensor>(Context&, const std::vector<DmTensor>&, const MappingScope&)>
+      inputs_kernel;
+  std::function<double(const Index&, const std::vector<HostTensor>& inputs)> inputs_reference;
   // Samples with their own set-up (several inputs, HBM round trips, per-element error bounds)
   // run through this instead of the single-DM-input path above, on a device made with the options.
   std::function<absl::StatusOr<SampleRun>(Backend&, const DeviceOptions&)> runner;
@@ -56,6 +77,10 @@ struct Sample {
   // On a fresh one-chip device made with `device_options` (e.g. how reads of unwritten memory
   // are reported).
   absl::StatusOr<SampleRun> Run(Backend& backend, const DeviceOptions& device_options = {}) const;
+  // Seconds the host reference takes once over the inputs (`visa bench`'s reference figure):
+  // `time_reference` when given, else the reference (or the identity) evaluated at every output
+  // element; NotFound for a runner sample without `time_reference`.
+  absl::StatusOr<double> TimeHostReference() const;
 };
 
 // Stream positions the fetch stages of `program` produce (the throughput figure of `visa run --time`).

@@ -16,6 +16,7 @@
 #include "jit/jit_backend.h"
 #include "runtime/tensor_unit.h"
 #include "runtime/transfer.h"
+#include "tests/common/backends.h"
 
 namespace visa {
 namespace {
@@ -90,13 +91,8 @@ class CommitCastPipelineTest : public ::testing::Test {
 
 TEST_F(CommitCastPipelineTest, BothBackendsWriteTheExpectedBf16) {
   for (bool relu : {false, true}) {
-    for (int b = 0; b < 2; ++b) {
-      Device device(1);
-      std::unique_ptr<Backend> backend;
-      if (b == 0) backend = std::make_unique<interp::Interpreter>();
-      else backend = *jit::JitBackend::Create({.threads = 2});
-      Context ctx(device, *backend);
-      DmTensor x = Input(device, DType::kF32);
+    test::OnBothBackends([&](int b, Context& ctx) {
+      DmTensor x = Input(ctx.device(), DType::kF32);
       Stream cast = relu ? Collected(ctx, x).commit_cast_relu(DType::kBF16) : Collected(ctx, x).commit_cast(DType::kBF16);
       absl::StatusOr<DmTensor> out = std::move(cast).commit(m("T, A"), 4096);
       ASSERT_TRUE(out.ok()) << out.status();
@@ -107,7 +103,7 @@ TEST_F(CommitCastPipelineTest, BothBackendsWriteTheExpectedBf16) {
         EXPECT_EQ(got[i], relu ? Vectors()[i].relu : Vectors()[i].cast)
             << (b == 0 ? "interpreter" : "JIT") << (relu ? " relu" : "") << " at " << i;
       }
-    }
+    });
   }
 }
 

@@ -14,6 +14,7 @@
 #include "runtime/tensor_unit.h"
 #include "runtime/transfer.h"
 #include "tests/integer_matmul_reference.h"
+#include "tests/common/dm_input.h"
 
 namespace visa {
 namespace {
@@ -353,12 +354,7 @@ class ContractionValuesTest : public ::testing::Test {
   void Use(const std::string& axes) { scope_ = std::make_unique<MappingScope>(*Axes::Parse(axes)); }
   Mapping m(const std::string& text) { return scope_->m(text); }
   DmTensor Dm(const HostTensor& host, const std::string& element, int64_t address) {
-    absl::StatusOr<Placement> placement =
-        Place(*device_, host.dtype(), Tier::kDm, {m("1"), m("1 # 2"), m("1 # 256"), m(element)}, address);
-    EXPECT_TRUE(placement.ok()) << placement.status();
-    absl::StatusOr<DeviceTensor> written = WriteAs(host, *device_, *placement);
-    EXPECT_TRUE(written.ok()) << written.status();
-    return DmTensor(*written);
+    return test::WriteDm(*device_, host, m(element), address);
   }
   // The manual's weight path: fetch, collect, to_trf.
   TrfTensor Weights(const HostTensor& host, const std::string& time, const std::string& packet, const std::string& row,

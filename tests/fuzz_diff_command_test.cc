@@ -13,7 +13,7 @@
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "samples/random_program.h"
+#include "random_programs/random_program.h"
 #include "tools/fuzz_diff_command.h"
 
 namespace visa::cli {

@@ -1,4 +1,4 @@
-// Differential testing: 300 random valid programs (samples/random_program.h, seeds from 1) run on
+// Differential testing: 300 random valid programs (random_programs/random_program.h, seeds from 1) run on
 // the interpreter and on the JIT, every op's output compared bit for bit through the loop of
 // `visa fuzz-diff` (tools/fuzz_diff_command.h).
 //
@@ -16,7 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "jit/jit_backend.h"
-#include "samples/random_program.h"
+#include "random_programs/random_program.h"
 #include "tools/fuzz_diff_command.h"
 
 namespace visa {

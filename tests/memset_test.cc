@@ -17,6 +17,7 @@
 #include "runtime/scheduler.h"
 #include "runtime/tensor_unit.h"
 #include "runtime/transfer.h"
+#include "tests/common/backends.h"
 
 namespace visa {
 namespace {
@@ -63,13 +64,8 @@ class MemsetTest : public ::testing::Test {
 TEST_F(MemsetTest, FillsTheViewOfEveryTypeOnBothBackends) {
   for (DType dtype : {DType::kI4, DType::kI8, DType::kI16, DType::kI32, DType::kF8E4M3, DType::kF8E5M2,
                       DType::kBF16, DType::kF16, DType::kF32}) {
-    for (int b = 0; b < 2; ++b) {
-      Device device(1);
-      std::unique_ptr<Backend> backend;
-      if (b == 0) backend = std::make_unique<interp::Interpreter>();
-      else backend = *jit::JitBackend::Create({.threads = 2});
-      Context ctx(device, *backend);
-      DmTensor x = Input(device, dtype);
+    test::OnBothBackends([&](int b, Context& ctx) {
+      DmTensor x = Input(ctx.device(), dtype);
       absl::StatusOr<DmTensor> rows = x.tile(m("A"), 2, 1);
       ASSERT_TRUE(rows.ok()) << rows.status();
       absl::Status done = ctx.sub.memset(*rows, FillValue(dtype));
@@ -82,27 +78,22 @@ TEST_F(MemsetTest, FillsTheViewOfEveryTypeOnBothBackends) {
               << Name(dtype) << (b == 0 ? " interpreter" : " JIT") << " at A = " << a << ", B = " << v;
         }
       }
-    }
+    });
   }
 }
 
 // Padding inside the view is not a live cell: only live cells take the value (the words over the
 // tensor's own padding are allowed).
 TEST_F(MemsetTest, WritesOnlyLiveCells) {
-  for (int b = 0; b < 2; ++b) {
-    Device device(1);
-    std::unique_ptr<Backend> backend;
-    if (b == 0) backend = std::make_unique<interp::Interpreter>();
-    else backend = *jit::JitBackend::Create({.threads = 2});
-    Context ctx(device, *backend);
-    DmTensor x = Input(device, DType::kI8, "A, C # 8");
+  test::OnBothBackends([&](int b, Context& ctx) {
+    DmTensor x = Input(ctx.device(), DType::kI8, "A, C # 8");
     ASSERT_TRUE(ctx.sub.memset(x.view(), 9).ok());
     std::vector<uint8_t> bytes(32);
-    ASSERT_TRUE(device.Read(Tier::kDm, 0, 0x100, absl::MakeSpan(bytes)).ok());
+    ASSERT_TRUE(ctx.device().Read(Tier::kDm, 0, 0x100, absl::MakeSpan(bytes)).ok());
     for (int64_t p = 0; p < 32; ++p) {
       EXPECT_EQ(bytes[p], p % 8 < 6 ? 9 : 0) << (b == 0 ? "interpreter" : "JIT") << " byte " << p;
     }
-  }
+  });
 }
 
 TEST_F(MemsetTest, RunsOnTheSubContextOnly) {

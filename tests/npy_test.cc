@@ -4,7 +4,6 @@
 #include "runtime/npy.h"
 
 #include <cstdint>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,6 +18,8 @@
 #include "runtime/dma.h"
 #include "runtime/host_tensor.h"
 #include "runtime/tensor_unit.h"
+#include "tests/common/backends.h"
+#include "tests/common/temp_files.h"
 
 namespace visa {
 namespace {
@@ -26,6 +27,8 @@ namespace {
 using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using test::TempPath;
+using test::WriteFile;
 
 // Magic, version `major`.0, the little-endian length of `header` (2 bytes for 1.0, 4 for 2.0 and
 // above), `header`, then `data`.
@@ -36,13 +39,6 @@ std::vector<uint8_t> NpyFileBytes(int major, const std::string& header, const st
   bytes.insert(bytes.end(), header.begin(), header.end());
   bytes.insert(bytes.end(), data.begin(), data.end());
   return bytes;
-}
-
-std::string TempPath(const std::string& name) { return ::testing::TempDir() + "/" + name; }
-
-void WriteFile(const std::string& path, const std::vector<uint8_t>& bytes) {
-  std::ofstream out(path, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
 }
 
 const std::vector<uint8_t> kSixFloats = {
@@ -162,15 +158,11 @@ TEST_F(NpyTest, WritesAnotherLayoutInCOrder) {
 class NpyBackendTest : public NpyTest, public ::testing::WithParamInterface<const char*> {
  protected:
   void SetUp() override {
-    if (std::string(GetParam()) == "jit") {
-      jit_backend = *jit::JitBackend::Create();
-      backend = jit_backend.get();
-    } else {
-      backend = &interp;
-    }
+    owned_backend = test::MakeBackend(std::string(GetParam()) == "jit" ? 1 : 0, /*jit_threads=*/1);
+    backend = owned_backend.get();
+    ASSERT_NE(backend, nullptr);
   }
-  interp::Interpreter interp;
-  std::unique_ptr<jit::JitBackend> jit_backend;
+  std::unique_ptr<Backend> owned_backend;
   Backend* backend = nullptr;
 };
 

@@ -11,6 +11,7 @@
 #include "runtime/tensor_unit.h"
 #include "runtime/trace_backend.h"
 #include "runtime/transfer.h"
+#include "tests/common/dm_input.h"
 
 namespace visa {
 namespace {
@@ -36,13 +37,8 @@ class OpDescriptionTest : public ::testing::Test {
   // A DM tensor holding random data of `element` on the slices `slice` names.
   DmTensor Dm(DType dtype, const std::string& slice, const std::string& element, int64_t address,
               Tier tier = Tier::kDm) {
-    absl::StatusOr<Placement> placement =
-        Place(*device_, dtype, tier, {m("1"), m("1 # 2"), m(slice), m(element)}, address);
-    EXPECT_TRUE(placement.ok()) << placement.status();
-    HostTensor host = *HostTensor::Random(dtype, m(element), 7);
-    absl::StatusOr<DeviceTensor> written = WriteAs(host, *device_, *placement);
-    EXPECT_TRUE(written.ok()) << written.status();
-    return DmTensor(*written);
+    return test::WriteDm(*device_, *HostTensor::Random(dtype, m(element), 7), m("1 # 2"), m(slice), m(element),
+                         address, tier);
   }
   // An HBM tensor on chip 0 at `address` (`from_addr`) holding random data (a move reads it, and
   // reading bytes nothing wrote is an error).

@@ -9,8 +9,8 @@
 #include <gtest/gtest.h>
 
 #include "runtime/trace_backend.h"
-#include "samples/program_coverage.h"
-#include "samples/random_program.h"
+#include "random_programs/program_coverage.h"
+#include "random_programs/random_program.h"
 
 namespace visa::samples {
 namespace {
@@ -88,7 +88,7 @@ TEST(ProgramCoverage, ZeroPointContractionsAreClaimedByDefault) {
 }
 
 // Required features narrow what a draw can call for: a required contraction rules out the movement
-// chain (samples/random_program.h: masked fetches, HBM relayouts and i16 / f16 / f32 inputs are
+// chain (random_programs/random_program.h: masked fetches, HBM relayouts and i16 / f16 / f32 inputs are
 // the movement chain's alone), a required masked fetch rules out the contraction chain. Those
 // kinds are not claimed, so `--require-coverage` does not ask for them; without features the claim
 // is everything the generator draws.

@@ -4,7 +4,6 @@
 
 #include <cstdint>
 #include <cstring>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,6 +19,8 @@
 #include "runtime/host_tensor.h"
 #include "runtime/launch.h"
 #include "runtime/tensor_unit.h"
+#include "tests/common/backends.h"
+#include "tests/common/temp_files.h"
 
 namespace visa {
 namespace {
@@ -27,6 +28,8 @@ namespace {
 using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using test::TempPath;
+using test::WriteFile;
 
 // A file image: the 8-byte little-endian length of `header`, `header`, then `data`.
 std::vector<uint8_t> FileBytes(const std::string& header, const std::vector<uint8_t>& data) {
@@ -36,13 +39,6 @@ std::vector<uint8_t> FileBytes(const std::string& header, const std::vector<uint
   bytes.insert(bytes.end(), header.begin(), header.end());
   bytes.insert(bytes.end(), data.begin(), data.end());
   return bytes;
-}
-
-std::string TempPath(const std::string& name) { return ::testing::TempDir() + "/" + name; }
-
-void WriteFile(const std::string& path, const std::vector<uint8_t>& bytes) {
-  std::ofstream out(path, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
 }
 
 // f32 bit patterns, least significant byte first, written out by hand.
@@ -192,15 +188,11 @@ TEST_F(SafetensorsTest, ConvertsOnlyWhenAsked) {
 class SafetensorsBackendTest : public SafetensorsTest, public ::testing::WithParamInterface<const char*> {
  protected:
   void SetUp() override {
-    if (std::string(GetParam()) == "jit") {
-      backend_jit = *jit::JitBackend::Create();
-      backend = backend_jit.get();
-    } else {
-      backend = &interp;
-    }
+    owned_backend = test::MakeBackend(std::string(GetParam()) == "jit" ? 1 : 0, /*jit_threads=*/1);
+    backend = owned_backend.get();
+    ASSERT_NE(backend, nullptr);
   }
-  interp::Interpreter interp;
-  std::unique_ptr<jit::JitBackend> backend_jit;
+  std::unique_ptr<Backend> owned_backend;
   Backend* backend = nullptr;
 };
 

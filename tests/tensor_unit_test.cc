@@ -8,6 +8,7 @@
 #include "interp/interpreter.h"
 #include "runtime/tensor_unit.h"
 #include "runtime/transfer.h"
+#include "tests/common/dm_input.h"
 
 namespace visa {
 namespace {
@@ -22,14 +23,7 @@ class TensorUnitTest : public ::testing::Test {
   // A DM tensor holding `host` (whose mapping names the slice and element axes).
   DmTensor Dm(const HostTensor& host, const std::string& slice, const std::string& element,
               int64_t address = 0, const std::string& cluster = "1 # 2") {
-    absl::StatusOr<Placement> placement =
-        Place(*device_, host.dtype(), Tier::kDm, {m("1"), m(cluster), m(slice), m(element)}, address);
-    EXPECT_TRUE(placement.ok()) << placement.status();
-    absl::StatusOr<DeviceTensor> written = WriteAs(host, *device_, *placement);
-    EXPECT_TRUE(written.ok()) << written.status();
-    std::optional<DmTensor> dm;
-    dm.emplace(*written);
-    return *dm;
+    return test::WriteDm(*device_, host, m(cluster), m(slice), m(element), address);
   }
   HostTensor Random(DType dtype, const std::string& layout, uint64_t seed = 7) {
     return *HostTensor::Random(dtype, m(layout), seed);

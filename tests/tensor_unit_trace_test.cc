@@ -8,6 +8,7 @@
 #include "runtime/launch.h"
 #include "runtime/tensor_unit.h"
 #include "runtime/transfer.h"
+#include "tests/common/dm_input.h"
 
 namespace visa {
 namespace {
@@ -31,12 +32,7 @@ class TensorUnitTraceTest : public ::testing::Test {
   // A DM tensor holding `host` on every slice the mappings name.
   DmTensor Dm(const HostTensor& host, const std::string& slice, const std::string& element,
               int64_t address = 0, const std::string& cluster = "1 # 2") {
-    absl::StatusOr<Placement> placement =
-        Place(*device_, host.dtype(), Tier::kDm, {m("1"), m(cluster), m(slice), m(element)}, address);
-    EXPECT_TRUE(placement.ok()) << placement.status();
-    absl::StatusOr<DeviceTensor> written = WriteAs(host, *device_, *placement);
-    EXPECT_TRUE(written.ok()) << written.status();
-    return DmTensor(*written);
+    return test::WriteDm(*device_, host, m(cluster), m(slice), m(element), address);
   }
   HostTensor Read(const DeviceTensor& t, const std::string& layout) { return *ReadAs(t, m(layout)); }
 

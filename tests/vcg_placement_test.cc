@@ -23,6 +23,7 @@
 #include "jit/jit_backend.h"
 #include "runtime/tensor_unit.h"
 #include "runtime/transfer.h"
+#include "tests/common/backends.h"
 
 namespace visa {
 namespace {
@@ -187,9 +188,7 @@ class VcgPlacementTest : public ::testing::Test {
     std::vector<uint32_t> bits[2];
     for (int b = 0; b < 2; ++b) {
       Device device(1);
-      std::unique_ptr<Backend> backend;
-      if (b == 0) backend = std::make_unique<interp::Interpreter>();
-      else backend = *jit::JitBackend::Create({.threads = 2});
+      std::unique_ptr<Backend> backend = test::MakeBackend(b, 2);
       Context ctx(device, *backend);
       absl::StatusOr<DmTensor> out = Build(ctx, row, s, pad, padding);
       if (!out.ok()) {

@@ -14,6 +14,8 @@
 #include "jit/jit_backend.h"
 #include "runtime/tensor_unit.h"
 #include "runtime/transfer.h"
+#include "tests/common/dm_input.h"
+#include "tests/common/backends.h"
 
 namespace visa {
 namespace {
@@ -31,24 +33,16 @@ class VectorBranchModesTest : public ::testing::Test {
 
   DmTensor Dm(Context& ctx, DType dtype, const std::string& element, const std::vector<uint32_t>& bits,
               int64_t address) {
-    HostTensor host = *HostTensor::FromBits(dtype, m(element), bits);
-    Placement placement =
-        *Place(ctx.device(), dtype, Tier::kDm, {m("1"), m("1 # 2"), m("1 # 256"), m(element)}, address);
-    return DmTensor(*WriteAs(host, ctx.device(), placement));
+    return test::WriteDm(ctx.device(), *HostTensor::FromBits(dtype, m(element), bits), m(element), address);
   }
 
   // `chain` on the interpreter and on the JIT; both results (or both failures) must agree.
   using Chain = std::function<absl::StatusOr<std::vector<uint32_t>>(Context&)>;
   absl::StatusOr<std::vector<uint32_t>> OnBoth(const Chain& chain) {
     absl::StatusOr<std::vector<uint32_t>> results[2];
-    for (int b = 0; b < 2; ++b) {
-      Device device(1);
-      std::unique_ptr<Backend> backend;
-      if (b == 0) backend = std::make_unique<interp::Interpreter>();
-      else backend = *jit::JitBackend::Create({.threads = 2});
-      Context ctx(device, *backend);
+    test::OnBothBackends([&](int b, Context& ctx) {
       results[b] = chain(ctx);
-    }
+    });
     EXPECT_EQ(results[0].ok(), results[1].ok()) << results[0].status() << " / " << results[1].status();
     if (results[0].ok() && results[1].ok()) { EXPECT_EQ(*results[0], *results[1]) << "the interpreter and the JIT differ"; }
     if (!results[0].ok() && !results[1].ok()) {

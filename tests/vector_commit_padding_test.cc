@@ -17,6 +17,7 @@
 #include "jit/jit_backend.h"
 #include "runtime/tensor_unit.h"
 #include "runtime/transfer.h"
+#include "tests/common/backends.h"
 
 namespace visa {
 namespace {
@@ -34,9 +35,7 @@ class VectorCommitPaddingTest : public ::testing::Test {
   // committed to `element` at kOut over bytes filled with kFill; the raw bytes from kOut.
   std::vector<uint8_t> Run(int backend_kind, const std::function<Stream(Stream)>& chain, const std::string& element) {
     Device device(1);
-    std::unique_ptr<Backend> backend;
-    if (backend_kind == 0) backend = std::make_unique<interp::Interpreter>();
-    else backend = *jit::JitBackend::Create({.threads = 1});
+    std::unique_ptr<Backend> backend = test::MakeBackend(backend_kind, 1);
     Context ctx(device, *backend);
     std::vector<double> values(20);
     for (int i = 0; i < 20; ++i) values[i] = i + 1;

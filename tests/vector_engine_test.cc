@@ -16,6 +16,8 @@
 #include "runtime/op_description.h"
 #include "runtime/tensor_unit.h"
 #include "runtime/transfer.h"
+#include "tests/common/dm_input.h"
+#include "tests/common/backends.h"
 
 namespace visa {
 namespace {
@@ -29,9 +31,7 @@ class VectorEngineTest : public ::testing::Test {
 
   // A [T, A] tensor on slice 0 of 256 (the others hold the same shape; only slice 0 is checked).
   DmTensor Dm(Context& ctx, DType dtype, const std::vector<double>& values, int64_t address = 0) {
-    HostTensor host = *HostTensor::FromValues(dtype, m("T, A"), values);
-    Placement placement = *Place(ctx.device(), dtype, Tier::kDm, {m("1"), m("1 # 2"), m("1 # 256"), m("T, A")}, address);
-    return DmTensor(*WriteAs(host, ctx.device(), placement));
+    return test::WriteDm(ctx.device(), *HostTensor::FromValues(dtype, m("T, A"), values), m("T, A"), address);
   }
 
   // The stream over [T] [A] entering the Vector Engine and the intra-slice block.
@@ -51,12 +51,7 @@ class VectorEngineTest : public ::testing::Test {
     std::vector<uint32_t> results[2];
     for (int b = 0; b < 2; ++b) {
       Device device(1);
-      std::unique_ptr<Backend> backend;
-      if (b == 0) {
-        backend = std::make_unique<interp::Interpreter>();
-      } else {
-        backend = *jit::JitBackend::Create({.threads = 1});
-      }
+      std::unique_ptr<Backend> backend = test::MakeBackend(b, 1);
       Context ctx(device, *backend);
       DmTensor in = Dm(ctx, dtype, values);
       absl::StatusOr<DmTensor> out = chain(Enter(ctx, in), ctx).vector_final().commit(m("T, A"), 4096);
@@ -420,9 +415,7 @@ TEST_F(VectorEngineTest, ComparisonIdsAndFirstMatchSlots) {  // V54
   std::vector<uint32_t> results[2];
   for (int b = 0; b < 2; ++b) {
     Device device(1);
-    std::unique_ptr<Backend> backend;
-    if (b == 0) backend = std::make_unique<interp::Interpreter>();
-    else backend = *jit::JitBackend::Create({.threads = 1});
+    std::unique_ptr<Backend> backend = test::MakeBackend(b, 1);
     Context ctx(device, *backend);
     DmTensor in = Dm(ctx, DType::kI32, x);
     auto bit = [](int i) {
@@ -461,12 +454,7 @@ TEST_F(VectorEngineTest, FloatComparisonsAndGuardedUnary) {  // V46, V51
   // Comparison ids: only the positive elements (bit 1) take the slot and are scaled by 10.
   got = [&] {
     std::vector<uint32_t> r[2];
-    for (int b = 0; b < 2; ++b) {
-      Device device(1);
-      std::unique_ptr<Backend> backend;
-      if (b == 0) backend = std::make_unique<interp::Interpreter>();
-      else backend = *jit::JitBackend::Create({.threads = 1});
-      Context ctx(device, *backend);
+    test::OnBothBackends([&](int b, Context& ctx) {
       DmTensor in = Dm(ctx, DType::kF32, x);
       absl::StatusOr<DmTensor> out =
           Enter(ctx, in, mode)
@@ -478,7 +466,7 @@ TEST_F(VectorEngineTest, FloatComparisonsAndGuardedUnary) {  // V46, V51
               .commit(m("T, A"), 4096);
       EXPECT_TRUE(out.ok()) << out.status();
       r[b] = ReadAs(*out, m("T, A"))->ToBits();
-    }
+    }, 1);
     EXPECT_EQ(r[0], r[1]);
     return r[0];
   }();
@@ -492,12 +480,7 @@ TEST_F(VectorEngineTest, FloatComparisonsAndGuardedUnary) {  // V46, V51
 TEST_F(VectorEngineTest, AxisToggleSelectsGroupOperands) {  // V49, group operands
   std::vector<double> x(16, 1.0);
   std::vector<uint32_t> results[2];
-  for (int b = 0; b < 2; ++b) {
-    Device device(1);
-    std::unique_ptr<Backend> backend;
-    if (b == 0) backend = std::make_unique<interp::Interpreter>();
-    else backend = *jit::JitBackend::Create({.threads = 1});
-    Context ctx(device, *backend);
+  test::OnBothBackends([&](int b, Context& ctx) {
     DmTensor in = Dm(ctx, DType::kI32, x);
     absl::StatusOr<DmTensor> out =
         Enter(ctx, in, BranchMode::AxisToggle("A"))
@@ -507,23 +490,18 @@ TEST_F(VectorEngineTest, AxisToggleSelectsGroupOperands) {  // V49, group operan
             .commit(m("T, A"), 4096);
     ASSERT_TRUE(out.ok()) << out.status();
     results[b] = ReadAs(*out, m("T, A"))->ToBits();
-  }
+  }, 1);
   EXPECT_EQ(results[0], results[1]);
   for (int i = 0; i < 16; ++i) EXPECT_EQ(results[0][i], (i % 8) % 2 == 0 ? 11u : 21u) << i;
 }
 
 TEST_F(VectorEngineTest, VrfOperandBroadcastsOverTime) {  // the manual's VRF Input example
   std::vector<uint32_t> results[2];
-  for (int b = 0; b < 2; ++b) {
-    Device device(1);
-    std::unique_ptr<Backend> backend;
-    if (b == 0) backend = std::make_unique<interp::Interpreter>();
-    else backend = *jit::JitBackend::Create({.threads = 1});
-    Context ctx(device, *backend);
+  test::OnBothBackends([&](int b, Context& ctx) {
     DmTensor in = Dm(ctx, DType::kI32, Iota(0));
     HostTensor bias_host = *HostTensor::FromValues(DType::kI32, m("A"), {100, 200, 300, 400, 500, 600, 700, 800});
-    Placement placement = *Place(device, DType::kI32, Tier::kDm, {m("1"), m("1 # 2"), m("1 # 256"), m("A")}, 8192);
-    DmTensor bias(*WriteAs(bias_host, device, placement));
+    Placement placement = *Place(ctx.device(), DType::kI32, Tier::kDm, {m("1"), m("1 # 2"), m("1 # 256"), m("A")}, 8192);
+    DmTensor bias(*WriteAs(bias_host, ctx.device(), placement));
     absl::StatusOr<VrfTensor> vrf =
         ctx.sub.begin(bias.view()).fetch(DType::kI32, m("1"), m("A")).collect(m("1"), m("A")).to_vrf(m("A"), 0);
     ASSERT_TRUE(vrf.ok()) << vrf.status();
@@ -532,7 +510,7 @@ TEST_F(VectorEngineTest, VrfOperandBroadcastsOverTime) {  // the manual's VRF In
     ASSERT_TRUE(out.ok()) << out.status();
     results[b] = ReadAs(*out, m("T, A"))->ToBits();
     EXPECT_THAT(ctx.program().ToText(), HasSubstr("vrf operand"));
-  }
+  }, 1);
   EXPECT_EQ(results[0], results[1]);
   for (int i = 0; i < 16; ++i) EXPECT_EQ(results[0][i], static_cast<uint32_t>(i + 100 * (i % 8 + 1))) << i;
 }
@@ -560,9 +538,7 @@ TEST_F(VectorEngineTest, TracedProgramWithVrfOperandReplays) {
   absl::StatusOr<Program> program = Trace(kernel, {in, bias});
   ASSERT_TRUE(program.ok()) << program.status();
   for (int b = 0; b < 2; ++b) {
-    std::unique_ptr<Backend> backend;
-    if (b == 0) backend = std::make_unique<interp::Interpreter>();
-    else backend = *jit::JitBackend::Create({.threads = 1});
+    std::unique_ptr<Backend> backend = test::MakeBackend(b, 1);
     absl::StatusOr<std::vector<DeviceTensor>> outputs = Launch(*program, device, *backend, {in, bias});
     ASSERT_TRUE(outputs.ok()) << outputs.status();
     std::vector<uint32_t> got = ReadAs((*outputs)[0], m("T, A"))->ToBits();
@@ -572,12 +548,7 @@ TEST_F(VectorEngineTest, TracedProgramWithVrfOperandReplays) {
 
 TEST_F(VectorEngineTest, VectorFinalExitsToCastTransposeOrCommit) {
   std::vector<double> x = Iota(-8);
-  for (int b = 0; b < 2; ++b) {
-    Device device(1);
-    std::unique_ptr<Backend> backend;
-    if (b == 0) backend = std::make_unique<interp::Interpreter>();
-    else backend = *jit::JitBackend::Create({.threads = 1});
-    Context ctx(device, *backend);
+  test::OnBothBackends([&](int, Context& ctx) {
     DmTensor in = Dm(ctx, DType::kF32, x);
     // ReLU, then the Cast Engine narrows to bf16 (exact for these integers).
     absl::StatusOr<DmTensor> cast = Enter(ctx, in)
@@ -597,7 +568,7 @@ TEST_F(VectorEngineTest, VectorFinalExitsToCastTransposeOrCommit) {
     ASSERT_TRUE(transposed.ok()) << transposed.status();
     got = ReadAs(*transposed, m("T, A"))->ToValues();
     for (int i = 0; i < 16; ++i) EXPECT_EQ(got[i], std::max(x[i], 0.0)) << i;
-  }
+  }, 1);
   Device device(1);
   interp::Interpreter interp;
   Context ctx(device, interp);

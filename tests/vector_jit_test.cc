@@ -14,6 +14,8 @@
 #include "jit/jit_backend.h"
 #include "runtime/tensor_unit.h"
 #include "runtime/transfer.h"
+#include "tests/common/dm_input.h"
+#include "tests/common/backends.h"
 
 namespace visa {
 namespace {
@@ -49,9 +51,7 @@ class VectorJitTest : public ::testing::Test {
   Mapping m(const std::string& text) { return scope_.m(text); }
 
   DmTensor Dm(Device& device, DType dtype, const std::vector<uint32_t>& bits, int64_t address) {
-    HostTensor host = *HostTensor::FromBits(dtype, m("T, A"), bits);
-    Placement placement = *Place(device, dtype, Tier::kDm, {m("1"), m("1 # 2"), m("1 # 256"), m("T, A")}, address);
-    return DmTensor(*WriteAs(host, device, placement));
+    return test::WriteDm(device, *HostTensor::FromBits(dtype, m("T, A"), bits), m("T, A"), address);
   }
 
   using Op = std::function<Stream(Stream, const VrfTensor&)>;
@@ -59,17 +59,12 @@ class VectorJitTest : public ::testing::Test {
   // The op's results on both backends (they must be identical).
   void ExpectIdentical(DType dtype, const Op& op, const std::string& what) {
     std::vector<uint32_t> results[2];
-    for (int b = 0; b < 2; ++b) {
-      Device device(1);
-      std::unique_ptr<Backend> backend;
-      if (b == 0) backend = std::make_unique<interp::Interpreter>();
-      else backend = *jit::JitBackend::Create({.threads = 2});
-      Context ctx(device, *backend);
-      DmTensor x = Dm(device, dtype, EdgeBits(dtype, 1), 0);
+    test::OnBothBackends([&](int b, Context& ctx) {
+      DmTensor x = Dm(ctx.device(), dtype, EdgeBits(dtype, 1), 0);
       std::vector<uint32_t> y_bits = EdgeBits(dtype, 2);
       std::rotate(y_bits.begin(), y_bits.begin() + 16, y_bits.end());  // other pairings of the edge values
       for (int i = 0; i < 16; ++i) y_bits[kCount - 16 * 16 + i * 16 + i % 16] = EdgeBits(dtype, 1)[i];
-      DmTensor y = Dm(device, dtype, y_bits, 8192);
+      DmTensor y = Dm(ctx.device(), dtype, y_bits, 8192);
       absl::StatusOr<VrfTensor> vrf =
           ctx.sub.begin(y.view()).fetch(dtype, m("T"), m("A")).collect(m("T"), m("A")).to_vrf(m("T, A"), 0);
       ASSERT_TRUE(vrf.ok()) << vrf.status();
@@ -83,7 +78,7 @@ class VectorJitTest : public ::testing::Test {
                                          .commit(m("T, A"), 16384);
       ASSERT_TRUE(out.ok()) << what << ": " << out.status();
       results[b] = ReadAs(*out, m("T, A"))->ToBits();
-    }
+    });
     ASSERT_EQ(results[0].size(), results[1].size());
     for (size_t i = 0; i < results[0].size(); ++i) {
       ASSERT_EQ(results[0][i], results[1][i]) << what << " differs at " << i;

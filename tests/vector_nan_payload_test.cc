@@ -18,6 +18,8 @@
 #include "jit/jit_backend.h"
 #include "runtime/tensor_unit.h"
 #include "runtime/transfer.h"
+#include "tests/common/dm_input.h"
+#include "tests/common/backends.h"
 
 namespace visa {
 namespace {
@@ -94,10 +96,7 @@ class VectorNanPayloadTest : public ::testing::Test {
   Mapping m(const std::string& text) { return scope_.m(text); }
 
   DmTensor Dm(Context& ctx, const Mapping& element, const std::vector<uint32_t>& bits, int64_t address) {
-    HostTensor host = *HostTensor::FromBits(DType::kF32, element, bits);
-    Placement placement =
-        *Place(ctx.device(), DType::kF32, Tier::kDm, {m("1"), m("1 # 2"), m("1 # 256"), element}, address);
-    return DmTensor(*WriteAs(host, ctx.device(), placement));
+    return test::WriteDm(ctx.device(), *HostTensor::FromBits(DType::kF32, element, bits), element, address);
   }
 
   using Chain = std::function<Stream(Stream, const VrfTensor&)>;
@@ -109,9 +108,7 @@ class VectorNanPayloadTest : public ::testing::Test {
     std::vector<uint32_t> results[2];
     for (int b = 0; b < 2; ++b) {
       Device device(1);
-      std::unique_ptr<Backend> backend;
-      if (b == 0) backend = std::make_unique<interp::Interpreter>();
-      else backend = *jit::JitBackend::Create({.threads = 1});
+      std::unique_ptr<Backend> backend = test::MakeBackend(b, 1);
       Context ctx(device, *backend);
       DmTensor in = Dm(ctx, m("T, A"), x, 0), other = Dm(ctx, m("T, A"), y, 8192);
       absl::StatusOr<VrfTensor> vrf =
@@ -333,9 +330,7 @@ class VectorNanPayloadZipTest : public VectorNanPayloadTest {
     std::vector<uint32_t> results[2];
     for (int b = 0; b < 2; ++b) {
       Device device(1);
-      std::unique_ptr<Backend> backend;
-      if (b == 0) backend = std::make_unique<interp::Interpreter>();
-      else backend = *jit::JitBackend::Create({.threads = 1});
+      std::unique_ptr<Backend> backend = test::MakeBackend(b, 1);
       Context ctx(device, *backend);
       DmTensor lhs = Dm(ctx, m("T, A"), x, 0), rhs = Dm(ctx, m("T, A"), y, 8192);
       Stream paired = ctx.main.begin_interleaved(m("I"), lhs.view(), rhs.view())

@@ -10,6 +10,8 @@
 #include "jit/jit_backend.h"
 #include "runtime/tensor_unit.h"
 #include "runtime/transfer.h"
+#include "tests/common/dm_input.h"
+#include "tests/common/backends.h"
 
 namespace visa {
 namespace {
@@ -22,9 +24,7 @@ class VectorPairTest : public ::testing::Test {
   Mapping m(const std::string& text) { return scope_.m(text); }
 
   DmTensor Dm(Context& ctx, DType dtype, double value, int64_t address) {
-    HostTensor host = *HostTensor::FromValues(dtype, m("A"), std::vector<double>(8, value));
-    Placement placement = *Place(ctx.device(), dtype, Tier::kDm, {m("1"), m("1 # 2"), m("1 # 256"), m("A")}, address);
-    return DmTensor(*WriteAs(host, ctx.device(), placement));
+    return test::WriteDm(ctx.device(), *HostTensor::FromValues(dtype, m("A"), std::vector<double>(8, value)), m("A"), address);
   }
 
   // Group 0 holds g0 and group 1 g1 everywhere; `chain` runs between unzip and vector_final.
@@ -43,9 +43,7 @@ class VectorPairTest : public ::testing::Test {
     uint32_t results[2] = {0, 0};
     for (int b = 0; b < 2; ++b) {
       Device device(1);
-      std::unique_ptr<Backend> backend;
-      if (b == 0) backend = std::make_unique<interp::Interpreter>();
-      else backend = *jit::JitBackend::Create({.threads = 1});
+      std::unique_ptr<Backend> backend = test::MakeBackend(b, 1);
       Context ctx(device, *backend);
       absl::StatusOr<DmTensor> out = chain(Paired(ctx, dtype, g0, g1)).vector_final().commit(m("A"), 4096);
       EXPECT_TRUE(out.ok()) << out.status();

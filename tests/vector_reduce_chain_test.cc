@@ -16,6 +16,7 @@
 #include "jit/jit_backend.h"
 #include "runtime/tensor_unit.h"
 #include "runtime/transfer.h"
+#include "tests/common/backends.h"
 
 namespace visa {
 namespace {
@@ -79,9 +80,7 @@ class VectorReduceChainTest : public ::testing::Test {
     std::vector<uint32_t> results[2];
     for (int b = 0; b < 2; ++b) {
       Device device(1);
-      std::unique_ptr<Backend> backend;
-      if (b == 0) backend = std::make_unique<interp::Interpreter>();
-      else backend = *jit::JitBackend::Create({.threads = 2});
+      std::unique_ptr<Backend> backend = test::MakeBackend(b, 2);
       Context ctx(device, *backend);
       absl::StatusOr<DmTensor> out = Build(ctx, l, dtype, values, chain, commit);
       EXPECT_TRUE(out.ok()) << out.status();

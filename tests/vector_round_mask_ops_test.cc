@@ -19,6 +19,8 @@
 #include "jit/jit_backend.h"
 #include "runtime/tensor_unit.h"
 #include "runtime/transfer.h"
+#include "tests/common/dm_input.h"
+#include "tests/common/backends.h"
 
 namespace visa {
 namespace {
@@ -66,9 +68,7 @@ class VectorRoundMaskOpsTest : public ::testing::Test {
   Mapping m(const std::string& text) { return scope_.m(text); }
 
   DmTensor Dm(Context& ctx, DType dtype, const Mapping& element, const std::vector<double>& values, int64_t address) {
-    HostTensor host = *HostTensor::FromValues(dtype, element, values);
-    Placement placement = *Place(ctx.device(), dtype, Tier::kDm, {m("1"), m("1 # 2"), m("1 # 256"), element}, address);
-    return DmTensor(*WriteAs(host, ctx.device(), placement));
+    return test::WriteDm(ctx.device(), *HostTensor::FromValues(dtype, element, values), element, address);
   }
 
   using Chain = std::function<Stream(Stream, Context&)>;
@@ -79,9 +79,7 @@ class VectorRoundMaskOpsTest : public ::testing::Test {
     std::vector<uint32_t> results[2];
     for (int b = 0; b < 2; ++b) {
       Device device(1);
-      std::unique_ptr<Backend> backend;
-      if (b == 0) backend = std::make_unique<interp::Interpreter>();
-      else backend = *jit::JitBackend::Create({.threads = 1});
+      std::unique_ptr<Backend> backend = test::MakeBackend(b, 1);
       Context ctx(device, *backend);
       DmTensor in = Dm(ctx, dtype, m("T, A"), values, 0);
       Stream entered = ctx.main.begin(in.view())
@@ -303,9 +301,7 @@ class VectorRoundMaskManyTest : public ::testing::Test {
     std::vector<uint32_t> results[2];
     for (int b = 0; b < 2; ++b) {
       Device device(1);
-      std::unique_ptr<Backend> backend;
-      if (b == 0) backend = std::make_unique<interp::Interpreter>();
-      else backend = *jit::JitBackend::Create({.threads = 1});
+      std::unique_ptr<Backend> backend = test::MakeBackend(b, 1);
       Context ctx(device, *backend);
       const Mapping element = scope_.m("T, A");
       HostTensor host = *HostTensor::FromValues(dtype, element, values);
@@ -401,9 +397,7 @@ class VectorRoundMaskPairTest : public VectorRoundMaskOpsTest {
     std::vector<uint32_t> results[2];
     for (int b = 0; b < 2; ++b) {
       Device device(1);
-      std::unique_ptr<Backend> backend;
-      if (b == 0) backend = std::make_unique<interp::Interpreter>();
-      else backend = *jit::JitBackend::Create({.threads = 1});
+      std::unique_ptr<Backend> backend = test::MakeBackend(b, 1);
       Context ctx(device, *backend);
       DmTensor lhs = Dm(ctx, dtype, m("A"), g0, 0), rhs = Dm(ctx, dtype, m("A"), g1, 1024);
       Stream paired = ctx.main.begin_interleaved(m("I"), lhs.view(), rhs.view())

@@ -9,6 +9,7 @@
 #include "interp/interpreter.h"
 #include "runtime/tensor_unit.h"
 #include "runtime/transfer.h"
+#include "tests/common/dm_input.h"
 
 namespace visa {
 namespace {
@@ -23,9 +24,7 @@ class VectorRuleAuditTest : public ::testing::Test {
   DmTensor Dm(DType dtype, const std::string& element, int64_t address, Device* device = nullptr) {
     Device& d = device ? *device : device_;
     const int64_t n = m(element).size();
-    HostTensor host = *HostTensor::FromValues(dtype, m(element), std::vector<double>(static_cast<size_t>(n), 1.0));
-    Placement placement = *Place(d, dtype, Tier::kDm, {m("1"), m("1 # 2"), m("1 # 256"), m(element)}, address);
-    return DmTensor(*WriteAs(host, d, placement));
+    return test::WriteDm(d, *HostTensor::FromValues(dtype, m(element), std::vector<double>(static_cast<size_t>(n), 1.0)), m(element), address);
   }
   VrfTensor Vrf(DType dtype, const std::string& time, const std::string& element, int64_t address) {
     DmTensor source = Dm(dtype, element, 16384);

@@ -1,4 +1,4 @@
-// `visa fuzz-diff`: random programs (samples/random_program.h) run on the interpreter and on the
+// `visa fuzz-diff`: random programs (random_programs/random_program.h) run on the interpreter and on the
 // JIT, every op's output compared; a difference prints the seed, the command that reproduces it
 // and the first differing op, position and values. Seed, count, time and JIT threads are options;
 // the report ends with a coverage table of what actually ran. The differential test drives the same loop
@@ -15,7 +15,7 @@
 #include "CLI/CLI.hpp"
 #include "absl/status/statusor.h"
 #include "runtime/backend.h"
-#include "samples/random_program.h"
+#include "random_programs/random_program.h"
 
 namespace visa::cli {
 

@@ -10,7 +10,6 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "dsl/status_macros.h"
-#include "interp/index_move.h"
 #include "interp/interpreter.h"
 #include "jit/jit_backend.h"
 #include "runtime/op_description.h"
@@ -179,42 +178,20 @@ absl::Status MeasureWarm(const samples::Sample& sample, jit::JitBackend& jit, in
   return absl::OkStatus();
 }
 
-// A kernel sample's reference evaluated at every output element (what `visa run` checks against).
-absl::StatusOr<double> TimeElementReference(const samples::Sample& sample) {
-  ASSIGN_OR_RETURN(Axes axes, Axes::Parse(sample.axes));
-  MappingScope s(axes);
-  ASSIGN_OR_RETURN(HostTensor input, HostTensor::Random(sample.dtype, Pair({s.m(sample.slice), s.m(sample.element)}), 42));
-  Mapping layout = s.m(sample.readback);
-  RETURN_IF_ERROR(layout.status());
-  const std::vector<std::string> input_axes = input.mapping().axis_names();
-  double sink = 0;
-  const auto start = Clock::now();
-  for (int64_t p = 0; p < layout.size(); ++p) {
-    Cell cell = layout.map(p);
-    if (!cell.live()) continue;
-    sink += sample.reference ? sample.reference(cell.index, input)
-                             : input.Get(interp::Restrict(cell.index, input_axes)).value_or(0);
-  }
-  const double seconds = Since(start);
-  volatile double keep = sink;
-  (void)keep;
-  return seconds;
-}
-
 absl::Status MeasureReferences(const samples::Sample& sample, int repeat, SampleFigures& f) {
   std::vector<double> times;
-  for (int r = 0; r < repeat; ++r) {
-    if (sample.time_reference) {
-      ASSIGN_OR_RETURN(double seconds, sample.time_reference());
-      times.push_back(seconds);
-    } else if (!sample.runner && !sample.readback.empty()) {
-      ASSIGN_OR_RETURN(double seconds, TimeElementReference(sample));
-      times.push_back(seconds);
+  std::string skipped;
+  for (int r = 0; r < repeat && skipped.empty(); ++r) {
+    absl::StatusOr<double> seconds = sample.TimeHostReference();
+    if (absl::IsNotFound(seconds.status())) {
+      skipped = std::string(seconds.status().message());
+    } else if (!seconds.ok()) {
+      return seconds.status();
+    } else {
+      times.push_back(*seconds);
     }
   }
-  f.host_reference = times.empty() ? Figure::Skipped("the sample's runner checks its result in the run; "
-                                                     "no host reference to time apart")
-                                   : Figure::Of(Median(times));
+  f.host_reference = times.empty() ? Figure::Skipped(skipped) : Figure::Of(Median(times));
   f.memcpy_written = MemcpySeconds(f.written_bytes, repeat);
   std::map<int64_t, double> by_size;
   for (OpFigures& op : f.ops) {

@@ -1,7 +1,7 @@
 // Coverage of the differential test: the kinds of things a program exercises (stage kinds, fetch
 // conversions, adapters, switch topologies, contraction types, register-file loads, DMA kinds...),
 // named the same way whether they come from a traced Program (what actually ran) or from what a
-// generator drew (samples/random_program.h), so that a kind drawn but never run shows.
+// generator drew (random_programs/random_program.h), so that a kind drawn but never run shows.
 #pragma once
 
 #include <compare>

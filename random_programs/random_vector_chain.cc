@@ -1,5 +1,5 @@
 // Random Vector Engine chains: drawing, printing, running and coverage.
-#include "samples/random_vector_chain.h"
+#include "random_programs/random_vector_chain.h"
 
 #include <algorithm>
 #include <bit>

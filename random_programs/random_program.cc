@@ -1,6 +1,6 @@
 // The random-program generator: a seed's choices become a list of engine calls with mapping
 // texts (drawn, then printed as the reproducer), which a runner replays through the Context API.
-#include "samples/random_program.h"
+#include "random_programs/random_program.h"
 
 #include <algorithm>
 #include <optional>
@@ -17,8 +17,8 @@
 #include "runtime/tensor_unit.h"
 #include "runtime/tier.h"
 #include "runtime/transfer.h"
-#include "samples/random_indirect.h"
-#include "samples/random_vector_chain.h"
+#include "random_programs/random_indirect.h"
+#include "random_programs/random_vector_chain.h"
 
 namespace visa::samples {
 namespace {
@@ -112,7 +112,7 @@ struct PipelineCall {
   std::optional<int> bitmap_slice;  // commit into slices {0, this, 3} only
   int64_t commit_address = kCommitAddress;
   // A Vector Engine chain after stages[vector_after] (collect or accumulate), on the stream
-  // `vector_entry` describes (samples/random_vector_chain.h).
+  // `vector_entry` describes (random_programs/random_vector_chain.h).
   std::optional<VectorChainDraw> vector;
   std::optional<VectorEntry> vector_entry;
   size_t vector_after = 0;
@@ -1229,7 +1229,7 @@ std::vector<CoverageKey> AllDrawnKinds() {
 }
 
 RandomProgram DrawRandomProgram(uint64_t seed, const DrawOptions& options) {
-  if (options.require.empty() && DrawsIndirect(seed)) return DrawRandomIndirect(seed);  // samples/random_indirect.h
+  if (options.require.empty() && DrawsIndirect(seed)) return DrawRandomIndirect(seed);  // random_programs/random_indirect.h
   ProgramCalls calls = Drawer(seed, options).Draw();
   RandomProgram program;
   program.seed = seed;
@@ -1237,7 +1237,7 @@ RandomProgram DrawRandomProgram(uint64_t seed, const DrawOptions& options) {
   program.drawn = DrawnCoverage(calls);
   Sample& s = program.sample;
   s.name = absl::StrCat("random-", seed);
-  s.description = "a random program (samples/random_program.h)";
+  s.description = "a random program (random_programs/random_program.h)";
   s.axes = calls.axes;
   s.dtype = calls.input.dtype;
   s.slice = calls.input.slice;

@@ -1,5 +1,5 @@
 // The coverage kinds of a traced program (see program_coverage.h).
-#include "samples/program_coverage.h"
+#include "random_programs/program_coverage.h"
 
 #include <set>
 #include <variant>
@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/address.h"
 #include "runtime/tier.h"
-#include "samples/random_vector_chain.h"
+#include "random_programs/random_vector_chain.h"
 
 namespace visa::samples {
 namespace {

@@ -1,4 +1,4 @@
-// Random Vector Engine chains for the random-program generator (samples/random_program.h): drawn
+// Random Vector Engine chains for the random-program generator (random_programs/random_program.h): drawn
 // for a Way8 i32 / f32 stream after collect or accumulate, they exercise every elementwise part of
 // the engine in rule-abiding combinations: branch modes (Unconditional, Comparison, AxisToggle,
 // ValidCount, Vrf), Logic / Fxp / Float / FpDiv / Clip ops with unary, binary and ternary argument
@@ -19,7 +19,7 @@
 
 #include "dsl/mapping_parser.h"
 #include "runtime/tensor_unit.h"
-#include "samples/program_coverage.h"
+#include "random_programs/program_coverage.h"
 
 namespace visa::samples {
 

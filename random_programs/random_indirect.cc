@@ -1,5 +1,5 @@
 // The indirect-fetch draws of the random-program generator: choices, description, run.
-#include "samples/random_indirect.h"
+#include "random_programs/random_indirect.h"
 
 #include <algorithm>
 #include <memory>
@@ -118,7 +118,7 @@ std::string Describe(uint64_t seed, const IndirectCalls& c) {
       c.pad_value ? absl::StrFormat("fetch_indirect_masked(%s, %g, index, \"W\", [%s], [%s])", Name(c.out),
                                     *c.pad_value, c.Time(), c.Packet())
                   : absl::StrFormat("fetch_indirect(%s, index, \"W\", [%s], [%s])", Name(c.out), c.Time(), c.Packet());
-  return absl::StrCat("# random program ", seed, " (an indirect fetch, samples/random_indirect.h)\naxes: ", c.Axes(),
+  return absl::StrCat("# random program ", seed, " (an indirect fetch, random_programs/random_indirect.h)\naxes: ", c.Axes(),
                       "\ntable: ", Name(c.in), " [W, V] in DM, Slice [", c.slice, "], Element [", c.element,
                       "]\nindex: i32 [K] in DM at 0x8000, Slice [", c.slice, "] = [", absl::StrJoin(rows, ", "),
                       "]\nmain: begin(table)\n  .", fetch, "\n  .collect([", c.Time(), "], [", c.Flit(),
@@ -175,7 +175,7 @@ RandomProgram DrawRandomIndirect(uint64_t seed) {
   program.drawn = Drawn(calls);
   Sample& s = program.sample;
   s.name = absl::StrCat("random-", seed);
-  s.description = "a random program (samples/random_indirect.h)";
+  s.description = "a random program (random_programs/random_indirect.h)";
   s.axes = calls.Axes();
   s.dtype = calls.in;
   s.slice = calls.slice;

@@ -1,4 +1,4 @@
-// Random indirect fetches for the random-program generator (samples/random_program.h): an
+// Random indirect fetches for the random-program generator (random_programs/random_program.h): an
 // embedding-style gather fetched straight into the Tensor Unit by the Fetch Sequencer's
 // IndirectLoop (Stream::fetch_indirect, or fetch_indirect_masked with left and right padding),
 // then collect and commit. What is drawn: the table's type and the adapter's conversion (i8, i16
@@ -11,8 +11,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "samples/program_coverage.h"
-#include "samples/random_program.h"
+#include "random_programs/program_coverage.h"
+#include "random_programs/random_program.h"
 
 namespace visa::samples {
 

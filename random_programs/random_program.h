@@ -23,7 +23,7 @@
 
 #include "absl/status/status.h"
 #include "runtime/program.h"
-#include "samples/program_coverage.h"
+#include "random_programs/program_coverage.h"
 #include "samples/sample.h"
 
 namespace visa::samples {
