@@ -125,14 +125,17 @@ int64_t SequencerUnit(const DeviceTensor& tensor) {
 // output's memory in place, over its live units when they are its first ones; nullopt where that
 // walk does not apply: a commit_view or disabled slices (they keep bytes a whole-unit walk would
 // not), live units with gaps, or entries that would write outside the Element or twice.
-std::optional<MoveNest> CommitNest(const CommitStage& commit, const DeviceTensor& output, int64_t stream_size) {
+// `stream_units` is the units the stream spans: the output's when 0, its live ones when the
+// pipeline was trimmed to them (live_units.h).
+std::optional<MoveNest> CommitNest(const CommitStage& commit, const DeviceTensor& output, int64_t stream_size,
+                                   int64_t stream_units = 0) {
   if (!commit.slices.all() || output.is_view()) return std::nullopt;
   const Placement& placement = output.placement();
   const int64_t live = static_cast<int64_t>(placement.live_prefixes.size());
-  if (placement.prefix_size <= 0 || stream_size % placement.prefix_size != 0) return std::nullopt;
-  if (live == 0 || placement.live_prefixes.back() != live - 1) return std::nullopt;
-  return WriteNestOf(commit.sequencer, live, stream_size / placement.prefix_size, SequencerUnit(output),
-                     output.element().size());
+  const int64_t units = stream_units > 0 ? stream_units : placement.prefix_size;
+  if (units <= 0 || stream_size % units != 0) return std::nullopt;
+  if (live == 0 || live > units || placement.live_prefixes.back() != live - 1) return std::nullopt;
+  return WriteNestOf(commit.sequencer, live, stream_size / units, SequencerUnit(output), output.element().size());
 }
 
 // The nest of a DMA's recorded descriptors over its ends as the JIT addresses them (in place or
@@ -267,6 +270,7 @@ struct KernelRunner {
   const PipelineTensors& tensors;
   PaddingCache& padded;
   const PipelineOp& op;
+  int64_t live_units = 0;  // the units a trimmed pipeline spans (live_units.h); 0: not trimmed
 
   absl::StatusOr<HostTensor> Fetch(const BeginStage& begin, const FetchStage& stage) {
     if (stage.indirect) {
@@ -479,7 +483,7 @@ struct KernelRunner {
     const bool writes_pads = commit != nullptr && HasPadding(commit->element) && HasPadding(stream.mapping());
     if (commit != nullptr && !writes_pads) {
       std::optional<InPlace> target = InPlaceOf(output);
-      std::optional<MoveNest> nest = target ? CommitNest(*commit, output, stream.size()) : std::nullopt;
+      std::optional<MoveNest> nest = target ? CommitNest(*commit, output, stream.size(), live_units) : std::nullopt;
       if (nest && nest->max_dst() < target->positions) {
         ++kernels.stats().sequencer_commits;
         return kernels.RunNest(*nest, CopyOp(stream.dtype()), target->data, target->positions, stream.bytes().data(),
@@ -518,6 +522,7 @@ struct KernelCompiler {
   };
   KernelCache& kernels;
   const PipelineOp& op;
+  int64_t live_units = 0;  // as KernelRunner's
 
   absl::StatusOr<Stream> Fetch(const BeginStage& begin, const FetchStage& stage) {
     const DeviceTensor& input = *op.inputs[0].handle;
@@ -592,7 +597,7 @@ struct KernelCompiler {
     // As the runner's Store: a padded stream into a padded Element moves by index, not by units.
     const bool writes_pads = commit != nullptr && HasPadding(commit->element) && HasPadding(stream.layout);
     if (commit != nullptr && !writes_pads && InPlaceLayout(*op.output.handle)) {
-      std::optional<MoveNest> nest = CommitNest(*commit, *op.output.handle, stream.layout.size());
+      std::optional<MoveNest> nest = CommitNest(*commit, *op.output.handle, stream.layout.size(), live_units);
       if (nest && nest->max_dst() < InPlacePositions(*op.output.handle)) {
         return kernels.CompileNest(*nest, CopyOp(stream.dtype));
       }
@@ -772,7 +777,7 @@ absl::StatusOr<std::optional<HostTensor>> JitBackend::RunFused(const FusedContra
 }
 
 absl::Status JitBackend::Run(const PipelineOp& op, const PipelineTensors& tensors) {
-  KernelRunner runner{*kernels_, tensors, padded_, op};
+  KernelRunner runner{*kernels_, tensors, padded_, op, /*live_units=*/0};
   if (op.fetch_index) {  // an IndirectLoop: offsets known only now, so never one fused or direct kernel
     ++kernels_->stats().staged_pipelines;
     return WalkPipeline(op, runner);
@@ -816,7 +821,7 @@ absl::Status JitBackend::Run(const PipelineOp& op, const PipelineTensors& tensor
   }
   ++kernels_->stats().staged_pipelines;
   if (std::optional<PipelineOp> trimmed = TrimToLiveUnits(op)) {
-    KernelRunner live_runner{*kernels_, tensors, padded_, *trimmed};
+    KernelRunner live_runner{*kernels_, tensors, padded_, *trimmed, LiveUnitCount(*trimmed)};
     return WalkPipeline(*trimmed, live_runner);
   }
   return WalkPipeline(op, runner);
@@ -930,7 +935,7 @@ absl::Status JitBackend::PrepareOp(const Op& op) {
   }
   const auto& pipe = std::get<PipelineOp>(op.body);
   if (pipe.inputs.empty() || !pipe.inputs[0].handle) return absl::OkStatus();
-  KernelCompiler compiler{*kernels_, pipe};
+  KernelCompiler compiler{*kernels_, pipe, /*live_units=*/0};
   if (pipe.fetch_index) return WalkPipeline(pipe, compiler);  // as Run: stage by stage
   if (pipe.output.handle) {
     ASSIGN_OR_RETURN(const DirectPipeline* direct, DirectPlanFor(pipe, *pipe.inputs[0].handle, *pipe.output.handle));
@@ -951,7 +956,7 @@ absl::Status JitBackend::PrepareOp(const Op& op) {
                             compiler);
   }
   if (std::optional<PipelineOp> trimmed = TrimToLiveUnits(pipe)) {
-    KernelCompiler live_compiler{*kernels_, *trimmed};
+    KernelCompiler live_compiler{*kernels_, *trimmed, LiveUnitCount(*trimmed)};
     return WalkPipeline(*trimmed, live_compiler);
   }
   return WalkPipeline(pipe, compiler);

@@ -92,4 +92,9 @@ std::optional<PipelineOp> TrimToLiveUnits(const PipelineOp& op) {
   return trimmed;
 }
 
+int64_t LiveUnitCount(const PipelineOp& op) {
+  const StreamShape& units = std::get<BeginStage>(op.stages.front()).shape;
+  return units.chip.size() * units.cluster.size() * units.slice.size();
+}
+
 }  // namespace visa::jit

@@ -14,9 +14,13 @@
 namespace visa::jit {
 
 // The pipeline with its units' padding removed, or nullopt when there is none to remove or the
-// trim would change what runs: stages that move data between slices (Switch Engine, the Vector
-// Engine's inter-slice reduce), a commit to some slices only, an interleaved or indirect fetch,
-// stages whose units differ, or live units that are not the first ones.
+// trim would change what runs: the Switch Engine (it moves data between slices), Vector Engine
+// stages (tried: the tiny Llama model's pipelines then failed; their VRF operands and reductions
+// keep the padded units), a commit to some slices only, an interleaved or indirect fetch, stages
+// whose units differ, or live units that are not the first ones.
 std::optional<PipelineOp> TrimToLiveUnits(const PipelineOp& op);
+
+// The units a pipeline's streams span (chip x cluster x slice positions of its begin stage).
+int64_t LiveUnitCount(const PipelineOp& op);
 
 }  // namespace visa::jit
