@@ -389,10 +389,13 @@ absl::StatusOr<bool> PrepareVectorInPlace(KernelCache& kernels, const PipelineOp
   ASSIGN_OR_RETURN(Shaped shaped, ShapeOf(kernels, op, *op.inputs[0].handle, *op.output.handle, vrfs));
   const Shape* shape = std::get_if<Shape>(&shaped);
   if (shape == nullptr) return false;
-  RETURN_IF_ERROR(kernels.Compile(shape->to, shape->from, shape->fetch_op, /*allow_drop=*/true));
+  // The very kernels MakePlan asks for (the same nests, simplified for the same threads).
+  RETURN_IF_ERROR(kernels.ReadyBetweenBuffers(shape->to, shape->from, shape->fetch_op, shape->to_positions,
+                                              shape->from_positions, /*allow_drop=*/true).status());
   for (size_t s = 0; s < shape->segments.specs.size(); ++s) {
     for (const Shape::Image& image : shape->images[s]) {
-      RETURN_IF_ERROR(kernels.Compile(shape->to, image.layout, CopyOp(DType::kI32), /*allow_drop=*/true));
+      RETURN_IF_ERROR(kernels.ReadyBetweenBuffers(shape->to, image.layout, CopyOp(DType::kI32), shape->to_positions,
+                                                  image.positions, /*allow_drop=*/true).status());
     }
     RETURN_IF_ERROR(kernels.Vector(shape->segments.specs[s]).status());
   }
