@@ -10,10 +10,12 @@
 #include <variant>
 #include <vector>
 
+#include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "dsl/layout.h"
 #include "dsl/status_macros.h"
 #include "jit/element_op.h"
+#include "jit/fused_contraction.h"
 #include "jit/in_place.h"
 #include "jit/op_memo.h"
 #include "jit/parallel.h"
@@ -24,21 +26,30 @@ namespace visa::jit {
 namespace {
 
 // An end as a kept plan knows it: the placement object (weakly: a freed one never matches again),
-// its Element and window (as ready_moves.h).
+// its Element and window (as ready_moves.h); else, for a tensor placed anew (an intermediate VRF
+// operand of each run), everything the plan reads of it: tier, address, type and full mapping.
 struct End {
   std::weak_ptr<const Placement> placement;
-  const Placement* address = nullptr;
+  const Placement* object = nullptr;
   Mapping element;
   int64_t window_offset = 0;
   bool view = false;
+  Tier tier = Tier::kDm;
+  int64_t address = 0;
+  DType dtype = DType::kI32;
+  Mapping full;
 
   static End Of(const DeviceTensor& tensor) {
     return End{tensor.shared_placement(), &tensor.placement(), tensor.element(), tensor.window_offset(),
-               tensor.is_view()};
+               tensor.is_view(), tensor.tier(), tensor.placement().address, tensor.dtype(), tensor.full_mapping()};
   }
   bool Matches(const DeviceTensor& tensor) const {
-    return !placement.expired() && address == &tensor.placement() && view == tensor.is_view() &&
-           window_offset == tensor.window_offset() && element == tensor.element();
+    if (view != tensor.is_view() || window_offset != tensor.window_offset() || !(element == tensor.element())) {
+      return false;
+    }
+    if (!placement.expired() && object == &tensor.placement()) return true;
+    return tier == tensor.tier() && address == tensor.placement().address && dtype == tensor.dtype() &&
+           full == tensor.full_mapping();
   }
 };
 
@@ -79,6 +90,7 @@ constexpr int64_t kMinCopyRunLength = 64;
 
 // The op's kept answer for the ends it was made for.
 struct Slot {
+  std::string stages;  // the op's PipelineKey when it has no serial
   std::optional<End> input, output;
   std::vector<End> vrfs;
   int threads = 0;
@@ -317,10 +329,19 @@ absl::StatusOr<Planned> MakePlan(KernelCache& kernels, const PipelineOp& op, con
 absl::StatusOr<std::shared_ptr<const Planned>> PlanFor(KernelCache& kernels, const PipelineOp& op,
                                                        const PipelineTensors& tensors) {
   if (tensors.inputs.empty()) return std::make_shared<const Planned>(std::string("no input"));
+  // An op without a serial (recorded eagerly, or replayed) is known by its stages instead: a key
+  // string per run is far cheaper than planning again.
+  std::string stages;
+  uint64_t serial = op.serial;
+  if (serial == 0) {
+    stages = PipelineKey(op);
+    serial = absl::HashOf(stages) | (uint64_t{1} << 63);
+  }
   ASSIGN_OR_RETURN(std::shared_ptr<const Kept> kept,
-                   kernels.memo().Get<Kept>(op.serial, MemoPart(0xffff, 0, 0xa1), [] { return Kept{}; }));
+                   kernels.memo().Get<Kept>(serial, MemoPart(0xffff, 0, 0xa1), [] { return Kept{}; }));
   Slot& slot = kept->slot;
-  if (op.serial != 0 && slot.Matches(tensors, kernels.threads())) return slot.planned;
+  if (slot.stages == stages && slot.Matches(tensors, kernels.threads())) return slot.planned;
+  slot.stages = stages;
   ASSIGN_OR_RETURN(Planned planned, MakePlan(kernels, op, tensors));
   if (std::getenv("VISA_JIT_DEBUG") != nullptr) {
     const auto* reason = std::get_if<std::string>(&planned);
