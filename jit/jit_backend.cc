@@ -19,6 +19,7 @@
 #include "jit/indirect_fetch.h"
 #include "jit/indirect_kernel.h"
 #include "jit/in_place.h"
+#include "jit/in_place_vector.h"
 #include "jit/live_units.h"
 #include "jit/mapping_facts.h"
 #include "jit/parallel.h"
@@ -231,6 +232,10 @@ int64_t InnerPositions(const Mapping& time, const Mapping& interleave) {
 bool Contracts(const PipelineOp& op) {
   return std::any_of(op.stages.begin(), op.stages.end(),
                      [](const Stage& stage) { return std::holds_alternative<AlignStage>(stage); });
+}
+bool HasVectorStage(const PipelineOp& op) {
+  return std::any_of(op.stages.begin(), op.stages.end(),
+                     [](const Stage& stage) { return std::holds_alternative<VectorStage>(stage); });
 }
 bool OnlyRelabels(const PipelineOp& op) {
   for (size_t i = 2; i + 1 < op.stages.size(); ++i) {
@@ -819,6 +824,10 @@ absl::Status JitBackend::Run(const PipelineOp& op, const PipelineTensors& tensor
       return absl::OkStatus();
     }
   }
+  if (direct_pipelines_ && HasVectorStage(op)) {
+    ASSIGN_OR_RETURN(bool in_place, RunVectorInPlace(*kernels_, op, tensors));
+    if (in_place) return absl::OkStatus();
+  }
   ++kernels_->stats().staged_pipelines;
   if (std::optional<PipelineOp> trimmed = TrimToLiveUnits(op)) {
     KernelRunner live_runner{*kernels_, tensors, padded_, *trimmed, LiveUnitCount(*trimmed)};
@@ -940,6 +949,10 @@ absl::Status JitBackend::PrepareOp(const Op& op) {
   if (pipe.output.handle) {
     ASSIGN_OR_RETURN(const DirectPipeline* direct, DirectPlanFor(pipe, *pipe.inputs[0].handle, *pipe.output.handle));
     if (direct != nullptr) return kernels_->Compile(direct->dst, direct->src, direct->op, /*allow_drop=*/true);
+  }
+  if (direct_pipelines_ && HasVectorStage(pipe)) {
+    ASSIGN_OR_RETURN(bool in_place, PrepareVectorInPlace(*kernels_, pipe));
+    if (in_place) return absl::OkStatus();
   }
   ASSIGN_OR_RETURN(const FusedContraction* fused, FusedPlanFor(pipe));
   if (fused != nullptr) {

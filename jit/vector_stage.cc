@@ -305,6 +305,20 @@ absl::StatusOr<HostTensor> RunVectorStage(KernelCache& kernels, HostTensor strea
   return HostTensor::FromBytes(stage.out.dtype, layout, std::move(data));
 }
 
+StageSegments SegmentsOf(const VectorStage& stage) {
+  StageSegments segments;
+  for (Action& action : ActionsOf(stage)) {
+    if (!action.segment.empty()) {
+      std::vector<int> vrfs;
+      for (const ImageSource& source : action.segment.images) vrfs.push_back(source.stash ? -1 : source.vrf);
+      segments.specs.push_back(std::move(action.segment.spec));
+      segments.image_vrfs.push_back(std::move(vrfs));
+    }
+    if (action.step != nullptr) segments.between.push_back(action.step);
+  }
+  return segments;
+}
+
 absl::Status CompileVectorStage(KernelCache& kernels, const VectorStage& stage, const std::vector<TensorRef>& vrfs) {
   Mapping layout = stage.in.Full();
   Mapping stash_layout;

@@ -9,6 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "jit/kernel_cache.h"
+#include "jit/vector_kernel.h"
 #include "runtime/host_tensor.h"
 #include "runtime/program.h"
 #include "runtime/tensor.h"
@@ -21,6 +22,17 @@ namespace visa::jit {
 absl::StatusOr<HostTensor> RunVectorStage(KernelCache& kernels, HostTensor stream, const VectorStage& stage,
                                           const std::vector<DeviceTensor>& vrfs, uint64_t serial = 0,
                                           uint64_t stage_index = 0);
+
+// The stage's element-op segments in step order, for a run in which every position keeps its index
+// (in_place_vector.h): each non-empty segment's kernel spec with, per operand image, the VRF operand
+// it reads (-1: the stash), and every step that ended a segment (relayouts, stash writes,
+// reductions, zips).
+struct StageSegments {
+  std::vector<VectorKernelSpec> specs;
+  std::vector<std::vector<int>> image_vrfs;  // per spec
+  std::vector<const VeStep*> between;
+};
+StageSegments SegmentsOf(const VectorStage& stage);
 
 // Compiles every kernel RunVectorStage would use, without running (Prepare).
 absl::Status CompileVectorStage(KernelCache& kernels, const VectorStage& stage, const std::vector<TensorRef>& vrfs);

@@ -27,21 +27,26 @@ Context::Context(Device& device, Backend& backend)
   pdma.set_context(this);
 }
 
+// An op has its serial before it runs, so a backend keeps what it derives from the op (the JIT's
+// op memo, ready moves, in-place plans) for the op's later runs: a relaunch of the recorded
+// program, or a replay of the same op objects. A failed op's serial is simply never used again.
 absl::Status Context::Submit(Op op, const PipelineTensors& tensors) {
+  AssignSerial(op);
   if (executes()) {
     RETURN_IF_ERROR(backend_->Run(std::get<PipelineOp>(op.body), tensors));
     MarkPipelineWritten(std::get<PipelineOp>(op.body), tensors.output);  // whatever the backend
   }
-  Record(std::move(op));
+  program_.ops.push_back(std::move(op));
   return absl::OkStatus();
 }
 
 absl::Status Context::Submit(Op op, const DmaTensors& tensors) {
+  AssignSerial(op);
   if (executes()) {
     RETURN_IF_ERROR(backend_->Run(std::get<DmaOp>(op.body), tensors));
     MarkWritten(tensors.dst);
   }
-  Record(std::move(op));
+  program_.ops.push_back(std::move(op));
   return absl::OkStatus();
 }
 

@@ -15,6 +15,7 @@
 
 #include <malloc.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -271,7 +272,8 @@ void BM_HostLoop(benchmark::State& state, Kind kind) {
     std::memcpy(v.data(), h.bytes().data(), 4 * v.size());
     in.push_back(std::move(v));
   }
-  std::vector<float> out(in[0].size() * 4);
+  // Room for the largest output: four times the input (inter-slice reduce), 16 x 8 lanes (tiny).
+  std::vector<float> out(std::max<size_t>(in[0].size() * 4, 8 * kTinyOps));
   const float* x = in[0].data();
   float* y = out.data();
   for (auto _ : state) {

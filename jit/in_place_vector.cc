@@ -1,0 +1,432 @@
+// InPlaceVector: when a vector pipeline may run in device memory, its plan, and its run.
+#include "jit/in_place_vector.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <cstdlib>
+#include <optional>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "absl/hash/hash.h"
+#include "absl/strings/str_cat.h"
+#include "dsl/layout.h"
+#include "dsl/status_macros.h"
+#include "jit/element_op.h"
+#include "jit/fused_contraction.h"
+#include "jit/in_place.h"
+#include "jit/op_memo.h"
+#include "jit/parallel.h"
+#include "jit/vector_stage.h"
+#include "runtime/device.h"
+
+namespace visa::jit {
+namespace {
+
+// An end as a kept plan knows it: the placement object (weakly: a freed one never matches again),
+// its Element and window (as ready_moves.h); else, for a tensor placed anew (an intermediate VRF
+// operand of each run), everything the plan reads of it: tier, address, type and full mapping.
+struct End {
+  std::weak_ptr<const Placement> placement;
+  const Placement* object = nullptr;
+  Mapping element;
+  int64_t window_offset = 0;
+  bool view = false;
+  Tier tier = Tier::kDm;
+  int64_t address = 0;
+  DType dtype = DType::kI32;
+  Mapping full;
+
+  static End Of(const DeviceTensor& tensor) {
+    return End{tensor.shared_placement(), &tensor.placement(), tensor.element(), tensor.window_offset(),
+               tensor.is_view(), tensor.tier(), tensor.placement().address, tensor.dtype(), tensor.full_mapping()};
+  }
+  bool Matches(const DeviceTensor& tensor) const {
+    if (view != tensor.is_view() || window_offset != tensor.window_offset() || !(element == tensor.element())) {
+      return false;
+    }
+    if (!placement.expired() && object == &tensor.placement()) return true;
+    return tier == tensor.tier() && address == tensor.placement().address && dtype == tensor.dtype() &&
+           full == tensor.full_mapping();
+  }
+};
+
+// A VRF operand placed in the output's layout by a compiled move from where it lies.
+struct VrfImage {
+  int vrf = 0;
+  ReadyNest nest;
+  Tier tier = Tier::kVrf;
+  int64_t src_offset = 0;  // bytes from the VRF memory's first unit to the operand's first element
+};
+
+struct Plan {
+  Tier dst_tier = Tier::kDm, src_tier = Tier::kDm;
+  int64_t dst_offset = 0, src_offset = 0;  // bytes from each memory's first unit to the end's base
+  ReadyNest move;                           // the input into the output, each position by index
+  std::vector<std::pair<int64_t, int64_t>> runs;  // the output's written positions [begin, end)
+  // When the move is a plain copy of long contiguous runs: each run's source position, so a run is
+  // copied and computed while it is in the cache (one pass over the bytes instead of two).
+  std::vector<int64_t> run_sources;
+  int64_t written = 0;
+  struct Segment {
+    VectorFn fn = nullptr;
+    std::vector<int> images;  // indices into `images`
+  };
+  std::vector<Segment> segments;
+  std::vector<VrfImage> images;
+  bool compare = false;     // the first kernel computes the execution ids (else all are 0)
+  int64_t longest_run = 0;
+  // The operand images, laid out as the output (only the written runs' pages are ever touched, so
+  // they are left uninitialized). Ops of one backend run one at a time.
+  std::vector<std::shared_ptr<uint32_t[]>> image_data;
+};
+
+using Planned = std::variant<Plan, std::string>;
+
+// Copying run by run pays per run; below this mean length the move kernel copies instead.
+constexpr int64_t kMinCopyRunLength = 64;
+
+// The op's kept answer for the ends it was made for.
+struct Slot {
+  std::string stages;  // the op's PipelineKey when it has no serial
+  std::optional<End> input, output;
+  std::vector<End> vrfs;
+  int threads = 0;
+  std::shared_ptr<const Planned> planned;
+
+  bool Matches(const PipelineTensors& tensors, int now_threads) const {
+    if (planned == nullptr || threads != now_threads || !output || !output->Matches(tensors.output)) return false;
+    if (tensors.inputs.empty() || !input || !input->Matches(tensors.inputs[0])) return false;
+    if (vrfs.size() != tensors.vrf_operands.size()) return false;
+    for (size_t k = 0; k < vrfs.size(); ++k) {
+      if (!vrfs[k].Matches(tensors.vrf_operands[k])) return false;
+    }
+    return true;
+  }
+};
+
+// A mutable holder the op memo keeps (its values are shared as const).
+struct Kept {
+  mutable Slot slot;
+};
+
+bool IsRelabel(const Stage& stage) {
+  return std::holds_alternative<SwitchStage>(stage) || std::holds_alternative<CollectStage>(stage) ||
+         std::holds_alternative<TransposeStage>(stage);
+}
+Mapping RelabelOut(const Stage& stage) {
+  if (const auto* sw = std::get_if<SwitchStage>(&stage)) return sw->out.Full();
+  if (const auto* collect = std::get_if<CollectStage>(&stage)) return collect->out.Full();
+  return std::get<TransposeStage>(stage).out.Full();
+}
+
+// The op's one vector stage between relabelings, with the stream after the last stage, or why not.
+std::variant<std::pair<const VectorStage*, Mapping>, std::string> OnlyVectorBetween(const PipelineOp& op) {
+  const VectorStage* vector = nullptr;
+  Mapping stream = std::get<FetchStage>(op.stages[1]).out.Full();
+  for (size_t i = 2; i + 1 < op.stages.size(); ++i) {
+    const Stage& stage = op.stages[i];
+    if (const auto* v = std::get_if<VectorStage>(&stage); v != nullptr && vector == nullptr) {
+      vector = v;
+      stream = v->out.Full();
+    } else if (IsRelabel(stage)) {
+      stream = RelabelOut(stage);
+    } else {
+      return absl::StrCat("a stage besides one vector stage changes values: ", DescribeStage(stage));
+    }
+  }
+  if (vector == nullptr) return std::string("no vector stage");
+  return std::make_pair(vector, stream);
+}
+
+// Why the vector stage's steps may not run after the move (see the header), or empty.
+std::string StageRefuses(KernelCache& kernels, const VectorStage& stage) {
+  if (stage.branch.kind != BranchMode::Kind::kUnconditional && stage.branch.kind != BranchMode::Kind::kComparison) {
+    return "execution ids that depend on the position or a VRF";
+  }
+  if (!stage.unzip_axis.empty()) return "two-group mode";
+  if (StorageBits(stage.in.dtype) != 32 || StorageBits(stage.out.dtype) != 32) return "a stream that is not 32-bit";
+  Mapping layout = stage.in.Full();
+  for (const VeStep& step : stage.steps) {
+    switch (step.kind) {
+      case VeStep::Kind::kOp:
+      case VeStep::Kind::kReinterpret: continue;
+      case VeStep::Kind::kSplit:
+      case VeStep::Kind::kTrim:
+      case VeStep::Kind::kConcat:
+      case VeStep::Kind::kPad: {
+        const Mapping to = step.out.Full();
+        if (!kernels.HasNest(to, layout) || !kernels.HasNest(layout, to)) return "a relayout that drops or adds indices";
+        layout = to;
+        continue;
+      }
+      default: return absl::StrCat("a step that combines positions or keeps values: ", step.call);
+    }
+  }
+  return "";
+}
+
+// What a plan is made of that the ends' layouts decide (no device memory is touched): what
+// compiling ahead needs, and the plan's start.
+struct Shape {
+  Mapping to, from;  // the output's and the input's in-place layouts
+  int64_t to_positions = 0, from_positions = 0;
+  ElementOp fetch_op;
+  StageSegments segments;
+  struct Image {
+    int vrf = 0;
+    Mapping layout;
+    int64_t positions = 0;
+  };
+  std::vector<std::vector<Image>> images;  // per segment
+};
+using Shaped = std::variant<Shape, std::string>;
+
+absl::StatusOr<Shaped> ShapeOf(KernelCache& kernels, const PipelineOp& op, const DeviceTensor& input,
+                               const DeviceTensor& output, const std::vector<const DeviceTensor*>& vrfs) {
+  if (op.fetch_index) return Shaped(std::string("an indirect fetch"));
+  if (op.stages.size() < 4) return Shaped(std::string("no vector stage"));
+  if (std::get<BeginStage>(op.stages[0]).interleave) return Shaped(std::string("an interleaved fetch"));
+  if (const auto* commit = std::get_if<CommitStage>(&op.stages.back()); commit && !commit->slices.all()) {
+    return Shaped(std::string("the commit leaves some slices as they were"));
+  }
+  auto between = OnlyVectorBetween(op);
+  if (auto* reason = std::get_if<std::string>(&between)) return Shaped(*reason);
+  const auto& [stage, last] = std::get<std::pair<const VectorStage*, Mapping>>(between);
+  const auto& fetch = std::get<FetchStage>(op.stages[1]);
+  if (fetch.out.dtype != stage->in.dtype || StorageBits(fetch.out.dtype) != 32) {
+    return Shaped(std::string("the fetch's stream is not the vector stage's 32-bit input"));
+  }
+  if (stage->out.dtype != output.dtype()) return Shaped(std::string("the store changes the element type"));
+  if (std::string why = StageRefuses(kernels, *stage); !why.empty()) return Shaped(why);
+  std::optional<Mapping> to = InPlaceLayout(output);
+  std::optional<Mapping> from = InPlaceLayout(input);
+  if (!from || !to) return Shaped(std::string("an end is not in a dense memory"));
+  if (MayOverlap(input, output)) return Shaped(std::string("the input and the output may share bytes"));
+  // As direct_pipeline.h: with these nests the output's live positions are exactly those the
+  // staged stages write, each from the input element of its index.
+  if (!kernels.HasNest(*to, last) || !kernels.HasNest(*to, *from) || !kernels.HasNest(last, *from)) {
+    return Shaped(std::string("a move between the ends and the stream has no loop nest"));
+  }
+  Shape shape;
+  shape.to = *to;
+  shape.from = *from;
+  shape.to_positions = InPlacePositions(output);
+  shape.from_positions = InPlacePositions(input);
+  ASSIGN_OR_RETURN(shape.fetch_op, FetchAdapterOp(fetch, false, shape.from_positions));
+  shape.segments = SegmentsOf(*stage);
+  for (const std::vector<int>& image_vrfs : shape.segments.image_vrfs) {
+    std::vector<Shape::Image> images;
+    for (int vrf : image_vrfs) {
+      if (vrf < 0) return Shaped(std::string("a stash operand"));
+      if (vrf >= static_cast<int>(vrfs.size()) || vrfs[vrf] == nullptr) return Shaped(std::string("a VRF operand unknown"));
+      const DeviceTensor& operand = *vrfs[vrf];
+      std::optional<Mapping> layout = InPlaceLayout(operand);
+      if (!layout || StorageBits(operand.dtype()) != 32) return Shaped(std::string("a VRF operand not in place"));
+      if (MayOverlap(operand, output)) return Shaped(std::string("a VRF operand may share bytes with the output"));
+      if (!kernels.HasNest(*to, *layout)) return Shaped(std::string("a VRF operand's move has no loop nest"));
+      images.push_back(Shape::Image{vrf, *layout, InPlacePositions(operand)});
+    }
+    shape.images.push_back(std::move(images));
+  }
+  return Shaped(std::move(shape));
+}
+
+absl::StatusOr<Planned> MakePlan(KernelCache& kernels, const PipelineOp& op, const PipelineTensors& tensors) {
+  std::vector<const DeviceTensor*> vrfs;
+  for (const DeviceTensor& vrf : tensors.vrf_operands) vrfs.push_back(&vrf);
+  const DeviceTensor& input = tensors.inputs[0];
+  const DeviceTensor& output = tensors.output;
+  ASSIGN_OR_RETURN(Shaped shaped, ShapeOf(kernels, op, input, output, vrfs));
+  if (auto* reason = std::get_if<std::string>(&shaped)) return Planned(*reason);
+  const Shape& shape = std::get<Shape>(shaped);
+  ASSIGN_OR_RETURN(std::optional<ReadyNest> move,
+                   kernels.ReadyBetweenBuffers(shape.to, shape.from, shape.fetch_op, shape.to_positions,
+                                               shape.from_positions, /*allow_drop=*/true));
+  if (!move) return Planned(std::string("the move has no loop nest"));
+  std::optional<InPlace> from = InPlaceOf(input);
+  std::optional<InPlace> to = InPlaceOf(output);
+  const uint8_t* dst_memory = output.device().UnitData(output.tier(), 0);
+  const uint8_t* src_memory = input.device().UnitData(input.tier(), 0);
+  if (!from || !to || dst_memory == nullptr || src_memory == nullptr) {
+    return Planned(std::string("a memory without a host block"));
+  }
+  Plan plan;
+  plan.dst_tier = output.tier();
+  plan.src_tier = input.tier();
+  plan.dst_offset = to->data - dst_memory;
+  plan.src_offset = from->data - src_memory;
+  plan.move = *std::move(move);
+  for (size_t s = 0; s < shape.segments.specs.size(); ++s) {
+    Plan::Segment segment;
+    for (const Shape::Image& image : shape.images[s]) {
+      const DeviceTensor& operand = tensors.vrf_operands[image.vrf];
+      ASSIGN_OR_RETURN(std::optional<ReadyNest> nest,
+                       kernels.ReadyBetweenBuffers(shape.to, image.layout, CopyOp(DType::kI32), shape.to_positions,
+                                                   image.positions, /*allow_drop=*/true));
+      std::optional<InPlace> source = InPlaceOf(operand);
+      const uint8_t* vrf_memory = operand.device().UnitData(operand.tier(), 0);
+      if (!nest || !source || vrf_memory == nullptr) return Planned(std::string("a VRF operand's move has no loop nest"));
+      segment.images.push_back(static_cast<int>(plan.images.size()));
+      plan.images.push_back(VrfImage{image.vrf, *std::move(nest), operand.tier(), source->data - vrf_memory});
+    }
+    ASSIGN_OR_RETURN(segment.fn, kernels.Vector(shape.segments.specs[s]));
+    plan.segments.push_back(std::move(segment));
+  }
+  // The move's runs, as the kernel's move visits them: when every one is a contiguous copy and
+  // they are long, each is copied right before its kernels run.
+  std::vector<MoveRun> copies;
+  bool contiguous = shape.fetch_op.kind == ElementOp::Kind::kCopy;
+  const std::optional<int64_t> unheld =
+      ForEachRun(shape.to, shape.from, MatchRule::kByDigit, [&](absl::Span<const MoveRun> runs) {
+        for (const MoveRun& run : runs) {
+          contiguous = contiguous && (run.src_stride == 1 || run.length == 1);
+          if (!copies.empty() && copies.back().dst + copies.back().length == run.dst &&
+              copies.back().src + copies.back().length == run.src) {
+            copies.back().length += run.length;
+          } else {
+            copies.push_back(run);
+          }
+        }
+      });
+  if (!unheld && contiguous && !copies.empty() &&
+      plan.move.elements >= kMinCopyRunLength * static_cast<int64_t>(copies.size())) {
+    for (const MoveRun& run : copies) {
+      plan.runs.emplace_back(run.dst, run.dst + run.length);
+      plan.run_sources.push_back(run.src);
+      plan.written += run.length;
+    }
+  }
+  // Else the written positions as runs: the identity move's runs visit exactly the live ones.
+  if (plan.runs.empty()) ForEachRun(shape.to, shape.to, MatchRule::kByAxis, [&](absl::Span<const MoveRun> runs) {
+    for (const MoveRun& run : runs) {
+      if (!plan.runs.empty() && plan.runs.back().second == run.dst) {
+        plan.runs.back().second += run.length;
+      } else {
+        plan.runs.emplace_back(run.dst, run.dst + run.length);
+      }
+      plan.written += run.length;
+    }
+  });
+  int64_t extent = 0;
+  for (const auto& [first, last] : plan.runs) extent = std::max(extent, last);
+  if (extent > shape.to_positions) return Planned(std::string("written positions past the output's memory"));
+  for (size_t r = 0; r < plan.run_sources.size(); ++r) {
+    if (plan.run_sources[r] + plan.runs[r].second - plan.runs[r].first > shape.from_positions) {
+      return Planned(std::string("read positions past the input's memory"));
+    }
+  }
+  for (const auto& [first, last] : plan.runs) plan.longest_run = std::max(plan.longest_run, last - first);
+  plan.compare = !shape.segments.specs.empty() && shape.segments.specs.front().compare.has_value();
+  for (size_t k = 0; k < plan.images.size(); ++k) {
+    plan.image_data.emplace_back(new uint32_t[static_cast<size_t>(extent)]);
+  }
+  return Planned(std::move(plan));
+}
+
+absl::StatusOr<std::shared_ptr<const Planned>> PlanFor(KernelCache& kernels, const PipelineOp& op,
+                                                       const PipelineTensors& tensors) {
+  if (tensors.inputs.empty()) return std::make_shared<const Planned>(std::string("no input"));
+  // An op without a serial (recorded eagerly, or replayed) is known by its stages instead: a key
+  // string per run is far cheaper than planning again.
+  std::string stages;
+  uint64_t serial = op.serial;
+  if (serial == 0) {
+    stages = PipelineKey(op);
+    serial = absl::HashOf(stages) | (uint64_t{1} << 63);
+  }
+  ASSIGN_OR_RETURN(std::shared_ptr<const Kept> kept,
+                   kernels.memo().Get<Kept>(serial, MemoPart(0xffff, 0, 0xa1), [] { return Kept{}; }));
+  Slot& slot = kept->slot;
+  if (slot.stages == stages && slot.Matches(tensors, kernels.threads())) return slot.planned;
+  slot.stages = stages;
+  ASSIGN_OR_RETURN(Planned planned, MakePlan(kernels, op, tensors));
+  if (std::getenv("VISA_JIT_DEBUG") != nullptr) {
+    const auto* reason = std::get_if<std::string>(&planned);
+    std::fprintf(stderr, "vector pipeline: %s\n",
+                 reason ? absl::StrCat("staged: ", *reason).c_str() : "in place in device memory");
+  }
+  slot.input = End::Of(tensors.inputs[0]);
+  slot.output = End::Of(tensors.output);
+  slot.vrfs.clear();
+  for (const DeviceTensor& vrf : tensors.vrf_operands) slot.vrfs.push_back(End::Of(vrf));
+  slot.threads = kernels.threads();
+  slot.planned = std::make_shared<const Planned>(std::move(planned));
+  return slot.planned;
+}
+
+absl::Status RunPlan(KernelCache& kernels, const Plan& plan, const PipelineTensors& tensors) {
+  // As the staged stage reads them (Staged::Read): every VRF operand must have been written.
+  for (const DeviceTensor& vrf : tensors.vrf_operands) RETURN_IF_ERROR(vrf.CheckReadable());
+  uint8_t* out = tensors.output.device().UnitData(plan.dst_tier, 0) + plan.dst_offset;
+  const uint8_t* in = tensors.inputs[0].device().UnitData(plan.src_tier, 0) + plan.src_offset;
+  const bool copy_by_run = !plan.run_sources.empty();
+  if (!copy_by_run) plan.move.Run(out, in);
+  kernels.Count(plan.move);
+  for (size_t k = 0; k < plan.images.size(); ++k) {
+    const VrfImage& image = plan.images[k];
+    const uint8_t* vrf = tensors.vrf_operands[image.vrf].device().UnitData(image.tier, 0) + image.src_offset;
+    image.nest.Run(reinterpret_cast<uint8_t*>(plan.image_data[k].get()), vrf);
+    kernels.Count(image.nest);
+  }
+  uint32_t* data = reinterpret_cast<uint32_t*>(out);
+  Parallel(static_cast<int64_t>(plan.runs.size()), ThreadsFor(plan.written, kernels.threads()),
+           [&](int64_t begin, int64_t end) {
+             // Each run's kernels address it from its first position: its ids in a run-sized
+             // buffer (all 0 unless a Comparison kernel writes them first), its images shifted.
+             thread_local std::vector<uint8_t> zeros, ids;
+             std::vector<uint8_t>& tags = plan.compare ? ids : zeros;
+             if (static_cast<int64_t>(tags.size()) < plan.longest_run) tags.assign(plan.longest_run, 0);
+             std::vector<const uint32_t*> bases;
+             for (int64_t r = begin; r < end; ++r) {
+               const auto [first, last] = plan.runs[r];
+               if (copy_by_run) std::memcpy(data + first, in + 4 * plan.run_sources[r], static_cast<size_t>(4 * (last - first)));
+               for (const Plan::Segment& segment : plan.segments) {
+                 bases.clear();
+                 for (int k : segment.images) bases.push_back(plan.image_data[k].get() + first);
+                 segment.fn(data + first, tags.data(), bases.data(), 0, last - first);
+               }
+             }
+           });
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<bool> RunVectorInPlace(KernelCache& kernels, const PipelineOp& op, const PipelineTensors& tensors) {
+  ASSIGN_OR_RETURN(std::shared_ptr<const Planned> planned, PlanFor(kernels, op, tensors));
+  const Plan* plan = std::get_if<Plan>(planned.get());
+  if (plan == nullptr) return false;
+  RETURN_IF_ERROR(RunPlan(kernels, *plan, tensors));
+  return true;
+}
+
+absl::StatusOr<bool> PrepareVectorInPlace(KernelCache& kernels, const PipelineOp& op) {
+  if (op.inputs.empty() || !op.inputs[0].handle || !op.output.handle) return false;
+  std::vector<const DeviceTensor*> vrfs;
+  for (const TensorRef& vrf : op.vrf_operands) vrfs.push_back(vrf.handle ? &*vrf.handle : nullptr);
+  ASSIGN_OR_RETURN(Shaped shaped, ShapeOf(kernels, op, *op.inputs[0].handle, *op.output.handle, vrfs));
+  const Shape* shape = std::get_if<Shape>(&shaped);
+  if (shape == nullptr) return false;
+  // The very kernels MakePlan asks for (the same nests, simplified for the same threads).
+  RETURN_IF_ERROR(kernels.ReadyBetweenBuffers(shape->to, shape->from, shape->fetch_op, shape->to_positions,
+                                              shape->from_positions, /*allow_drop=*/true).status());
+  for (size_t s = 0; s < shape->segments.specs.size(); ++s) {
+    for (const Shape::Image& image : shape->images[s]) {
+      RETURN_IF_ERROR(kernels.ReadyBetweenBuffers(shape->to, image.layout, CopyOp(DType::kI32), shape->to_positions,
+                                                  image.positions, /*allow_drop=*/true).status());
+    }
+    RETURN_IF_ERROR(kernels.Vector(shape->segments.specs[s]).status());
+  }
+  return true;
+}
+
+absl::StatusOr<std::string> WhyNotInPlace(KernelCache& kernels, const PipelineOp& op, const PipelineTensors& tensors) {
+  ASSIGN_OR_RETURN(std::shared_ptr<const Planned> planned, PlanFor(kernels, op, tensors));
+  const auto* reason = std::get_if<std::string>(planned.get());
+  return reason != nullptr ? *reason : std::string();
+}
+
+}  // namespace visa::jit
