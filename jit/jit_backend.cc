@@ -275,7 +275,9 @@ struct KernelRunner {
   const PipelineTensors& tensors;
   PaddingCache& padded;
   const PipelineOp& op;
-  int64_t live_units = 0;  // the units a trimmed pipeline spans (live_units.h); 0: not trimmed
+  // The units a trimmed pipeline spans (live_units.h), its live first units of the tensors'
+  // prefixes; 0: not trimmed, the streams span every unit.
+  int64_t live_units = 0;
 
   absl::StatusOr<HostTensor> Fetch(const BeginStage& begin, const FetchStage& stage) {
     if (stage.indirect) {
@@ -315,7 +317,7 @@ struct KernelRunner {
     if (begin.interleave) return FetchInterleavedBySequencer(*begin.interleave, stage);
     const DmTensor& input = tensors.inputs[0];
     const Mapping out = stage.out.Full();
-    const int64_t units = input.placement().prefix_size;
+    const int64_t units = live_units > 0 ? live_units : input.placement().prefix_size;
     const int64_t stream_unit = stage.out.time.size() * stage.out.packet.size();
     const std::optional<InPlace> in_place = stage.sequencer.base_offset != 0 ? std::nullopt : InPlaceOf(input);
     // In place, a unit's Element starts a memory stride after the previous one's.
@@ -541,7 +543,7 @@ struct KernelCompiler {
     Stream out{stage.out.Full(), stage.out.dtype};
     const std::optional<Mapping> in_place =
         begin.interleave || stage.sequencer.base_offset != 0 ? std::nullopt : InPlaceLayout(input);
-    const int64_t units = input.placement().prefix_size;
+    const int64_t units = live_units > 0 ? live_units : input.placement().prefix_size;
     const int64_t stream_unit = stage.out.time.size() * stage.out.packet.size();
     std::optional<MoveNest> nest =
         begin.interleave ? std::nullopt

@@ -223,12 +223,15 @@ absl::StatusOr<SampleRun> Layer70bRun(Backend& backend, const DeviceOptions& opt
   return run;
 }
 
+// `slow`: the manual's full shapes, run by `visa run` and `visa check` only (a test that runs the
+// 70B layer on both backends took 20 GB and was killed).
 Sample ModelSample(std::string name, std::string description,
-                   std::function<absl::StatusOr<SampleRun>(Backend&, const DeviceOptions&)> runner) {
+                   std::function<absl::StatusOr<SampleRun>(Backend&, const DeviceOptions&)> runner, bool slow = false) {
   Sample s;
   s.name = std::move(name);
   s.description = std::move(description);
   s.runner = std::move(runner);
+  s.slow = slow;
   return s;
 }
 
@@ -269,7 +272,8 @@ std::vector<Sample> ModelSamples() {
                   "One Llama 3 70B layer's decode step at the manual's shapes (D = 8192, F = 28672, 64 query / 8 KV "
                   "heads, d_k = 128, position 1023 of a 1024-row KV cache), weights streamed HBM -> DM tile by tile; "
                   "against the f32 host reference (JIT: 1.7 GB of weights)",
-                  [](Backend& b, const DeviceOptions& o) { return Layer70bRun(b, o, Llama70bConfig{}); }),
+                  [](Backend& b, const DeviceOptions& o) { return Layer70bRun(b, o, Llama70bConfig{}); },
+                  /*slow=*/true),
       ModelSample("llama70b_reduced_layer_decode",
                   "The 70B layer's decode step at a reduced configuration with the same tiling (D = 2048, F = 3072, "
                   "16 query / 2 KV heads, d_k = 128, 64 cache rows): small enough for the interpreter and visa check",
