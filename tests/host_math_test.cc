@@ -44,31 +44,28 @@ void ExpectNear(const std::vector<double>& want, const std::vector<float>& got, 
   for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(want[i], got[i], tolerance) << "at " << i;
 }
 
-TEST(HostMath, GemmMatchesLoops) {
-  MappingScope s(*Axes::Parse("I = 16, K = 64, J = 24"));
-  HostTensor lhs = RandomTensor(s, "I, K", 1), rhs = RandomTensor(s, "K, J", 2);
-  const GemmShape shape{.rows = 16, .inner = 64, .cols = 24};
+// The host GEMM of `shape` over random operands laid out as `lhs` and `rhs`, against the loops.
+void ExpectGemmMatchesLoops(const std::string& axes, const std::string& lhs_layout, const std::string& rhs_layout,
+                            const GemmShape& shape) {
+  MappingScope s(*Axes::Parse(axes));
+  HostTensor lhs = RandomTensor(s, lhs_layout, 1), rhs = RandomTensor(s, rhs_layout, 2);
   HostMath math = PrepareHostGemm(shape, lhs, rhs);
   math.run();
   ExpectNear(NaiveGemm(shape, lhs.ToValues(), rhs.ToValues()), *math.out, 1e-4);
+}
+
+TEST(HostMath, GemmMatchesLoops) {
+  ExpectGemmMatchesLoops("I = 16, K = 64, J = 24", "I, K", "K, J", {.rows = 16, .inner = 64, .cols = 24});
 }
 
 TEST(HostMath, BatchedTransposedGemmMatchesLoops) {
-  MappingScope s(*Axes::Parse("V = 3, M = 8, N = 5, K = 32"));
-  HostTensor lhs = RandomTensor(s, "V, M, K", 3), rhs = RandomTensor(s, "V, N, K", 4);
-  const GemmShape shape{.batch = 3, .rows = 8, .inner = 32, .cols = 5, .rhs_transposed = true};
-  HostMath math = PrepareHostGemm(shape, lhs, rhs);
-  math.run();
-  ExpectNear(NaiveGemm(shape, lhs.ToValues(), rhs.ToValues()), *math.out, 1e-4);
+  ExpectGemmMatchesLoops("V = 3, M = 8, N = 5, K = 32", "V, M, K", "V, N, K",
+                         {.batch = 3, .rows = 8, .inner = 32, .cols = 5, .rhs_transposed = true});
 }
 
 TEST(HostMath, SharedLhsGemmMatchesLoops) {
-  MappingScope s(*Axes::Parse("I = 8, K = 16, J = 8, H = 2"));
-  HostTensor lhs = RandomTensor(s, "I, K", 5), rhs = RandomTensor(s, "H, K, J", 6);
-  const GemmShape shape{.batch = 2, .rows = 8, .inner = 16, .cols = 8, .shared_lhs = true};
-  HostMath math = PrepareHostGemm(shape, lhs, rhs);
-  math.run();
-  ExpectNear(NaiveGemm(shape, lhs.ToValues(), rhs.ToValues()), *math.out, 1e-4);
+  ExpectGemmMatchesLoops("I = 8, K = 16, J = 8, H = 2", "I, K", "H, K, J",
+                         {.batch = 2, .rows = 8, .inner = 16, .cols = 8, .shared_lhs = true});
 }
 
 TEST(HostMath, EpiloguesMatchLoops) {
