@@ -89,7 +89,7 @@ absl::StatusOr<HostTensor> ContractStream(const HostTensor& stream, const TrfTen
   const StreamShape& comp = align.out;
   const Mapping outer = Pair({comp.chip, comp.cluster, comp.slice});
   ASSIGN_OR_RETURN(HostTensor x, MoveByIndex(stream, Pair({outer, comp.time, comp.packet}), {.allow_drop = true}));
-  ASSIGN_OR_RETURN(HostTensor trf, ReadAs(weights, weights.full_mapping()));
+  ASSIGN_OR_RETURN(HostTensor trf, ReadImage(weights, weights.full_mapping()));
   ASSIGN_OR_RETURN(HostTensor w, MoveByIndex(trf, comp.Full(), {.allow_drop = true}));
 
   const DType acc_type = contract.out.dtype;

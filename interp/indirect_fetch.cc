@@ -29,7 +29,7 @@ absl::StatusOr<HostTensor> IndirectFetchStream(const DmTensor& table, const Devi
                                                const BeginStage& begin, const FetchStage& stage) {
   const IndirectLoop& loop = stage.indirect->loop;
   ASSIGN_OR_RETURN(std::vector<int64_t> rows, ReadIndirectRows(loop, index, table, "an indirect fetch"));
-  ASSIGN_OR_RETURN(HostTensor source, ReadAs(table, table.full_mapping()));
+  ASSIGN_OR_RETURN(HostTensor source, ReadImage(table, table.full_mapping()));
   ASSIGN_OR_RETURN(Mapping layout, GatheredLayout(table.full_mapping(), loop));
   ASSIGN_OR_RETURN(HostTensor gathered, HostTensor::Zeros(table.dtype(), layout));
   for (int64_t p = 0; p < layout.size(); ++p) {

@@ -21,9 +21,9 @@ namespace {
 // The source of a fetch as one host image: a tensor's own layout, or two stacked along the
 // interleave axis (tensor 0 is I = 0).
 absl::StatusOr<HostTensor> SourceImage(const std::vector<DmTensor>& inputs, const BeginStage& begin) {
-  ASSIGN_OR_RETURN(HostTensor first, ReadAs(inputs[0], inputs[0].full_mapping()));
+  ASSIGN_OR_RETURN(HostTensor first, ReadImage(inputs[0], inputs[0].full_mapping()));
   if (!begin.interleave) return first;
-  ASSIGN_OR_RETURN(HostTensor second, ReadAs(inputs[1], inputs[1].full_mapping()));
+  ASSIGN_OR_RETURN(HostTensor second, ReadImage(inputs[1], inputs[1].full_mapping()));
   Mapping stacked = Pair({*begin.interleave, first.mapping()});
   std::vector<uint32_t> bits = first.ToBits();
   std::vector<uint32_t> more = second.ToBits();

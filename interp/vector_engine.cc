@@ -130,7 +130,7 @@ absl::StatusOr<HostTensor> VectorStream(const HostTensor& stream, const VectorSt
   for (size_t i = 0; i < vrfs.size(); ++i) {
     RETURN_IF_ERROR(CheckStreamReads({vrfs[i]}, std::nullopt, vrfs[i].full_mapping(),
                                      absl::StrCat("a Vector Engine operand (vrf#", i, ")")));
-    ASSIGN_OR_RETURN(HostTensor image, ReadAs(vrfs[i], vrfs[i].full_mapping()));
+    ASSIGN_OR_RETURN(HostTensor image, ReadImage(vrfs[i], vrfs[i].full_mapping()));
     vrf_images.push_back(std::move(image));
   }
   if (inter_first) {

@@ -27,6 +27,7 @@
 #include "jit/sequencer_nest.h"
 #include "jit/staging.h"
 #include "jit/vector_stage.h"
+#include "interp/op_reads.h"
 #include "runtime/pipeline_walk.h"
 #include "runtime/relayout.h"
 #include "runtime/scalar_convert.h"
@@ -784,6 +785,8 @@ absl::StatusOr<std::optional<HostTensor>> JitBackend::RunFused(const FusedContra
 }
 
 absl::Status JitBackend::Run(const PipelineOp& op, const PipelineTensors& tensors) {
+  // Compiled kernels read memory as it is: the interpreter's uninitialized-read check comes first.
+  RETURN_IF_ERROR(interp::CheckOpReads(op, tensors));
   KernelRunner runner{*kernels_, tensors, padded_, op, /*live_units=*/0};
   if (op.fetch_index) {  // an IndirectLoop: offsets known only now, so never one fused or direct kernel
     ++kernels_->stats().staged_pipelines;
@@ -883,6 +886,7 @@ void JitBackend::CountDma(const std::string& why_not) {
 }
 
 absl::Status JitBackend::Run(const DmaOp& op, const DmaTensors& tensors) {
+  RETURN_IF_ERROR(interp::CheckOpReads(op, tensors));
   if (op.fill) return RunFill(*kernels_, *op.fill, tensors.dst);
   // A gather's or scatter's offsets come from device memory at run time (IndirectLoop).
   if (op.indirect) return RunIndirect(*kernels_, op, tensors);

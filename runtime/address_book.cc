@@ -62,10 +62,26 @@ std::shared_ptr<const void> AddressBook::Lease(int64_t id) {
   return std::make_shared<const LeaseToken>(self_, id);
 }
 
+const AddressBook* AddressBook::BookOf(const std::shared_ptr<const void>& lease) {
+  if (lease == nullptr) return nullptr;
+  std::shared_ptr<AddressBook*> alive = static_cast<const LeaseToken*>(lease.get())->book.lock();
+  return alive ? *alive : nullptr;
+}
+
 void AddressBook::Forget(int64_t id) {
   if (!tensors_.contains(id)) return;
   Release(id);
   tensors_.erase(id);
+}
+
+void AddressBook::MarkTraced(int64_t id) {
+  auto it = tensors_.find(id);
+  if (it != tensors_.end()) it->second.traced = true;
+}
+
+bool AddressBook::IsTraced(int64_t id) const {
+  auto it = tensors_.find(id);
+  return it != tensors_.end() && it->second.traced;
 }
 
 void AddressBook::SetName(int64_t id, std::string name) {
@@ -285,6 +301,27 @@ std::optional<int64_t> AddressBook::FindFree(Tier tier, absl::Span<const int64_t
     candidate = *up / alignment * alignment;
   }
   return std::nullopt;
+}
+
+std::vector<int64_t> AddressBook::OwnersOf(Tier tier, absl::Span<const int64_t> units, ByteRange range) const {
+  std::vector<int64_t> owners;
+  auto space_it = spaces_.find(SpaceOf(tier));
+  if (space_it == spaces_.end()) return owners;
+  const int64_t shift = SpaceOffset(tier);
+  const ByteRange want{range.begin + shift, range.end + shift};
+  for (int64_t unit : units) {
+    const UnitMap* unit_map = space_it->second.Find(unit);
+    if (unit_map == nullptr) continue;
+    const std::map<int64_t, Owned>& map = unit_map->pieces;
+    auto it = map.upper_bound(want.begin);
+    if (it != map.begin()) --it;
+    for (; it != map.end() && it->first < want.end; ++it) {
+      if (it->second.id != kFree && ByteRange{it->first, it->second.end}.Overlaps(want)) owners.push_back(it->second.id);
+    }
+  }
+  std::sort(owners.begin(), owners.end());
+  owners.erase(std::unique(owners.begin(), owners.end()), owners.end());
+  return owners;
 }
 
 }  // namespace visa

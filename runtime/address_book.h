@@ -51,11 +51,18 @@ class AddressBook {
   // that a tensor no handle names any more (a previous run's outputs and scratch) leaves no
   // record behind. Harmless after the book is gone.
   std::shared_ptr<const void> Lease(int64_t id);
+  // The book a lease was given by, or null once that book (its Device) is gone.
+  static const AddressBook* BookOf(const std::shared_ptr<const void>& lease);
   // Releases `id` and drops its record: nothing can name it any more. Collision messages naming
   // it as the writer of other tensors' bytes keep its name.
   void Forget(int64_t id);
   // Tensors on record (released ones included, forgotten ones not).
   int64_t size() const { return static_cast<int64_t>(tensors_.size()); }
+
+  // A tensor a Trace made (its outputs and scratch, not its inputs): a placeholder for what each
+  // launch of the program makes again, holding no data of its own.
+  void MarkTraced(int64_t id);
+  bool IsTraced(int64_t id) const;
 
   void SetName(int64_t id, std::string name);
   const std::string& Name(int64_t id) const;
@@ -80,6 +87,10 @@ class AddressBook {
   std::optional<int64_t> FindFree(Tier tier, absl::Span<const int64_t> units, int64_t bytes,
                                   int64_t alignment, int64_t limit) const;
 
+  // The tensors owning bytes of `range` (own addresses of `tier`) in some unit of `units`, each
+  // once, increasing (released ranges own nothing).
+  std::vector<int64_t> OwnersOf(Tier tier, absl::Span<const int64_t> units, ByteRange range) const;
+
   // Unit claims that found exactly their range on record (owned or free) and took it over in
   // place, and those that cut the pieces they overlap and inserted their own.
   int64_t claims_in_place() const { return claims_in_place_; }
@@ -103,6 +114,7 @@ class AddressBook {
     ByteRange claim;  // space addresses
     std::vector<int64_t> units;
     bool released = false;
+    bool traced = false;
     std::vector<Clobber> clobbers;
   };
   // The owner of a free piece: tensor ids start at 1.

@@ -48,6 +48,18 @@ absl::Status CheckShapes(const std::vector<int64_t>& pattern, const HbmTensor& s
   return absl::OkStatus();
 }
 
+// A level without its outer padding: `S # 256` holds what `S` holds.
+Mapping Unpadded(const Mapping& level) {
+  return level.kind() == Mapping::Kind::kPadding ? level.inner() : level;
+}
+
+// The HBM Element a DM tensor is staged in on each chip: its Cluster, Slice and Element levels
+// together (without their padding), so that data on every slice and cluster of a chip stays on
+// that chip.
+Mapping StagingElement(const DmTensor& src) {
+  return Pair({Unpadded(src.cluster()), Unpadded(src.slice()), src.element()});
+}
+
 }  // namespace
 
 std::string ChipShuffleName(const std::vector<int64_t>& pattern) {
@@ -91,7 +103,7 @@ absl::StatusOr<DmTensor> ChipShuffle(Dma& tdma, const DmTensor& src, const std::
   absl::StatusOr<HbmTensor> staged;
   {
     ScopedDmaOperation named(tdma, absl::StrCat(name, ": DM -> HBM"));
-    staged = src.to_hbm(tdma, Address::Any(), src.chip(), src.element());
+    staged = src.to_hbm(tdma, Address::Any(), src.chip(), StagingElement(src));
   }
   RETURN_IF_ERROR(staged.status());
   absl::StatusOr<HbmTensor> shuffled = ChipShuffle(tdma, *staged, pattern, Address::Any());

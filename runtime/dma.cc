@@ -161,6 +161,7 @@ absl::Status CheckSpmChip(Tier from, Tier to, const TransferReport& report) {
 
 absl::StatusOr<DeviceTensor> Move(Dma& dma, const DeviceTensor& src, const Destination& dst) {
   RETURN_IF_ERROR(CheckContext(dma, src.tier(), dst.tier));
+  RETURN_IF_ERROR(src.CheckDeviceAlive());
   if (&dma.device() != &src.device()) {
     return absl::InvalidArgumentError("DMA Context: the context is bound to another device");
   }
@@ -202,6 +203,7 @@ absl::StatusOr<DeviceTensor> Move(Dma& dma, const HostTensor& src, const Destina
 
 absl::StatusOr<HostTensor> MoveToHost(Dma& dma, const DeviceTensor& src, const Mapping& element) {
   RETURN_IF_ERROR(CheckContext(dma, src.tier(), Tier::kHost));
+  RETURN_IF_ERROR(src.CheckDeviceAlive());
   if (&dma.device() != &src.device()) {
     return absl::InvalidArgumentError("DMA Context: the context is bound to another device");
   }
@@ -234,6 +236,8 @@ absl::StatusOr<Placement> WindowPlacement(const DeviceTensor& dst) {
 
 absl::Status MoveInto(Dma& dma, const DeviceTensor& src, const DeviceTensor& dst) {
   RETURN_IF_ERROR(CheckContext(dma, src.tier(), dst.tier()));
+  RETURN_IF_ERROR(src.CheckDeviceAlive());
+  RETURN_IF_ERROR(dst.CheckDeviceAlive());
   if (&dma.device() != &src.device() || &dma.device() != &dst.device()) {
     return absl::InvalidArgumentError("DMA Context: the context is bound to another device");
   }

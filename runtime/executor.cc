@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "dsl/status_macros.h"
 #include "runtime/launch.h"
+#include "runtime/launch_collisions.h"
 #include "runtime/uninitialized_reads.h"
 
 namespace visa {
@@ -17,6 +18,7 @@ absl::Status Executor::Bind(const TensorRef& traced, const DeviceTensor& actual)
     return absl::InvalidArgumentError(absl::StrCat("Launch: input ", actual.ToString(),
                                                    " does not match the traced ", traced.text));
   }
+  RETURN_IF_ERROR(actual.CheckDeviceAlive());
   if (&actual.device() != &device_) {
     return absl::InvalidArgumentError(absl::StrCat("Launch: input ", actual.ToString(), " is on another device"));
   }
@@ -125,6 +127,8 @@ absl::StatusOr<std::vector<DeviceTensor>> Launch(const Program& program, Device&
   }
   Executor executor(device, backend);
   for (size_t i = 0; i < inputs.size(); ++i) RETURN_IF_ERROR(executor.Bind(program.inputs[i], inputs[i]));
+  // Refused before anything is written: the outputs sit at their traced addresses.
+  RETURN_IF_ERROR(CheckLaunchWritesNoLiveTensor(program, device, inputs));
   for (const Op& op : program.ops) RETURN_IF_ERROR(executor.Run(op));
   std::vector<DeviceTensor> outputs;
   for (const TensorRef& ref : program.outputs) {

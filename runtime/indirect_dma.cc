@@ -125,7 +125,7 @@ absl::StatusOr<DeviceTensor> Submit(Dma& dma, DType dtype, const Destination& ds
 absl::StatusOr<std::vector<int64_t>> RowNumbers(const IndirectLoop& loop, const DeviceTensor& tensor) {
   ASSIGN_OR_RETURN(Axis key, KeyAxis(tensor));
   ASSIGN_OR_RETURN(Mapping by_key, Mapping::Symbol(key));
-  ASSIGN_OR_RETURN(HostTensor index, ReadAs(tensor, by_key));
+  ASSIGN_OR_RETURN(HostTensor index, ReadImage(tensor, by_key));
   std::vector<int64_t> rows(static_cast<size_t>(key.size));
   for (int64_t k = 0; k < key.size; ++k) {
     ASSIGN_OR_RETURN(double value, index.Get(k));
@@ -174,7 +174,7 @@ absl::Status GatherInto(const IndirectLoop& loop, const DmaTensors& tensors) {
   ASSIGN_OR_RETURN(std::vector<int64_t> rows, IndirectRows(loop, *tensors.index));
   const DeviceTensor& table = tensors.src;
   const DeviceTensor& out = tensors.dst;
-  ASSIGN_OR_RETURN(HostTensor source, ReadAs(table, table.full_mapping()));
+  ASSIGN_OR_RETURN(HostTensor source, ReadImage(table, table.full_mapping()));
   const Mapping layout = out.full_mapping();
   ASSIGN_OR_RETURN(HostTensor image, HostTensor::Zeros(out.dtype(), layout));
   for (int64_t p = 0; p < layout.size(); ++p) {
@@ -238,8 +238,8 @@ absl::Status ScatterInto(const IndirectLoop& loop, const DmaTensors& tensors) {
   for (int64_t k = 0; k < static_cast<int64_t>(rows.size()); ++k) writer.emplace(rows[k], k);
   const DeviceTensor& out = tensors.dst;
   const Mapping layout = out.full_mapping();
-  ASSIGN_OR_RETURN(HostTensor image, ReadAs(*tensors.base, layout));
-  ASSIGN_OR_RETURN(HostTensor source, ReadAs(tensors.src, tensors.src.full_mapping()));
+  ASSIGN_OR_RETURN(HostTensor image, ReadImage(*tensors.base, layout));
+  ASSIGN_OR_RETURN(HostTensor source, ReadImage(tensors.src, tensors.src.full_mapping()));
   for (int64_t p = 0; p < layout.size(); ++p) {
     const Cell cell = layout.map(p);
     if (!cell.live()) continue;

@@ -2,6 +2,7 @@
 #include "runtime/launch.h"
 
 #include "dsl/status_macros.h"
+#include "runtime/launch_collisions.h"
 #include "runtime/trace_backend.h"
 
 namespace visa {
@@ -29,6 +30,7 @@ absl::StatusOr<Program> Trace(const KernelOf& kernel, const std::vector<DeviceTe
   for (const DeviceTensor& output : result.outputs) {
     result.program.outputs.push_back({output.ToString(), output.id(), output});
   }
+  MarkTracedTensors(result.program);
   return std::move(result.program);
 }
 

@@ -59,7 +59,7 @@ void RecordingBackend::Keep(std::string op, const DeviceTensor& written) {
     r.level_names.push_back(k < 5 && kNames[names][k] ? kNames[names][k] : "level");
     r.level_sizes.push_back(levels[k].size());
   }
-  absl::StatusOr<HostTensor> image = ReadAs(written, written.full_mapping());
+  absl::StatusOr<HostTensor> image = ReadImage(written, written.full_mapping());
   if (image.ok()) r.image = *std::move(image);
   records_.push_back(std::move(r));
 }

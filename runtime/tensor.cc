@@ -2,6 +2,7 @@
 #include "runtime/tensor.h"
 
 #include <algorithm>
+#include <initializer_list>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -108,8 +109,24 @@ DeviceTensor DeviceTensor::ReserveLike(Device& device, const DeviceTensor& like)
 
 void DeviceTensor::ClaimRanges() const { device_->book().Claim(id_, placement_->units, placement_->range()); }
 
-std::string DeviceTensor::name() const { return device_->book().Name(id_); }
-void DeviceTensor::SetName(std::string name) const { device_->book().SetName(id_, std::move(name)); }
+absl::Status DeviceTensor::CheckDeviceAlive() const {
+  // The lease's book is a member of the device: alive exactly while the device is.
+  if (AddressBook::BookOf(lease_) != nullptr) return absl::OkStatus();
+  // The device is gone: nothing of it (its book, its names) may be touched.
+  return absl::FailedPreconditionError(absl::StrCat(
+      "Tensor Lifetime: tensor #", id_, " (", std::string(TierName(placement_->tier)),
+      ") is used after the Device it was placed on was destroyed; a handle is valid only while its "
+      "Device exists"));
+}
+
+std::string DeviceTensor::name() const {
+  if (AddressBook::BookOf(lease_) == nullptr) return absl::StrCat("#", id_, " of a destroyed Device");
+  return device_->book().Name(id_);
+}
+void DeviceTensor::SetName(std::string name) const {
+  if (AddressBook::BookOf(lease_) == nullptr) return;  // a destroyed device's tensor has no record
+  device_->book().SetName(id_, std::move(name));
+}
 
 std::vector<Mapping> DeviceTensor::levels() const {
   std::vector<Mapping> levels = placement_->levels;
@@ -120,6 +137,7 @@ std::vector<Mapping> DeviceTensor::levels() const {
 Mapping DeviceTensor::full_mapping() const { return Pair(levels()); }
 
 absl::Status DeviceTensor::CheckReadable() const {
+  RETURN_IF_ERROR(CheckDeviceAlive());
   // The bytes of the window: from the first to the last element position the view can reach.
   const int64_t base = base_element().size();
   ASSIGN_OR_RETURN(int64_t extent, LiveExtent(element_));
@@ -130,7 +148,10 @@ absl::Status DeviceTensor::CheckReadable() const {
   return device_->book().CheckReadable(id_, placement_->units, ByteRange{begin, end});
 }
 
-void DeviceTensor::Release() const { device_->book().Release(id_); }
+void DeviceTensor::Release() const {
+  if (AddressBook::BookOf(lease_) == nullptr) return;  // the device took its ranges with it
+  device_->book().Release(id_);
+}
 
 std::string DeviceTensor::ToString() const {
   std::vector<std::string> parts;
@@ -222,6 +243,40 @@ absl::StatusOr<HbmTensor> HbmTensor::tile(const Mapping& dim, int64_t len, const
                                           int64_t start) const {
   ASSIGN_OR_RETURN(DeviceTensor t, TileImpl(dim, len, start, &expected));
   return HbmTensor(std::move(t));
+}
+
+namespace {
+
+// "Tensor Tier" unless `tensor` lives in one of `tiers`.
+absl::Status CheckTier(const DeviceTensor& tensor, std::initializer_list<Tier> tiers, const char* type) {
+  RETURN_IF_ERROR(tensor.CheckDeviceAlive());
+  for (Tier tier : tiers) {
+    if (tensor.tier() == tier) return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat("Tensor Tier: ", tensor.ToString(), " lives in ",
+                                                 std::string(TierName(tensor.tier())), "; a ", type, " cannot hold it"));
+}
+
+}  // namespace
+
+absl::StatusOr<HbmTensor> HbmTensor::From(DeviceTensor tensor) {
+  RETURN_IF_ERROR(CheckTier(tensor, {Tier::kHbm}, "HbmTensor"));
+  return HbmTensor(std::move(tensor));
+}
+
+absl::StatusOr<DmTensor> DmTensor::From(DeviceTensor tensor) {
+  RETURN_IF_ERROR(CheckTier(tensor, {Tier::kDm, Tier::kSpm}, "DmTensor"));
+  return DmTensor(std::move(tensor));
+}
+
+absl::StatusOr<TrfTensor> TrfTensor::From(DeviceTensor tensor) {
+  RETURN_IF_ERROR(CheckTier(tensor, {Tier::kTrf}, "TrfTensor"));
+  return TrfTensor(std::move(tensor));
+}
+
+absl::StatusOr<VrfTensor> VrfTensor::From(DeviceTensor tensor) {
+  RETURN_IF_ERROR(CheckTier(tensor, {Tier::kVrf}, "VrfTensor"));
+  return VrfTensor(std::move(tensor));
 }
 
 DmTensor::DmTensor(DeviceTensor tensor) : DeviceTensor(std::move(tensor)) {

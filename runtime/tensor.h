@@ -33,6 +33,8 @@ class Device;
 class Dma;
 class DmTensor;
 class HbmTensor;
+class TrfTensor;
+class VrfTensor;
 
 // Where a tensor is placed, validated against the manual's rules (tensor_rules.h).
 struct Placement {
@@ -98,8 +100,11 @@ class DeviceTensor {
   static DeviceTensor ReserveLike(Device& device, const DeviceTensor& like);
   void ClaimRanges() const;
 
-  // OK unless the bytes this handle covers were overwritten by another tensor or released.
+  // OK unless the bytes this handle covers were overwritten by another tensor or released, or the
+  // tensor's Device was destroyed ("Tensor Lifetime": the handle outlives the device's record).
   absl::Status CheckReadable() const;
+  // OK while the Device this handle was placed on exists; "Tensor Lifetime" error after.
+  absl::Status CheckDeviceAlive() const;
   // Frees the tensor's ranges for Address::Any(); reading it afterwards is an error.
   void Release() const;
 
@@ -154,6 +159,12 @@ class DeviceTensor {
 class HbmTensor : public DeviceTensor {
  public:
   explicit HbmTensor(DeviceTensor tensor);  // the tier must be HBM
+  // A handle of another tier is not an HBM tensor: converting one does not compile, and From
+  // (for a tensor whose tier is known only at run time) fails with "Tensor Tier".
+  HbmTensor(const DmTensor&) = delete;
+  HbmTensor(const TrfTensor&) = delete;
+  HbmTensor(const VrfTensor&) = delete;
+  static absl::StatusOr<HbmTensor> From(DeviceTensor tensor);
 
   // A tensor at an address (the manual's `from_addr`); see DeviceTensor::Claim.
   static absl::StatusOr<HbmTensor> Create(Device& device, DType dtype, const Mapping& chip,
@@ -194,6 +205,10 @@ class HbmTensor : public DeviceTensor {
 class DmTensor : public DeviceTensor {
  public:
   explicit DmTensor(DeviceTensor tensor);  // the tier must be DM or SPM
+  DmTensor(const HbmTensor&) = delete;  // as HbmTensor's: use From for a run-time tier
+  DmTensor(const TrfTensor&) = delete;
+  DmTensor(const VrfTensor&) = delete;
+  static absl::StatusOr<DmTensor> From(DeviceTensor tensor);
 
   static absl::StatusOr<DmTensor> Create(Device& device, DType dtype, const Mapping& chip,
                                          const Mapping& cluster, const Mapping& slice,
@@ -241,6 +256,10 @@ class DmTensor : public DeviceTensor {
 class TrfTensor : public DeviceTensor {
  public:
   explicit TrfTensor(DeviceTensor tensor);  // the tier must be TRF
+  TrfTensor(const HbmTensor&) = delete;  // as HbmTensor's: use From for a run-time tier
+  TrfTensor(const DmTensor&) = delete;
+  TrfTensor(const VrfTensor&) = delete;
+  static absl::StatusOr<TrfTensor> From(DeviceTensor tensor);
 
   static absl::StatusOr<TrfTensor> Create(Device& device, DType dtype, const Mapping& chip,
                                           const Mapping& cluster, const Mapping& slice,
@@ -259,6 +278,10 @@ class TrfTensor : public DeviceTensor {
 class VrfTensor : public DeviceTensor {
  public:
   explicit VrfTensor(DeviceTensor tensor);  // the tier must be VRF
+  VrfTensor(const HbmTensor&) = delete;  // as HbmTensor's: use From for a run-time tier
+  VrfTensor(const DmTensor&) = delete;
+  VrfTensor(const TrfTensor&) = delete;
+  static absl::StatusOr<VrfTensor> From(DeviceTensor tensor);
 
   static absl::StatusOr<VrfTensor> Create(Device& device, DType dtype, const Mapping& chip,
                                           const Mapping& cluster, const Mapping& slice,

@@ -569,6 +569,12 @@ absl::StatusOr<TransferReport> PlanTransfer(const DeviceTensor& src, const Place
 }
 
 absl::StatusOr<HostTensor> ReadAs(const DeviceTensor& src, const Mapping& layout) {
+  RETURN_IF_ERROR(src.CheckDeviceAlive());
+  RETURN_IF_ERROR(CheckAllWritten(src, "a host read-back (ReadAs)"));
+  return TransferToHost(src, layout, NoCheck);
+}
+
+absl::StatusOr<HostTensor> ReadImage(const DeviceTensor& src, const Mapping& layout) {
   return TransferToHost(src, layout, NoCheck);
 }
 

@@ -55,8 +55,12 @@ absl::Status WriteInto(const HostTensor& src, const DeviceTensor& dst);
 absl::StatusOr<TransferReport> PlanTransfer(const DeviceTensor& src, const Placement& dst,
                                             DmaPacketScan* packets = nullptr);
 
-// The same without extra rules: the identity relayouts the engines build on.
+// The same without extra rules. ReadAs is a read of the tensor's values (a host read-back): like
+// `to_host` it fails with "Uninitialized Read" when a live element was never written (device
+// option). ReadImage reads the bytes as they are, written or not: the identity relayouts the
+// engines build on, which check the reads they make themselves (a scatter reads its whole base).
 absl::StatusOr<HostTensor> ReadAs(const DeviceTensor& src, const Mapping& layout);
+absl::StatusOr<HostTensor> ReadImage(const DeviceTensor& src, const Mapping& layout);
 absl::StatusOr<DeviceTensor> WriteAs(const HostTensor& src, Device& device, Placement dst);
 
 }  // namespace visa

@@ -51,6 +51,12 @@ const Runs& LiveRuns(const Mapping& mapping) {
   return recent.back().second;
 }
 
+// Whether `mapping` has no padding position: its live positions are one run over all of it.
+bool EveryPositionLive(const Mapping& mapping) {
+  const Runs& runs = LiveRuns(mapping);
+  return runs.size() == 1 && runs[0].first == 0 && runs[0].second == mapping.size();
+}
+
 // Where the Element positions of a handle live in each of its units: window position w is
 // Element position offset + w, stored from byte address + (offset + w) * bits / 8.
 struct ElementBytes {
@@ -149,6 +155,13 @@ UnwrittenElements FindUnwritten(const DeviceTensor& tensor, bool with_mask) {
   UnwrittenElements out;
   const Device& device = tensor.device();
   if (!device.tracks_writes()) return out;
+  // A tensor whose placement was wholly marked once holds no unwritten element (marks are never
+  // undone): what a program run again reads, found without walking its units. So does a view of
+  // it when every position of the base Element is live (its window's bytes are all marked).
+  if (tensor.device().wholly_marked().Contains(tensor.shared_placement()) &&
+      (!tensor.is_view() || EveryPositionLive(tensor.base_element()))) {
+    return out;
+  }
   const Placement& placement = tensor.placement();
   const ElementBytes bytes = BytesOf(tensor);
   const int64_t window = tensor.element().size();

@@ -9,6 +9,7 @@
 #include "gtest/gtest.h"
 #include "interp/interpreter.h"
 #include "nlohmann/json.hpp"
+#include "runtime/trace_options.h"
 #include "runtime/op_description.h"
 #include "runtime/trace_backend.h"
 #include "samples/sample.h"
@@ -95,7 +96,7 @@ TEST(BenchAllCliTest, PerOpBytesAreTheOpDescriptions) {
   nlohmann::json json = Parse(r.out);
   const samples::Sample* sample = samples::FindSample(kSmall);
   TraceBackend trace;
-  absl::StatusOr<samples::SampleRun> traced = sample->Run(trace);
+  absl::StatusOr<samples::SampleRun> traced = sample->Run(trace, TracingOptions());
   ASSERT_TRUE(traced.ok()) << traced.status();
   std::vector<OpDescription> device_ops;
   for (const Op& op : traced->program.ops) {

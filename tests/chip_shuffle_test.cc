@@ -73,6 +73,41 @@ void ShufflesDm(Backend& backend) {
   }
 }
 
+// A DM tensor whose data lies on both clusters and several slices of each chip (issue 30, item 3):
+// staged through HBM with its Cluster and Slice levels kept, out[target] = in[pattern[target]] on
+// every cluster and slice.
+void ShufflesDmOnManySlices(Backend& backend) {
+  MappingScope s = *MappingScope::Parse("A = 2, C = 2, S = 4, B = 8");
+  for (const std::vector<int64_t>& pattern : {std::vector<int64_t>{1, 0}, std::vector<int64_t>{0, 1}}) {
+    Device device(2);
+    Context ctx(device, backend);
+    HostTensor host = *HostTensor::Random(DType::kI8, s.m("A, C, S, B"), 11);
+    HbmTensor hbm = *host.to_hbm(ctx.pdma, 0, s.m("A"), s.m("C, S, B"));
+    DmTensor in = *hbm.to_dm(ctx.tdma, 0, s.m("A"), s.m("C"), s.m("S # 256"), s.m("B"));
+    absl::StatusOr<DmTensor> out = ChipShuffle(ctx.tdma, in, pattern, 0x4000);
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ(Pair(out->levels()), Pair(in.levels()));
+    HostTensor back = *out->to_host(ctx, s.m("A, C, S, B"));
+    const int64_t per_chip = 2 * 4 * 8;
+    for (int64_t target = 0; target < 2; ++target) {
+      for (int64_t k = 0; k < per_chip; ++k) {
+        ASSERT_EQ(*back.Get(target * per_chip + k), *host.Get(pattern[target] * per_chip + k))
+            << ChipShuffleName(pattern) << " chip " << target << " position " << k;
+      }
+    }
+  }
+}
+
+TEST(ChipShuffleTest, DmOnManySlicesAndBothClustersOnTheInterpreter) {
+  interp::Interpreter interpreter;
+  ShufflesDmOnManySlices(interpreter);
+}
+
+TEST(ChipShuffleTest, DmOnManySlicesAndBothClustersOnTheJit) {
+  std::unique_ptr<jit::JitBackend> jit = *jit::JitBackend::Create();
+  ShufflesDmOnManySlices(*jit);
+}
+
 TEST(ChipShuffleTest, HbmOnTheInterpreter) {
   interp::Interpreter interp;
   ShufflesHbm(interp);

@@ -266,33 +266,42 @@ TEST_F(IndirectWalkTest, GatheredRowsNothingWroteAreReportedOnBothBackends) {
   EXPECT_EQ(messages[0], messages[1]);
 }
 
-// A DMA gather reads the rows its index names, not the whole table: the interpreter (which checks
-// every DMA move's reads; the JIT checks none) reports only a named row nothing wrote, and the index.
+// A DMA gather reads the rows its index names, not the whole table: both backends (the JIT checks
+// each op's reads before it runs, interp/op_reads.h) report only a named row nothing wrote, and the
+// index, in the same words.
 TEST_F(IndirectWalkTest, ADmaGatherIsCheckedOnTheRowsItNames) {
   const Destination out{Tier::kDm, Address(1 << 16), {m("1"), m("1 # 2"), m("1 # 256"), m("K, V")}};
-  {
-    Bench bench(/*jit=*/false, UninitializedReads::kError);
-    HalfWritten t = *MakeHalfWritten(*bench.device, s_, {1, 3, 5, 1, 0, 2});
-    absl::StatusOr<DeviceTensor> gathered = Gather(bench.ctx->tdma, t.table, t.index, "W", out);
-    EXPECT_TRUE(gathered.ok()) << gathered.status();
+  std::vector<std::string> messages;
+  for (bool jit : {false, true}) {
+    {
+      Bench bench(jit, UninitializedReads::kError);
+      HalfWritten t = *MakeHalfWritten(*bench.device, s_, {1, 3, 5, 1, 0, 2});
+      absl::StatusOr<DeviceTensor> gathered = Gather(bench.ctx->tdma, t.table, t.index, "W", out);
+      EXPECT_TRUE(gathered.ok()) << "jit " << jit << ": " << gathered.status();
+    }
+    {
+      Bench bench(jit, UninitializedReads::kError);
+      HalfWritten t = *MakeHalfWritten(*bench.device, s_, {1, 3, 8, 1, 9, 2});
+      absl::StatusOr<DeviceTensor> gathered = Gather(bench.ctx->tdma, t.table, t.index, "W", out);
+      ASSERT_FALSE(gathered.ok()) << "jit " << jit;
+      EXPECT_THAT(gathered.status().message(),
+                  AllOf(HasSubstr("Uninitialized Read"), HasSubstr("the IndirectLoop's row W = 8 (index[K = 2]) read by a"),
+                        HasSubstr("gather")));
+      messages.push_back(std::string(gathered.status().message()));
+    }
+    {
+      Bench bench(jit, UninitializedReads::kError);
+      HalfWritten t = *MakeHalfWritten(*bench.device, s_, {}, /*write_index=*/false);
+      absl::StatusOr<DeviceTensor> gathered = Gather(bench.ctx->tdma, t.table, t.index, "W", out);
+      ASSERT_FALSE(gathered.ok()) << "jit " << jit;
+      EXPECT_THAT(gathered.status().message(),
+                  AllOf(HasSubstr("Uninitialized Read"), HasSubstr("the IndirectLoop's index read by a")));
+      messages.push_back(std::string(gathered.status().message()));
+    }
   }
-  {
-    Bench bench(/*jit=*/false, UninitializedReads::kError);
-    HalfWritten t = *MakeHalfWritten(*bench.device, s_, {1, 3, 8, 1, 9, 2});
-    absl::StatusOr<DeviceTensor> gathered = Gather(bench.ctx->tdma, t.table, t.index, "W", out);
-    ASSERT_FALSE(gathered.ok());
-    EXPECT_THAT(gathered.status().message(),
-                AllOf(HasSubstr("Uninitialized Read"), HasSubstr("the IndirectLoop's row W = 8 (index[K = 2]) read by a"),
-                      HasSubstr("gather")));
-  }
-  {
-    Bench bench(/*jit=*/false, UninitializedReads::kError);
-    HalfWritten t = *MakeHalfWritten(*bench.device, s_, {}, /*write_index=*/false);
-    absl::StatusOr<DeviceTensor> gathered = Gather(bench.ctx->tdma, t.table, t.index, "W", out);
-    ASSERT_FALSE(gathered.ok());
-    EXPECT_THAT(gathered.status().message(),
-                AllOf(HasSubstr("Uninitialized Read"), HasSubstr("the IndirectLoop's index read by a")));
-  }
+  ASSERT_EQ(messages.size(), 4u);
+  EXPECT_EQ(messages[0], messages[2]);
+  EXPECT_EQ(messages[1], messages[3]);
 }
 
 TEST_F(IndirectWalkTest, AnUnwrittenIndexIsReportedOnBothBackends) {

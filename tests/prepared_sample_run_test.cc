@@ -7,6 +7,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "runtime/trace_options.h"
 #include "runtime/trace_backend.h"
 #include "tools/run_command.h"
 
@@ -50,7 +51,7 @@ TEST(PreparedSampleRun, ATracedContractionSampleReturnsItsProgramUnchecked) {
   const samples::Sample* sample = samples::FindSample(kSample);
   ASSERT_NE(sample, nullptr);
   TraceBackend trace;
-  absl::StatusOr<samples::SampleRun> run = sample->Run(trace);
+  absl::StatusOr<samples::SampleRun> run = sample->Run(trace, TracingOptions());
   ASSERT_TRUE(run.ok()) << run.status();
   EXPECT_FALSE(run->program.ops.empty());
   EXPECT_EQ(run->elements, 0);  // nothing computed, nothing compared

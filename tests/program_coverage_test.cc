@@ -8,6 +8,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "runtime/trace_options.h"
 #include "runtime/trace_backend.h"
 #include "random_programs/program_coverage.h"
 #include "random_programs/random_program.h"
@@ -29,7 +30,7 @@ TEST(ProgramCoverage, EveryDrawCallsForExactlyWhatItsTracedProgramExercises) {
   for (uint64_t seed = 1; seed <= kSeeds; ++seed) {
     RandomProgram program = DrawRandomProgram(seed);
     TraceBackend tracer;
-    absl::StatusOr<SampleRun> run = program.sample.Run(tracer);
+    absl::StatusOr<SampleRun> run = program.sample.Run(tracer, TracingOptions());
     if (!run.ok()) {
       ADD_FAILURE() << "seed " << seed << ": the tracer rejects the draw: " << run.status() << "\n"
                     << program.description;
@@ -57,7 +58,7 @@ TEST(ProgramCoverage, DrawsOnceRejectedNowTrace) {
   for (uint64_t seed : {5241, 8150}) {
     RandomProgram program = DrawRandomProgram(seed);
     TraceBackend tracer;
-    absl::StatusOr<SampleRun> run = program.sample.Run(tracer);
+    absl::StatusOr<SampleRun> run = program.sample.Run(tracer, TracingOptions());
     EXPECT_TRUE(run.ok()) << "seed " << seed << ": " << run.status() << "\n" << program.description;
   }
 }

@@ -2,6 +2,7 @@
 // "Scheduling" chapter (resources, RAW / WAR / WAW hazards, program order), the bank-starvation
 // warning ("Memory Performance" > Bank Starvation), same-bank runs of sequencers, and a recorded
 // program (a sub-context TRF load overlapping main).
+#include "runtime/trace_options.h"
 #include "runtime/scheduler.h"
 
 #include <random>
@@ -315,7 +316,7 @@ TEST(ScheduleProgram, GemmLoadsTheTrfOnSubThenContractsOnMain) {
   const samples::Sample* gemm = samples::FindSample("gemm");
   ASSERT_NE(gemm, nullptr);
   TraceBackend trace;
-  absl::StatusOr<samples::SampleRun> run = gemm->Run(trace);
+  absl::StatusOr<samples::SampleRun> run = gemm->Run(trace, TracingOptions());
   ASSERT_TRUE(run.ok()) << run.status();
   std::vector<ScheduleInput> inputs = ScheduleInputs(run->program);
   Schedule s = MakeSchedule(inputs);

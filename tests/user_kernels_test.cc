@@ -7,6 +7,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "interp/interpreter.h"
+#include "runtime/trace_options.h"
 #include "runtime/tensor_unit.h"
 #include "runtime/trace_backend.h"
 #include "nlohmann/json.hpp"
@@ -183,7 +184,7 @@ TEST(SampleInputsTest, MistakesNameTheFieldOrTheInput) {
 
 TEST(ProgressBackendTest, CountsTheOpsABackendRuns) {
   TraceBackend trace;
-  absl::StatusOr<samples::SampleRun> planned = CopyKernel("count").Run(trace);
+  absl::StatusOr<samples::SampleRun> planned = CopyKernel("count").Run(trace, TracingOptions());
   ASSERT_TRUE(planned.ok()) << planned.status();
   // The input's host -> HBM transfer is no device op; HBM -> DM and the pipeline are.
   EXPECT_EQ(cli::ProgressBackend::DeviceOps(planned->program), 2);

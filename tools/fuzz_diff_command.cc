@@ -20,6 +20,7 @@
 #include "runtime/recording_backend.h"
 #include "runtime/trace_backend.h"
 #include "tools/text_flag.h"
+#include "runtime/trace_options.h"
 
 namespace visa::cli {
 namespace {
@@ -132,7 +133,7 @@ FuzzVerdict FuzzOne(const samples::RandomProgram& program, const std::vector<std
                     Backend& candidate) {
   FuzzVerdict verdict;
   TraceBackend tracer;  // records only: the rules are checked, nothing runs
-  absl::StatusOr<samples::SampleRun> traced = program.sample.Run(tracer);
+  absl::StatusOr<samples::SampleRun> traced = program.sample.Run(tracer, TracingOptions());
   if (!traced.ok()) return {FuzzVerdict::kRejected, std::string(traced.status().message()), {}, {}};
   verdict.features = samples::ProgramFeatures(traced->program);
   verdict.coverage = samples::ProgramCoverage(traced->program);

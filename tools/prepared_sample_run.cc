@@ -3,6 +3,7 @@
 
 #include "dsl/status_macros.h"
 #include "runtime/trace_backend.h"
+#include "runtime/trace_options.h"
 
 namespace visa::cli {
 namespace {
@@ -17,7 +18,7 @@ absl::StatusOr<PreparedSampleRun> RunPrepared(const samples::Sample& sample, jit
   const int64_t start = KernelsMade(jit.stats());
   {
     TraceBackend trace;
-    ASSIGN_OR_RETURN(samples::SampleRun planned, sample.Run(trace, device_options));
+    ASSIGN_OR_RETURN(samples::SampleRun planned, sample.Run(trace, TracingOptions(device_options)));
     RETURN_IF_ERROR(jit.Prepare(planned.program).status());
   }
   result.compiled_before = KernelsMade(jit.stats()) - start;

@@ -20,6 +20,7 @@
 #include "tools/prepared_sample_run.h"
 #include "tools/progress.h"
 #include "tools/progress_backend.h"
+#include "runtime/trace_options.h"
 
 namespace visa::cli {
 namespace {
@@ -36,7 +37,7 @@ absl::StatusOr<samples::SampleRun> RunWithProgress(const samples::Sample& sample
                                                    const DeviceOptions& device_options, std::ostream& err) {
   if (!Progress::StderrIsTerminal()) return sample.Run(backend, device_options);
   TraceBackend trace;
-  ASSIGN_OR_RETURN(samples::SampleRun planned, sample.Run(trace, device_options));
+  ASSIGN_OR_RETURN(samples::SampleRun planned, sample.Run(trace, TracingOptions(device_options)));
   Progress progress(sample.name, ProgressBackend::DeviceOps(planned.program), err, /*enabled=*/true,
                     /*quiet_seconds=*/0.5);
   ProgressBackend counted(backend, progress);
@@ -138,7 +139,7 @@ int ExplainSampleCommand(const std::string& name, bool json, std::ostream& out, 
   if (sample == nullptr) return 2;
   // Planning alone derives every configuration; the trace backend skips computing the streams.
   TraceBackend trace;
-  absl::StatusOr<samples::SampleRun> run = sample->Run(trace);
+  absl::StatusOr<samples::SampleRun> run = sample->Run(trace, TracingOptions());
   if (!run.ok()) {
     err << "error: " << run.status().message() << "\n";
     return 2;

@@ -13,6 +13,7 @@
 #include "tools/schedule_json.h"
 #include "tools/schedule_svg.h"
 #include "tools/text_flag.h"
+#include "runtime/trace_options.h"
 
 namespace visa::cli {
 namespace {
@@ -68,7 +69,7 @@ int ScheduleSampleCommand(const ScheduleOptions& options, std::ostream& out, std
   }
   // Planning alone gives every op's resource, cycles and ranges: the trace backend computes nothing.
   TraceBackend trace;
-  absl::StatusOr<samples::SampleRun> run = sample->Run(trace);
+  absl::StatusOr<samples::SampleRun> run = sample->Run(trace, TracingOptions());
   if (!run.ok()) {
     err << "error: " << run.status().message() << "\n";
     return 2;

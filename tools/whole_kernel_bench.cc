@@ -17,6 +17,7 @@
 #include "runtime/trace_backend.h"
 #include "tools/deadline_backend.h"
 #include "tools/warm_relaunch_backend.h"
+#include "runtime/trace_options.h"
 
 namespace visa::cli {
 namespace {
@@ -234,7 +235,7 @@ absl::StatusOr<SampleFigures> MeasureWholeKernel(const samples::Sample& sample, 
   Program program;
   {
     TraceBackend trace;
-    ASSIGN_OR_RETURN(samples::SampleRun traced, sample.Run(trace));
+    ASSIGN_OR_RETURN(samples::SampleRun traced, sample.Run(trace, TracingOptions()));
     program = std::move(traced.program);
   }
   for (const Op& op : program.ops) {
