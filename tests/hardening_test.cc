@@ -140,36 +140,6 @@ TEST_F(PlacementBoundsTest, AnyWithAHugeAlignmentFindsNoRangeInsteadOfANegativeO
   EXPECT_EQ(p->address, 4096);
 }
 
-// Launch(program, ...) writes its outputs at the traced placements: a live user tensor there, or a
-// previous Launch's output, is marked overwritten like under every other write, and reading it
-// names both tensors.
-TEST(LaunchCollisionTest, OutputsOverALiveTensorOrAPreviousLaunchClobberIt) {
-  MappingScope s(*Axes::Parse("A = 4, B = 16"));
-  KernelOf kernel = [&](Context& ctx, const std::vector<DeviceTensor>& in) -> absl::StatusOr<std::vector<DeviceTensor>> {
-    absl::StatusOr<DmTensor> dm = HbmTensor(in[0]).to_dm(ctx.tdma, 0, s.m("1 # 2"), s.m("1 # 256"), s.m("A, B"));
-    if (!dm.ok()) return dm.status();
-    absl::StatusOr<HbmTensor> back = dm->to_hbm(ctx.tdma, 0x10000, s.m("A, B"));
-    if (!back.ok()) return back.status();
-    return std::vector<DeviceTensor>{*back};
-  };
-  Device device(1);
-  Dma pdma = Dma::Pcie(device);
-  HbmTensor in = *HostTensor::Random(DType::kI8, s.m("A, B"), 1)->to_hbm(pdma, 0, s.m("1"), s.m("A, B"));
-  absl::StatusOr<Program> program = Trace(kernel, {in});
-  ASSERT_TRUE(program.ok()) << program.status();
-  HbmTensor user = *HostTensor::Random(DType::kI8, s.m("A, B"), 2)->to_hbm(pdma, 0x10000, s.m("1"), s.m("A, B"));
-  user.SetName("user");
-  interp::Interpreter interpreter;
-  absl::StatusOr<std::vector<DeviceTensor>> first = Launch(*program, device, interpreter, {in});
-  ASSERT_TRUE(first.ok()) << first.status();
-  EXPECT_THAT(ReadAs(user, s.m("A, B")).status().message(),
-              AllOf(HasSubstr("Address Collision"), HasSubstr("tensor `user`")));
-  (*first)[0].SetName("first");
-  ASSERT_TRUE(Launch(*program, device, interpreter, {in}).ok());
-  EXPECT_THAT(ReadAs((*first)[0], s.m("A, B")).status().message(),
-              AllOf(HasSubstr("Address Collision"), HasSubstr("tensor `first`")));
-}
-
 // SplitOuter computed `16 * threads` in int: a large thread count overflowed it.
 TEST(SplitOuterTest, LargeThreadCountsDoNotOverflow) {
   const std::vector<MoveLevel> levels = {{1 << 20, 1, 1}};

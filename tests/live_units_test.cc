@@ -12,6 +12,7 @@
 #include "dsl/mapping_parser.h"
 #include "runtime/trace_backend.h"
 #include "samples/sample.h"
+#include "runtime/trace_options.h"
 #include "tools/check_command.h"
 
 namespace visa::jit {
@@ -23,7 +24,7 @@ std::vector<PipelineOp> Pipelines(const std::string& sample_name) {
   EXPECT_NE(sample, nullptr) << sample_name;
   if (sample == nullptr) return {};
   TraceBackend trace;
-  absl::StatusOr<samples::SampleRun> traced = sample->Run(trace);
+  absl::StatusOr<samples::SampleRun> traced = sample->Run(trace, TracingOptions());
   EXPECT_TRUE(traced.ok()) << traced.status();
   std::vector<PipelineOp> pipelines;
   if (!traced.ok()) return pipelines;
