@@ -34,9 +34,9 @@ absl::StatusOr<uint32_t> ConvertByCastStage(const CastStage& stage, uint32_t bit
   return absl::InternalError("unknown cast kind");
 }
 
-absl::StatusOr<CastStage> PlanCommitCast(const StreamShape& in, TuContextKind context, DType to, bool relu) {
+absl::StatusOr<CastStage> PlanCommitCast(const StreamShape& in, ContextKind context, DType to, bool relu) {
   for (const Mapping* m : {&in.chip, &in.cluster, &in.slice, &in.time, &in.packet}) RETURN_IF_ERROR(m->status());
-  if (context != TuContextKind::kMain) {
+  if (context != ContextKind::kMain) {
     return EngineError("Commit Adapter", CallName(relu),
                        " runs on the main context only: the sub context's Commit Engine has no cast stage "
                        "(manual, Commit Engine > Sub-Context Operations: its commits can only follow fetch)",

@@ -25,7 +25,7 @@ inline constexpr int64_t kCommitCastUnitBytes = 16;
 // Checks `commit_cast::<to>()` (or `commit_cast_relu`) on `in` at `position` of a `context`
 // pipeline and derives the stage. Errors name the rule: f32 -> bf16 only, main context only, the
 // input packet one flit.
-absl::StatusOr<CastStage> PlanCommitCast(const StreamShape& in, TuContextKind context, DType to, bool relu);
+absl::StatusOr<CastStage> PlanCommitCast(const StreamShape& in, ContextKind context, DType to, bool relu);
 
 // The ReLU of commit_cast_relu on an f32 pattern: +0 for a set sign bit unless NaN.
 uint32_t CommitCastRelu(uint32_t f32_bits);

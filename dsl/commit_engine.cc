@@ -60,9 +60,9 @@ std::string CommitStage::Describe() const {
 }
 
 absl::StatusOr<CommitStage> PlanCommitStage(const StreamShape& in, StreamPosition position,
-                                            TuContextKind context, const Mapping& element) {
+                                            ContextKind context, const Mapping& element) {
   RETURN_IF_ERROR(element.status());
-  if (context == TuContextKind::kSub && position != StreamPosition::kCollect) {
+  if (context == ContextKind::kSub && position != StreamPosition::kCollect) {
     return EngineError("Commit", "Sub-context commits can only follow fetch (fetch, [switch,] collect, "
                        "commit); this stream is after ", StreamPositionName(position));
   }
@@ -100,9 +100,7 @@ absl::StatusOr<CommitStage> PlanCommitStage(const StreamShape& in, StreamPositio
   stage.commit_in_bytes = sequencer->packet_size * WireBits(in.dtype) / 8;
   stage.sequencer = *std::move(sequencer);
   if (after_commit_cast) RETURN_IF_ERROR(CheckCommitCastPacket(stage.sequencer.packet_size * 4));
-  TensorUnitContext unit = context == TuContextKind::kMain ? TensorUnitContext::kMain
-                                                           : TensorUnitContext::kSub;
-  absl::StatusOr<AccessPlan> access = PlanCommit(stage.sequencer, ElementBits{WireBits(in.dtype)}, unit);
+  absl::StatusOr<AccessPlan> access = PlanCommit(stage.sequencer, ElementBits{WireBits(in.dtype)}, context);
   if (!access.ok()) return EngineError("Commit", access.status().message());
   stage.access = *access;
   return stage;

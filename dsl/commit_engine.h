@@ -49,6 +49,6 @@ struct CommitStage {
 
 // Checks a commit of `in` into DM Element `element` from `context` after `position`.
 absl::StatusOr<CommitStage> PlanCommitStage(const StreamShape& in, StreamPosition position,
-                                            TuContextKind context, const Mapping& element);
+                                            ContextKind context, const Mapping& element);
 
 }  // namespace visa

@@ -29,10 +29,10 @@ absl::Status CheckGeometry(const StreamShape& begin) {
   return absl::OkStatus();
 }
 
-absl::Status CheckAdapter(TuContextKind context, DType in, DType out, const FetchAdapter& adapter,
+absl::Status CheckAdapter(ContextKind context, DType in, DType out, const FetchAdapter& adapter,
                           const Mapping* interleave) {
   if (!adapter.table.empty()) {
-    if (context != TuContextKind::kMain) {
+    if (context != ContextKind::kMain) {
       return EngineError("Fetch", "table lookup is a main-context adapter stage (Fetch Adapter)");
     }
     if (static_cast<int64_t>(adapter.table.size()) != (int64_t{1} << Bits(in))) {
@@ -64,14 +64,12 @@ absl::Status CheckAdapter(TuContextKind context, DType in, DType out, const Fetc
 
 // fetch_size after the cast limit: one fetch may produce at most 32 bytes of output.
 absl::StatusOr<AccessPlan> PlanAccess(const SequencerConfig& config, DType in, DType out,
-                                      TuContextKind context) {
-  TensorUnitContext unit = context == TuContextKind::kMain ? TensorUnitContext::kMain
-                                                           : TensorUnitContext::kSub;
-  ASSIGN_OR_RETURN(AccessPlan plan, PlanFetch(config, ElementBits{Bits(in)}, unit));
+                                      ContextKind context) {
+  ASSIGN_OR_RETURN(AccessPlan plan, PlanFetch(config, ElementBits{Bits(in)}, context));
   int64_t growth_num = WireBits(out), growth_den = WireBits(in);
-  if (context == TuContextKind::kSub && in == DType::kI4 && out == DType::kI32) plan.access_bytes = 4;
+  if (context == ContextKind::kSub && in == DType::kI4 && out == DType::kI32) plan.access_bytes = 4;
   while (plan.access_bytes * growth_num / growth_den > kMaxFetchOutputBytes) {
-    if (context == TuContextKind::kSub || plan.access_bytes == 1) {
+    if (context == ContextKind::kSub || plan.access_bytes == 1) {
       return EngineError("Fetch", "Type Casting: a fetch of ", plan.access_bytes, " bytes of ",
                          Name(in), " produces ", plan.access_bytes * growth_num / growth_den,
                          " bytes of ", Name(out), ", over the 32-byte limit");
@@ -189,7 +187,7 @@ std::string FetchStage::Describe() const {
 }
 
 absl::StatusOr<FetchStage> PlanFetchStage(const StreamShape& begin, const Mapping* interleave,
-                                          TuContextKind context, DType out_dtype,
+                                          ContextKind context, DType out_dtype,
                                           const Mapping& time, const Mapping& packet,
                                           FetchAdapter adapter) {
   RETURN_IF_ERROR(time.status());

@@ -53,7 +53,7 @@ struct FetchStage {
 // context and derives the sequencer and access plan. `interleave` is the `I` axis of a
 // `begin_interleaved` (nullptr otherwise).
 absl::StatusOr<FetchStage> PlanFetchStage(const StreamShape& begin, const Mapping* interleave,
-                                          TuContextKind context, DType out_dtype,
+                                          ContextKind context, DType out_dtype,
                                           const Mapping& time, const Mapping& packet,
                                           FetchAdapter adapter);
 

@@ -90,11 +90,10 @@ std::string IndirectText(const SequencerConfig& config, const IndirectLoop& loop
 // fetches per packet) over this shortened run. The manual gives no performance figure for
 // indirect access (its "Indirect Access" section and "Indirect Sequencing", a TODO, say nothing of
 // cost): no latency for reading the offsets from DM, none for a row change, so neither is added.
-absl::Status LimitToOneRow(const SequencerConfig& config, DType in, TuContextKind context, AccessPlan& access) {
+absl::Status LimitToOneRow(const SequencerConfig& config, DType in, ContextKind context, AccessPlan& access) {
   SequencerConfig inner = config;
   inner.entries.erase(inner.entries.begin());
-  const TensorUnitContext unit = context == TuContextKind::kMain ? TensorUnitContext::kMain : TensorUnitContext::kSub;
-  ASSIGN_OR_RETURN(AccessPlan row, PlanFetch(inner, ElementBits{Bits(in)}, unit));
+  ASSIGN_OR_RETURN(AccessPlan row, PlanFetch(inner, ElementBits{Bits(in)}, context));
   access.contiguous_bytes = std::min(access.contiguous_bytes, row.contiguous_bytes);
   if (row.access_bytes < access.access_bytes) {
     access.access_bytes = row.access_bytes;
@@ -112,7 +111,7 @@ std::string IndirectFetch::Describe() const {
                       " into ", loop.key_axis, ", index ", index);
 }
 
-absl::StatusOr<FetchStage> PlanIndirectFetchStage(const StreamShape& begin, TuContextKind context, DType out_dtype,
+absl::StatusOr<FetchStage> PlanIndirectFetchStage(const StreamShape& begin, ContextKind context, DType out_dtype,
                                                   const std::string& table_axis, const Axis& key,
                                                   const Mapping& time, const Mapping& packet,
                                                   std::optional<double> pad_value) {

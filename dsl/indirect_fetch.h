@@ -42,7 +42,7 @@ struct IndirectFetch {
 // tensor's axis): the sequencer is derived for Time with W in K's place, then W's entry becomes
 // the IndirectLoop (|K| iterations at index[k] x W's stride); `stage.out` is the stream with K.
 // `pad_value`: the adapter masks the stream's padding (left and right) with it, as fetch_masked.
-absl::StatusOr<FetchStage> PlanIndirectFetchStage(const StreamShape& begin, TuContextKind context, DType out_dtype,
+absl::StatusOr<FetchStage> PlanIndirectFetchStage(const StreamShape& begin, ContextKind context, DType out_dtype,
                                                   const std::string& table_axis, const Axis& key,
                                                   const Mapping& time, const Mapping& packet,
                                                   std::optional<double> pad_value = std::nullopt);

@@ -32,8 +32,8 @@ std::string MemsetFill::Describe() const {
                          words_per_slice, slices);
 }
 
-absl::StatusOr<MemsetFill> PlanMemsetFill(TuContextKind context, DType dtype, double value) {
-  if (context != TuContextKind::kSub) {
+absl::StatusOr<MemsetFill> PlanMemsetFill(ContextKind context, DType dtype, double value) {
+  if (context != ContextKind::kSub) {
     return EngineError("memset", "Generate Mode runs on the sub context only (the main context's Commit Engine "
                        "has no ITOS commands); call ctx.sub.memset", kRule);
   }

@@ -36,6 +36,6 @@ struct MemsetFill {
 
 // Checks a memset of `value` into `dtype` cells from `context` and derives its patterns (the word
 // counts are filled in by the caller, which knows the view). Errors name rule "Generate Mode".
-absl::StatusOr<MemsetFill> PlanMemsetFill(TuContextKind context, DType dtype, double value);
+absl::StatusOr<MemsetFill> PlanMemsetFill(ContextKind context, DType dtype, double value);
 
 }  // namespace visa

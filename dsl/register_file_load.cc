@@ -11,8 +11,8 @@
 namespace visa {
 namespace {
 
-absl::Status CheckSource(absl::string_view call, StreamPosition position, TuContextKind context) {
-  if (context != TuContextKind::kSub) {
+absl::Status CheckSource(absl::string_view call, StreamPosition position, ContextKind context) {
+  if (context != ContextKind::kSub) {
     return EngineError(call, "register files are loaded from the sub context (`ctx.sub`), "
                        "not `ctx.main`");
   }
@@ -36,7 +36,7 @@ std::string RegisterLoadStage::Describe() const {
 }
 
 absl::StatusOr<RegisterLoadStage> PlanToTrf(const StreamShape& in, StreamPosition position,
-                                            TuContextKind context, const Mapping& row,
+                                            ContextKind context, const Mapping& row,
                                             const Mapping& element, absl::string_view trf_mode,
                                             int64_t row_capacity) {
   RETURN_IF_ERROR(row.status());
@@ -74,7 +74,7 @@ absl::StatusOr<RegisterLoadStage> PlanToTrf(const StreamShape& in, StreamPositio
 }
 
 absl::StatusOr<RegisterLoadStage> PlanToVrf(const StreamShape& in, StreamPosition position,
-                                            TuContextKind context, const Mapping& element,
+                                            ContextKind context, const Mapping& element,
                                             int64_t address) {
   RETURN_IF_ERROR(element.status());
   RETURN_IF_ERROR(CheckSource("to_vrf", position, context));

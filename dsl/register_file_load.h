@@ -23,13 +23,13 @@ struct RegisterLoadStage {
 // `to_trf`: Time splits as [Row (outer), time_inner] and Element must be [time_inner, Packet];
 // `row_capacity` is the bytes per row the TRF address mode `trf_mode` leaves.
 absl::StatusOr<RegisterLoadStage> PlanToTrf(const StreamShape& in, StreamPosition position,
-                                            TuContextKind context, const Mapping& row,
+                                            ContextKind context, const Mapping& row,
                                             const Mapping& element, absl::string_view trf_mode,
                                             int64_t row_capacity);
 
 // `to_vrf`: Element must hold [Time, Packet] and fit the 8 KB VRF.
 absl::StatusOr<RegisterLoadStage> PlanToVrf(const StreamShape& in, StreamPosition position,
-                                            TuContextKind context, const Mapping& element,
+                                            ContextKind context, const Mapping& element,
                                             int64_t address);
 
 }  // namespace visa

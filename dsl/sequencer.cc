@@ -478,11 +478,11 @@ Sizes StartPlan(const SequencerConfig& config, ElementBits element, AccessPlan& 
 }  // namespace
 
 absl::StatusOr<AccessPlan> PlanFetch(const SequencerConfig& config, ElementBits element,
-                                     TensorUnitContext context) {
+                                     ContextKind context) {
   AccessPlan plan;
   auto [packet_bits, contiguous_bits] = StartPlan(config, element, plan);
   int64_t common = std::gcd(packet_bits, contiguous_bits);
-  if (context == TensorUnitContext::kSub) {
+  if (context == ContextKind::kSub) {
     if (common % 64 != 0) {
       return SequencerError("fetch_size", absl::StrCat(
           "the sub context fetches 8 bytes at a time, but the packet (", packet_bits / 8.0,
@@ -512,7 +512,7 @@ absl::StatusOr<AccessPlan> PlanFetch(const SequencerConfig& config, ElementBits 
 }
 
 absl::StatusOr<AccessPlan> PlanCommit(const SequencerConfig& config, ElementBits element,
-                                      TensorUnitContext context) {
+                                      ContextKind context) {
   AccessPlan plan;
   auto [packet_bits, contiguous_bits] = StartPlan(config, element, plan);
   if (packet_bits % 64 != 0 || plan.packet_bytes < 8 || plan.packet_bytes > 32) {
@@ -521,7 +521,7 @@ absl::StatusOr<AccessPlan> PlanCommit(const SequencerConfig& config, ElementBits
         " bytes; commit_in_size must be 8, 16, 24 or 32 bytes (pad or trim the Packet)"));
   }
   int64_t commit = std::gcd(plan.contiguous_bytes, plan.packet_bytes);
-  if (context == TensorUnitContext::kSub) {
+  if (context == ContextKind::kSub) {
     if (commit % 8 != 0) {
       return SequencerError("commit_size", absl::StrCat(
           "the sub context commits 8 bytes at a time, but the contiguous run is ",

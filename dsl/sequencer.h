@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "dsl/context_kind.h"
 #include "dsl/mapping.h"
 
 namespace visa {
@@ -78,8 +79,6 @@ struct ElementBits {
   int bits = 8;
 };
 
-enum class TensorUnitContext { kMain, kSub };
-
 // Fetch and Commit access sizes (the manual's Fetch Sequencer / Batching / Commit Sequencer).
 struct AccessPlan {
   int64_t contiguous_bytes = 0;  // contiguous_sram_access_size in bytes (rounded down)
@@ -90,9 +89,9 @@ struct AccessPlan {
 };
 
 absl::StatusOr<AccessPlan> PlanFetch(const SequencerConfig& config, ElementBits element,
-                                     TensorUnitContext context);
+                                     ContextKind context);
 absl::StatusOr<AccessPlan> PlanCommit(const SequencerConfig& config, ElementBits element,
-                                      TensorUnitContext context);
+                                      ContextKind context);
 
 enum class MemoryTier { kHbm, kDm, kSpm };
 const char* MemoryTierName(MemoryTier tier);

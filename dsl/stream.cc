@@ -5,8 +5,6 @@
 
 namespace visa {
 
-const char* TuContextName(TuContextKind kind) { return kind == TuContextKind::kMain ? "main" : "sub"; }
-
 const char* StreamPositionName(StreamPosition position) {
   switch (position) {
     case StreamPosition::kBegin: return "Begin";

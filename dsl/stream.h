@@ -12,13 +12,11 @@
 #include <optional>
 #include <string>
 
+#include "dsl/context_kind.h"
 #include "dsl/dtype.h"
 #include "dsl/mapping.h"
 
 namespace visa {
-
-enum class TuContextKind { kMain, kSub };
-const char* TuContextName(TuContextKind kind);  // "main", "sub"
 
 // Where a stream is in the pipeline (the manual's `Position`).
 // kAligned and kContracted are the manual's AlignedPair and ContractionTensor, the two steps

@@ -92,13 +92,13 @@ std::optional<StreamPosition> PositionAfter(StreamCall call) {
   return std::nullopt;
 }
 
-absl::Status CheckStreamOrder(StreamPosition position, StreamCall call, TuContextKind context) {
+absl::Status CheckStreamOrder(StreamPosition position, StreamCall call, ContextKind context) {
   absl::Span<const StreamCall> allowed = AllowedAfter(position);
   if (std::find(allowed.begin(), allowed.end(), call) != allowed.end()) return absl::OkStatus();
   std::vector<const char*> names;
   for (StreamCall c : allowed) names.push_back(StreamCallName(c));
   return absl::FailedPreconditionError(absl::StrCat("`", StreamCallName(call), "` is not allowed after ",
-                                                    StreamPositionName(position), " (", TuContextName(context),
+                                                    StreamPositionName(position), " (", ContextName(context),
                                                     " context); allowed here: ", absl::StrJoin(names, ", ")));
 }
 

@@ -28,6 +28,6 @@ std::optional<StreamPosition> PositionAfter(StreamCall call);
 
 // OK when `call` may follow `position`; otherwise the error names the call, the position, the
 // context and what is allowed there.
-absl::Status CheckStreamOrder(StreamPosition position, StreamCall call, TuContextKind context);
+absl::Status CheckStreamOrder(StreamPosition position, StreamCall call, ContextKind context);
 
 }  // namespace visa

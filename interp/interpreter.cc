@@ -6,6 +6,7 @@
 #include "dsl/commit_cast.h"
 #include "dsl/status_macros.h"
 #include "interp/index_move.h"
+#include "interp/op_reads.h"
 #include "interp/stages.h"
 #include "interp/unwritten_reads.h"
 #include "runtime/pipeline_walk.h"
@@ -119,7 +120,7 @@ absl::Status StorePartial(const HostTensor& stream, const DeviceTensor& target, 
 struct Evaluator {
   using Stream = HostTensor;
   const PipelineTensors& tensors;
-  TuContextKind context;
+  ContextKind context;
 
   absl::StatusOr<HostTensor> Fetch(const BeginStage& begin, const FetchStage& stage) {
     if (stage.indirect) {
@@ -129,7 +130,7 @@ struct Evaluator {
     }
     const std::vector<DeviceTensor> sources(tensors.inputs.begin(), tensors.inputs.end());
     RETURN_IF_ERROR(CheckStreamReads(sources, begin.interleave, stage.out.Full(),
-                                     absl::StrCat("the fetch of a ", TuContextName(context), "-context pipeline")));
+                                     absl::StrCat("the fetch of a ", ContextName(context), "-context pipeline")));
     return FetchStream(tensors.inputs, begin, stage);
   }
   absl::StatusOr<HostTensor> Rearrange(HostTensor stream, const StreamShape& out) {
@@ -166,21 +167,7 @@ absl::Status Interpreter::Run(const PipelineOp& op, const PipelineTensors& tenso
 }
 
 absl::Status Interpreter::Run(const DmaOp& op, const DmaTensors& tensors) {
-  if (op.fill) return Backend::Run(op, tensors);  // a memset reads nothing
-  if (op.indirect) {
-    VISA_CHECK(tensors.index.has_value(), "an indirect move runs with its index tensor");
-    if (!op.indirect->scatter) {
-      // A gather reads its index and the table rows the index names, not the whole table.
-      RETURN_IF_ERROR(ReadIndirectRows(*op.indirect, *tensors.index, tensors.src,
-                                       absl::StrCat("a ", op.context, " gather"))
-                          .status());
-      return Backend::Run(op, tensors);
-    }
-    RETURN_IF_ERROR(CheckAllWritten(*tensors.index, absl::StrCat("the IndirectLoop's index read by a ", op.context,
-                                                                  " scatter")));
-  }
-  // A DMA move reads every live element of its source (a move drops no index).
-  RETURN_IF_ERROR(CheckAllWritten(tensors.src, absl::StrCat("a ", op.context, " move")));
+  RETURN_IF_ERROR(CheckOpReads(op, tensors));
   return Backend::Run(op, tensors);
 }
 

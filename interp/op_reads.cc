@@ -22,7 +22,7 @@ absl::Status CheckOpReads(const PipelineOp& op, const PipelineTensors& tensors) 
       if (fetch->indirect) continue;
       const std::vector<DeviceTensor> sources(tensors.inputs.begin(), tensors.inputs.end());
       RETURN_IF_ERROR(CheckStreamReads(sources, begin->interleave, fetch->out.Full(),
-                                       absl::StrCat("the fetch of a ", TuContextName(op.context), "-context pipeline")));
+                                       absl::StrCat("the fetch of a ", ContextName(op.context), "-context pipeline")));
     }
     if (const auto* align = std::get_if<AlignStage>(&stage); align != nullptr && tensors.weights) {
       RETURN_IF_ERROR(CheckStreamReads({*tensors.weights}, std::nullopt, align->out.Full(),
@@ -33,16 +33,19 @@ absl::Status CheckOpReads(const PipelineOp& op, const PipelineTensors& tensors) 
 }
 
 absl::Status CheckOpReads(const DmaOp& op, const DmaTensors& tensors) {
-  if (op.fill || !tensors.src.device().tracks_writes()) return absl::OkStatus();
-  if (op.indirect && tensors.index) {
-    if (!op.indirect->scatter) {
-      return ReadIndirectRows(*op.indirect, *tensors.index, tensors.src, absl::StrCat("a ", op.context, " gather"))
-          .status();
+  if (op.fill() || !tensors.src.device().tracks_writes()) return absl::OkStatus();  // a memset reads nothing
+  const std::string context = ContextName(op.context);
+  if (const IndirectLoop* loop = op.indirect()) {
+    VISA_CHECK(tensors.index.has_value(), "an indirect move runs with its index tensor");
+    if (!loop->scatter) {
+      // A gather reads its index and the table rows the index names, not the whole table.
+      return ReadIndirectRows(*loop, *tensors.index, tensors.src, absl::StrCat("a ", context, " gather")).status();
     }
     RETURN_IF_ERROR(
-        CheckAllWritten(*tensors.index, absl::StrCat("the IndirectLoop's index read by a ", op.context, " scatter")));
+        CheckAllWritten(*tensors.index, absl::StrCat("the IndirectLoop's index read by a ", context, " scatter")));
   }
-  return CheckAllWritten(tensors.src, absl::StrCat("a ", op.context, " move"));
+  // A DMA move reads every live element of its source (a move drops no index).
+  return CheckAllWritten(tensors.src, absl::StrCat("a ", context, " move"));
 }
 
 }  // namespace visa::interp

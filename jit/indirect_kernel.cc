@@ -109,8 +109,8 @@ absl::Status WriteRows(KernelCache& kernels, const std::vector<uint8_t>& image, 
 }  // namespace
 
 absl::Status RunIndirect(KernelCache& kernels, const DmaOp& op, const DmaTensors& tensors) {
-  VISA_CHECK(op.indirect.has_value() && tensors.index.has_value(), "an indirect move runs with its index tensor");
-  const IndirectLoop& loop = *op.indirect;
+  VISA_CHECK(op.indirect() != nullptr && tensors.index.has_value(), "an indirect move runs with its index tensor");
+  const IndirectLoop& loop = *op.indirect();
   // The IndirectLoop's offsets: read from device memory now, each checked.
   ASSIGN_OR_RETURN(std::vector<int64_t> rows, IndirectRows(loop, *tensors.index));
   const DType dtype = tensors.dst.dtype();
@@ -134,8 +134,8 @@ absl::Status RunIndirect(KernelCache& kernels, const DmaOp& op, const DmaTensors
 }
 
 absl::Status PrepareIndirect(KernelCache& kernels, const DmaOp& op) {
-  if (!op.src.handle || !op.dst.handle || !op.indirect) return absl::OkStatus();
-  const IndirectLoop& loop = *op.indirect;
+  if (!op.src.handle || !op.dst.handle || !op.indirect()) return absl::OkStatus();
+  const IndirectLoop& loop = *op.indirect();
   const DeviceTensor& src = *op.src.handle;
   const DeviceTensor& dst = *op.dst.handle;
   auto compile_out = [&](const Mapping& rows) {
@@ -147,8 +147,8 @@ absl::Status PrepareIndirect(KernelCache& kernels, const DmaOp& op) {
     RETURN_IF_ERROR(kernels.Compile(plan.by_w.layout, SourceLayout(src), CopyOp(src.dtype()), false));
     return compile_out(plan.by_k.layout);
   }
-  if (!op.base || !op.base->handle) return absl::OkStatus();
-  const DeviceTensor& base = *op.base->handle;
+  if (op.base() == nullptr || !op.base()->handle) return absl::OkStatus();
+  const DeviceTensor& base = *op.base()->handle;
   ASSIGN_OR_RETURN(Plan plan, PlanOf(loop, dst.dtype(), base.full_mapping(), src.full_mapping()));
   RETURN_IF_ERROR(kernels.Compile(plan.by_w.layout, SourceLayout(base), CopyOp(base.dtype()), false));
   RETURN_IF_ERROR(kernels.Compile(plan.by_k.layout, SourceLayout(src), CopyOp(src.dtype()), false));

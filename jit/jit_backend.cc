@@ -148,14 +148,14 @@ struct DescriptorWalk {
 };
 DescriptorWalk DescriptorNest(const DmaOp& op, const DeviceTensor& src, const DeviceTensor& dst, bool src_in_place,
                               bool dst_in_place) {
-  if (!op.descriptors) return {std::nullopt, "no descriptor"};
+  if (op.descriptors() == nullptr) return {std::nullopt, "no descriptor"};
   // A staged end is its placement's bytes: a view is one only when it covers its placement's whole
   // Element from its start (a chip view: its relabeled placement).
   const bool whole_placement = dst.window_offset() == 0 && dst.element() == dst.placement().levels.back();
   if (dst.is_view() && !dst_in_place && !whole_placement) {
     return {std::nullopt, "a staged view destination (the shared transfer path)"};
   }
-  std::optional<MoveNest> nest = DmaNestOf(*op.descriptors, DmaEndOf(src, src_in_place), DmaEndOf(dst, dst_in_place));
+  std::optional<MoveNest> nest = DmaNestOf(*op.descriptors(), DmaEndOf(src, src_in_place), DmaEndOf(dst, dst_in_place));
   if (!nest) return {std::nullopt, "a staged end whose entries cross its Element"};
   return {std::move(nest), ""};
 }
@@ -179,8 +179,8 @@ absl::StatusOr<std::string> RunDescriptors(KernelCache& kernels, const DmaOp& op
   const MoveNest& nest = *walk.nest;
   // The descriptors start at each end's first position (a chip view's chip), in place or staged.
   const int bits = StorageBits(src.dtype());
-  const int64_t src_first = FirstPositionOf(op.descriptors->src_first_position, DmaEndOf(src, from.has_value()));
-  const int64_t dst_first = FirstPositionOf(op.descriptors->dst_first_position, DmaEndOf(dst, to.has_value()));
+  const int64_t src_first = FirstPositionOf(op.descriptors()->src_first_position, DmaEndOf(src, from.has_value()));
+  const int64_t dst_first = FirstPositionOf(op.descriptors()->dst_first_position, DmaEndOf(dst, to.has_value()));
   if (to) to = FromFirstPosition(*to, dst_first, bits);
   std::optional<Staged> staged_from;
   if (!from) {
@@ -887,9 +887,9 @@ void JitBackend::CountDma(const std::string& why_not) {
 
 absl::Status JitBackend::Run(const DmaOp& op, const DmaTensors& tensors) {
   RETURN_IF_ERROR(interp::CheckOpReads(op, tensors));
-  if (op.fill) return RunFill(*kernels_, *op.fill, tensors.dst);
+  if (const MemsetFill* fill = op.fill()) return RunFill(*kernels_, *fill, tensors.dst);
   // A gather's or scatter's offsets come from device memory at run time (IndirectLoop).
-  if (op.indirect) return RunIndirect(*kernels_, op, tensors);
+  if (op.indirect()) return RunIndirect(*kernels_, op, tensors);
   const DeviceTensor& src = tensors.src;
   const DeviceTensor& dst = tensors.dst;
   if (const ReadyMove* ready = RunKept(op.serial, src, dst); ready != nullptr) {
@@ -934,8 +934,8 @@ absl::Status JitBackend::Run(const DmaOp& op, const DmaTensors& tensors) {
 absl::Status JitBackend::PrepareOp(const Op& op) {
   if (const auto* dma = std::get_if<DmaOp>(&op.body)) {
     if (!dma->src.handle || !dma->dst.handle) return absl::OkStatus();  // host moves are not compiled
-    if (dma->fill) return PrepareFill(*kernels_, *dma->fill, *dma->dst.handle);
-    if (dma->indirect) return PrepareIndirect(*kernels_, *dma);
+    if (dma->fill()) return PrepareFill(*kernels_, *dma->fill(), *dma->dst.handle);
+    if (dma->indirect()) return PrepareIndirect(*kernels_, *dma);
     const DeviceTensor& src = *dma->src.handle;
     const DeviceTensor& dst = *dma->dst.handle;
     const bool src_in_place = !MayOverlap(src, dst) && InPlaceLayout(src).has_value();

@@ -75,7 +75,7 @@ std::vector<CoverageKey> ProgramCoverage(const Program& program) {
     }
     const PipelineOp& pipe = std::get<PipelineOp>(op.body);
     out.insert({"stage", pipe.inputs.size() == 2 ? "begin_interleaved" : "begin"});
-    if (pipe.context == TuContextKind::kMain) {
+    if (pipe.context == ContextKind::kMain) {
       out.insert({"context", "main"});
     } else {
       out.insert({"context", weights.count(pipe.output.id) ? "weights" : "sub"});

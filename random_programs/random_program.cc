@@ -1263,7 +1263,7 @@ std::vector<std::string> ProgramFeatures(const Program& program) {
     }
     const PipelineOp& pipe = std::get<PipelineOp>(op.body);
     if (pipe.inputs.size() == 2) out.insert("interleave");
-    if (pipe.context == TuContextKind::kSub && !weights.count(pipe.output.id)) out.insert("sub");
+    if (pipe.context == ContextKind::kSub && !weights.count(pipe.output.id)) out.insert("sub");
     for (const Stage& stage : pipe.stages) StageFeatures(stage, out);
   }
   return std::vector<std::string>(out.begin(), out.end());

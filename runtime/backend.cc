@@ -8,8 +8,8 @@
 namespace visa {
 
 absl::Status Backend::Run(const DmaOp& op, const DmaTensors& tensors) {
-  if (op.fill) return FillView(*op.fill, tensors.dst);
-  if (op.indirect) return op.indirect->scatter ? ScatterInto(*op.indirect, tensors) : GatherInto(*op.indirect, tensors);
+  if (const MemsetFill* fill = op.fill()) return FillView(*fill, tensors.dst);
+  if (const IndirectLoop* loop = op.indirect()) return loop->scatter ? ScatterInto(*loop, tensors) : GatherInto(*loop, tensors);
   return TransferInto(tensors.src, tensors.dst);
 }
 

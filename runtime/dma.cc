@@ -47,14 +47,14 @@ TensorRef RefOf(const DeviceTensor& t) { return TensorRef{t.ToString(), t.id(), 
 
 // A move between device memories, with the descriptors it runs from (or why none does).
 DmaOp DeviceMoveOp(const Dma& dma, const DeviceTensor& src, const DeviceTensor& dst) {
-  DmaOp op{dma.name(), RefOf(src), RefOf(dst)};
+  DmaMove move;
   absl::StatusOr<DmaDescriptors> descriptors = MoveDescriptors(src, dst);
   if (descriptors.ok()) {
-    op.descriptors = *std::move(descriptors);
+    move.descriptors = *std::move(descriptors);
   } else {
-    op.no_descriptors = std::string(descriptors.status().message());
+    move.no_descriptors = std::string(descriptors.status().message());
   }
-  return op;
+  return DmaOp{dma.kind(), RefOf(src), RefOf(dst), std::move(move)};
 }
 // Host images have no device id; they print by type and layout (not by value).
 TensorRef RefOf(const HostTensor& t) {
@@ -76,7 +76,7 @@ absl::Status CheckContext(const Dma& dma, Tier from, Tier to) {
         "\"Moving Tensors\")"));
   }
   const bool host = from == Tier::kHost || to == Tier::kHost;
-  if (host && dma.kind() != Dma::Kind::kPcie) {
+  if (host && dma.kind() != ContextKind::kPdma) {
     return absl::InvalidArgumentError(absl::StrCat(
         "DMA Context: ", MoveName(from, to), " crosses PCIe between host and device and needs the "
         "PCIe DMA context (`ctx.pdma`), got `", dma.name(), "`"));
@@ -85,7 +85,7 @@ absl::Status CheckContext(const Dma& dma, Tier from, Tier to) {
     return absl::InvalidArgumentError(absl::StrCat(
         "DMA Context: ", MoveName(from, to), " is not a move; the host reaches DM only through HBM"));
   }
-  if ((IsSram(from) || IsSram(to)) && dma.kind() != Dma::Kind::kTensor) {
+  if ((IsSram(from) || IsSram(to)) && dma.kind() != ContextKind::kTdma) {
     return absl::InvalidArgumentError(absl::StrCat(
         "DMA Context: ", MoveName(from, to), " reads or writes on-chip SRAM and needs the Tensor "
         "DMA context (`ctx.tdma`), got `", dma.name(), "`"));
@@ -197,7 +197,7 @@ absl::StatusOr<DeviceTensor> Move(Dma& dma, const HostTensor& src, const Destina
                    DmaAccess::Executes(dma)
                        ? TransferToDevice(src, dma.device(), std::move(placement), check, &report)
                        : absl::StatusOr<DeviceTensor>(DeviceTensor::Claim(dma.device(), std::move(placement))));
-  DmaAccess::RecordHostMove(dma, report, DmaOp{dma.name(), RefOf(src), RefOf(out)});
+  DmaAccess::RecordHostMove(dma, report, DmaOp{dma.kind(), RefOf(src), RefOf(out)});
   return out;
 }
 
@@ -213,7 +213,7 @@ absl::StatusOr<HostTensor> MoveToHost(Dma& dma, const DeviceTensor& src, const M
   if (DmaAccess::Executes(dma)) RETURN_IF_ERROR(CheckAllWritten(src, absl::StrCat("a ", dma.name(), " to_host")));
   ASSIGN_OR_RETURN(HostTensor out, DmaAccess::Executes(dma) ? TransferToHost(src, element, check, &report)
                                                             : HostTensor::Zeros(src.dtype(), element));
-  DmaAccess::RecordHostMove(dma, report, DmaOp{dma.name(), RefOf(src), RefOf(out)});
+  DmaAccess::RecordHostMove(dma, report, DmaOp{dma.kind(), RefOf(src), RefOf(out)});
   return out;
 }
 

@@ -36,15 +36,13 @@ class Device;
 // A DMA context of the manual's `Context` (`ctx.tdma`, `ctx.pdma`), bound to a device.
 class Dma {
  public:
-  enum class Kind { kTensor, kPcie };
+  Dma(Device& device, ContextKind kind) : device_(&device), kind_(kind) {}
+  static Dma Tensor(Device& device) { return Dma(device, ContextKind::kTdma); }
+  static Dma Pcie(Device& device) { return Dma(device, ContextKind::kPdma); }
 
-  Dma(Device& device, Kind kind) : device_(&device), kind_(kind) {}
-  static Dma Tensor(Device& device) { return Dma(device, Kind::kTensor); }
-  static Dma Pcie(Device& device) { return Dma(device, Kind::kPcie); }
-
-  Kind kind() const { return kind_; }
+  ContextKind kind() const { return kind_; }  // kTdma or kPdma
   Device& device() const { return *device_; }
-  const char* name() const { return kind_ == Kind::kTensor ? "tdma" : "pdma"; }
+  const char* name() const { return ContextName(kind_); }
 
   // What the last successful move did (elements, bytes, whether it crossed chips).
   const TransferReport& last() const { return last_; }
@@ -63,7 +61,7 @@ class Dma {
  private:
   friend class DmaAccess;
   Device* device_;
-  Kind kind_;
+  ContextKind kind_;
   TransferReport last_;
   int64_t moves_ = 0;
   Context* context_ = nullptr;

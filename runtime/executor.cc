@@ -98,15 +98,15 @@ absl::Status Executor::Run(const PipelineOp& op) {
 absl::Status Executor::Run(const DmaOp& op) {
   ASSIGN_OR_RETURN(DeviceTensor dst, Output(op.dst));
   // A memset reads nothing: its source is its destination, which it may be the first to write.
-  ASSIGN_OR_RETURN(DeviceTensor src, op.fill ? absl::StatusOr<DeviceTensor>(dst) : Resolve(op.src));
+  ASSIGN_OR_RETURN(DeviceTensor src, op.fill() ? absl::StatusOr<DeviceTensor>(dst) : Resolve(op.src));
   std::optional<DeviceTensor> index;
-  if (op.index) {
-    ASSIGN_OR_RETURN(DeviceTensor resolved, Resolve(*op.index));
+  if (op.index()) {
+    ASSIGN_OR_RETURN(DeviceTensor resolved, Resolve(*op.index()));
     index.emplace(resolved);
   }
   std::optional<DeviceTensor> base;
-  if (op.base) {
-    ASSIGN_OR_RETURN(DeviceTensor resolved, Resolve(*op.base));
+  if (op.base()) {
+    ASSIGN_OR_RETURN(DeviceTensor resolved, Resolve(*op.base()));
     base.emplace(resolved);
   }
   absl::Status done = backend_.Run(op, DmaTensors{src, dst, index, base});

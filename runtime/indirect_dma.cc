@@ -47,7 +47,7 @@ absl::StatusOr<Axis> CheckCall(const Dma& dma, const std::vector<const DeviceTen
     RETURN_IF_ERROR(t->CheckReadable());
     sram = sram || IsSram(t->tier());
   }
-  if (sram && dma.kind() == Dma::Kind::kPcie) {
+  if (sram && dma.kind() == ContextKind::kPdma) {
     return absl::InvalidArgumentError("DMA Context: an indirect move reading or writing DM / SPM runs on the tdma");
   }
   if (index.dtype() != DType::kI32) {
@@ -109,7 +109,7 @@ absl::StatusOr<DeviceTensor> Submit(Dma& dma, DType dtype, const Destination& ds
   op.dst = RefOf(out);
   op.operation = dma.operation();  // the ScopedDmaOperation around it (visa schedule / explain)
   tensors.dst = out;
-  const IndirectLoop loop = *op.indirect;
+  const IndirectLoop loop = *op.indirect();
   absl::Status done = dma.context() != nullptr ? dma.context()->Submit(Op{std::move(op)}, tensors)
                       : loop.scatter             ? ScatterInto(loop, tensors)
                                                  : GatherInto(loop, tensors);
@@ -146,7 +146,7 @@ absl::StatusOr<DeviceTensor> Gather(Dma& dma, const DeviceTensor& table, const D
                                     const std::string& table_axis, const Destination& dst) {
   ASSIGN_OR_RETURN(Axis key, CheckCall(dma, {&table, &index}, dst.tier, index));
   ASSIGN_OR_RETURN(IndirectLoop loop, LoopOver(table, table_axis, key, /*scatter=*/false));
-  DmaOp op{dma.name(), RefOf(table), RefOf(table), loop, RefOf(index), std::nullopt};
+  DmaOp op{dma.kind(), RefOf(table), RefOf(table), DmaGather{loop, RefOf(index)}};
   return Submit(dma, table.dtype(), dst, RowAxes(table, table_axis, key.name), std::move(op),
                 DmaTensors{table, table, index, std::nullopt});
 }
@@ -164,7 +164,7 @@ absl::StatusOr<DeviceTensor> Scatter(Dma& dma, const DeviceTensor& rows, const D
     return IndirectError(absl::StrCat("the rows ", rows.ToString(), " must name the axes of ", into.ToString(),
                                       " with `", key.name, "` in `", table_axis, "`'s place"));
   }
-  DmaOp op{dma.name(), RefOf(rows), RefOf(rows), loop, RefOf(index), RefOf(into)};
+  DmaOp op{dma.kind(), RefOf(rows), RefOf(rows), DmaScatter{loop, RefOf(index), RefOf(into)}};
   std::vector<std::string> want = into.full_mapping().axis_names();
   return Submit(dma, into.dtype(), dst, want, std::move(op), DmaTensors{rows, rows, index, into});
 }

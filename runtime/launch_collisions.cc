@@ -30,8 +30,8 @@ void ForEachRef(const Op& op, Fn&& fn) {
   const DmaOp& d = std::get<DmaOp>(op.body);
   fn(d.src);
   fn(d.dst);
-  if (d.index) fn(*d.index);
-  if (d.base) fn(*d.base);
+  if (d.index()) fn(*d.index());
+  if (d.base()) fn(*d.base());
 }
 
 }  // namespace

@@ -93,8 +93,7 @@ absl::Status TensorUnit::memset(const DmTensor& view, double value) {
     return EngineError("memset", "the view ", view.ToString(), " is on another device than the context", kRule);
   }
   RETURN_IF_ERROR(CheckMemsetTarget(view, fill));
-  DmaOp op{TuContextName(kind_), RefOf(view), RefOf(view)};
-  op.fill = fill;
+  DmaOp op{kind_, RefOf(view), RefOf(view), DmaMemset{fill}};
   return ctx_->Submit(Op{std::move(op)}, DmaTensors{view, view});
 }
 

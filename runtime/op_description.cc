@@ -295,6 +295,19 @@ const char* ResourceName(Resource resource) {
   return "?";
 }
 
+Resource ResourceOf(ContextKind context) {
+  switch (context) {
+    case ContextKind::kMain:
+      return Resource::kMain;
+    case ContextKind::kSub:
+      return Resource::kSub;
+    case ContextKind::kTdma:
+    case ContextKind::kPdma:
+      return Resource::kDma;
+  }
+  return Resource::kDma;
+}
+
 std::string CycleTerm::ToString() const {
   return absl::StrFormat("%-16s %-7s %8s  %s", stage, kind == Kind::kStream ? "stream" : "latency",
                          cycles ? absl::StrCat(*cycles) : "-", formula);
@@ -336,24 +349,24 @@ std::string OpDescription::ToString() const {
 
 OpDescription Describe(const DmaOp& op) {
   OpDescription d;
-  if (op.fill) {
+  if (const MemsetFill* fill = op.fill()) {
     // Generate Mode: the sub context's ITOS commands, one 32-bit word each, reading nothing.
     // The manual gives no ITOS throughput; the estimate takes the Commit Engine's, one DM write
     // per cycle in every slice at once (its formula Time::SIZE x ceil(commit_in / commit_size)
     // with one 32-bit word per write), and says so.
-    d.resource = Resource::kSub;
+    d.resource = ResourceOf(op.context);
     d.what = "memset";
     if (std::optional<MemoryRange> dst = RangeOf(op.dst)) d.writes.push_back(*dst);
-    d.terms.push_back(Term("memset", Kind::kStream, op.fill->words_per_slice,
+    d.terms.push_back(Term("memset", Kind::kStream, fill->words_per_slice,
                            absl::StrFormat("%d ITOS writes of 32 bits per slice, one per cycle, slices in parallel "
                                            "(derived: the manual gives no ITOS throughput, so the Commit Engine's "
                                            "one write per cycle, Time::SIZE x ceil(commit_in / commit_size); Commit "
                                            "Engine > Sub-Context Operations)",
-                                           op.fill->words_per_slice)));
+                                           fill->words_per_slice)));
     d.cycles = CombineCycleTerms(d.terms);
     return d;
   }
-  d.resource = Resource::kDma;
+  d.resource = ResourceOf(op.context);
   std::optional<MemoryRange> src = RangeOf(op.src);
   std::optional<MemoryRange> dst = RangeOf(op.dst);
   if (src) d.reads.push_back(*src);
@@ -370,7 +383,7 @@ OpDescription Describe(const DmaOp& op) {
 
 OpDescription Describe(const PipelineOp& op) {
   OpDescription d;
-  d.resource = op.context == TuContextKind::kMain ? Resource::kMain : Resource::kSub;
+  d.resource = ResourceOf(op.context);
   for (const TensorRef& in : op.inputs) AddRange(d.reads, in);
   if (op.weights) AddRange(d.reads, *op.weights);
   for (const TensorRef& vrf : op.vrf_operands) AddRange(d.reads, vrf);

@@ -24,6 +24,8 @@ namespace visa {
 // The scheduler's three resources (manual, "Scheduling" > Hardware Resources).
 enum class Resource { kMain, kSub, kDma };
 const char* ResourceName(Resource resource);  // "main", "sub", "dma"
+// The track a context's ops take: its own for main and sub, the one DMA engine's for tdma and pdma.
+Resource ResourceOf(ContextKind context);
 
 struct CycleTerm {
   enum class Kind {

@@ -25,7 +25,7 @@ absl::Status CopyError(const DmTensor& src, const Mapping& element, absl::string
 // The rules a ParallelCopy checks before it plans its stream (the engines check the rest).
 absl::Status CheckCopy(const TensorUnit& sub, const DmTensor& src, const Mapping& element) {
   RETURN_IF_ERROR(element.status());
-  if (sub.kind() != TuContextKind::kSub) {
+  if (sub.kind() != ContextKind::kSub) {
     return CopyError(src, element, "ParallelCopy runs on the sub context (stos, Store to SRAM); call it with ctx.sub");
   }
   if (src.tier() != Tier::kDm) return CopyError(src, element, "ParallelCopy copies DM to DM");

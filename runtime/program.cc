@@ -33,23 +33,64 @@ std::string DescribeStage(const Stage& stage) {
   return std::visit(Describer{}, stage);
 }
 
+namespace {
+
+// The text of each DMA kind under its "op N: dma ..." line.
+struct DmaWorkText {
+  std::string operator()(const DmaMove& m) const {
+    std::string text;
+    if (m.descriptors) absl::StrAppend(&text, m.descriptors->ToText("  "));
+    if (!m.no_descriptors.empty()) absl::StrAppend(&text, "  no dma descriptor: ", m.no_descriptors, "\n");
+    return text;
+  }
+  std::string operator()(const DmaGather& g) const {
+    return absl::StrCat("  indirect ", g.loop.Describe(), "\n  index ", g.index.text, "\n");
+  }
+  std::string operator()(const DmaScatter& s) const {
+    return absl::StrCat("  indirect ", s.loop.Describe(), "\n  index ", s.index.text, "\n  into ", s.base.text, "\n");
+  }
+  std::string operator()(const DmaMemset&) const { return ""; }
+};
+
+}  // namespace
+
+const DmaDescriptors* DmaOp::descriptors() const {
+  const auto* move = std::get_if<DmaMove>(&work);
+  return move != nullptr && move->descriptors ? &*move->descriptors : nullptr;
+}
+const IndirectLoop* DmaOp::indirect() const {
+  if (const auto* g = std::get_if<DmaGather>(&work)) return &g->loop;
+  if (const auto* s = std::get_if<DmaScatter>(&work)) return &s->loop;
+  return nullptr;
+}
+const TensorRef* DmaOp::index() const {
+  if (const auto* g = std::get_if<DmaGather>(&work)) return &g->index;
+  if (const auto* s = std::get_if<DmaScatter>(&work)) return &s->index;
+  return nullptr;
+}
+const TensorRef* DmaOp::base() const {
+  const auto* s = std::get_if<DmaScatter>(&work);
+  return s != nullptr ? &s->base : nullptr;
+}
+const MemsetFill* DmaOp::fill() const {
+  const auto* m = std::get_if<DmaMemset>(&work);
+  return m != nullptr ? &m->fill : nullptr;
+}
+
 std::string OpText(const Op& op, size_t index) {
-  if (const auto* dma = std::get_if<DmaOp>(&op.body); dma && dma->fill) {
-    return absl::StrCat("op ", index, ": memset ", dma->context, " ", dma->dst.text, "\n  ", dma->fill->Describe(), "\n");
+  if (const auto* dma = std::get_if<DmaOp>(&op.body); dma && dma->fill()) {
+    return absl::StrCat("op ", index, ": memset ", ContextName(dma->context), " ", dma->dst.text, "\n  ",
+                        dma->fill()->Describe(), "\n");
   }
   if (const auto* dma = std::get_if<DmaOp>(&op.body)) {
-    std::string text = absl::StrCat("op ", index, ": dma ", dma->context, " ", dma->src.text, " -> ", dma->dst.text, "\n");
+    std::string text = absl::StrCat("op ", index, ": dma ", ContextName(dma->context), " ", dma->src.text, " -> ",
+                                    dma->dst.text, "\n");
     if (!dma->operation.empty()) absl::StrAppend(&text, "  operation ", dma->operation, "\n");
-    if (dma->indirect && dma->index) {
-      absl::StrAppend(&text, "  indirect ", dma->indirect->Describe(), "\n  index ", dma->index->text, "\n");
-      if (dma->base) absl::StrAppend(&text, "  into ", dma->base->text, "\n");
-    }
-    if (dma->descriptors) absl::StrAppend(&text, dma->descriptors->ToText("  "));
-    if (!dma->no_descriptors.empty()) absl::StrAppend(&text, "  no dma descriptor: ", dma->no_descriptors, "\n");
+    absl::StrAppend(&text, std::visit(DmaWorkText{}, dma->work));
     return text;
   }
   const auto& pipe = std::get<PipelineOp>(op.body);
-  std::string text = absl::StrCat("op ", index, ": pipeline ", TuContextName(pipe.context), "\n");
+  std::string text = absl::StrCat("op ", index, ": pipeline ", ContextName(pipe.context), "\n");
   if (!pipe.operation.empty()) absl::StrAppend(&text, "  operation ", pipe.operation, "\n");
   for (const TensorRef& in : pipe.inputs) absl::StrAppend(&text, "  input ", in.text, "\n");
   if (pipe.weights) absl::StrAppend(&text, "  weights ", pipe.weights->text, "\n");

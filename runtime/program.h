@@ -34,21 +34,41 @@ struct TensorRef {
   std::optional<DeviceTensor> handle;
 };
 
-struct DmaOp {
-  std::string context;  // "tdma" or "pdma"
-  TensorRef src, dst;
-  // A gather (dsl/indirect_access.h): the IndirectLoop and the index tensor its offsets come from.
-  std::optional<IndirectLoop> indirect = std::nullopt;
-  std::optional<TensorRef> index = std::nullopt;
-  std::optional<TensorRef> base = std::nullopt;  // a scatter's: the tensor whose other rows the destination keeps
-  // A move between device memories: the read / write sequencer pairs it runs from
-  // (runtime/move_descriptors.h), or why none expresses it.
+// What a DMA op does (manual, "DMA Engine"): each kind holds only the fields it needs, so a
+// gather without an index or a memset with descriptors cannot be written.
+struct DmaMove {  // src to dst between memories, a relayout in general
+  // The read / write sequencer pairs it runs from (runtime/move_descriptors.h), or why none
+  // expresses it.
   std::optional<DmaDescriptors> descriptors = std::nullopt;
   std::string no_descriptors = {};
+};
+struct DmaGather {  // rows index[k] of `src` (the table) to rows k of `dst` (dsl/indirect_access.h)
+  IndirectLoop loop;
+  TensorRef index;
+};
+struct DmaScatter {  // rows k of `src` to rows index[k] of `dst`, whose other rows `base` gives
+  IndirectLoop loop;
+  TensorRef index;
+  TensorRef base;
+};
+struct DmaMemset {  // `dst` (also `src`, read by nothing) gets the value (dsl/memset_fill.h)
+  MemsetFill fill;
+};
+using DmaWork = std::variant<DmaMove, DmaGather, DmaScatter, DmaMemset>;
+
+struct DmaOp {
+  ContextKind context = ContextKind::kTdma;  // tdma or pdma; sub for a memset
+  TensorRef src, dst;
+  DmaWork work = DmaMove{};
   std::string operation = {};  // the named operation this move is part of ("ChipShuffle ..."), or empty
-  // A memset (dsl/memset_fill.h): `dst` (also `src`, read by nothing) gets the value; context "sub".
-  std::optional<MemsetFill> fill = std::nullopt;
   uint64_t serial = 0;  // the op's identity once recorded (AssignSerial)
+
+  // One kind's fields, or null when the op is of another kind.
+  const DmaDescriptors* descriptors() const;  // a move's, when it has them
+  const IndirectLoop* indirect() const;       // a gather's or a scatter's
+  const TensorRef* index() const;             // a gather's or a scatter's
+  const TensorRef* base() const;              // a scatter's
+  const MemsetFill* fill() const;             // a memset's
 };
 
 struct BeginStage {
@@ -61,7 +81,7 @@ using Stage = std::variant<BeginStage, FetchStage, SwitchStage, CollectStage, Ca
                            VectorStage>;
 
 struct PipelineOp {
-  TuContextKind context = TuContextKind::kMain;
+  ContextKind context = ContextKind::kMain;
   std::vector<TensorRef> inputs;
   std::optional<TensorRef> weights;  // the TRF tensor an `align` pairs the stream with
   std::vector<TensorRef> vrf_operands;  // the VRF tensors a vector stage's operands read (VeOperand::vrf)

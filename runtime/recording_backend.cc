@@ -25,7 +25,7 @@ std::vector<std::string> RunLabels(const Program& program) {
   for (size_t i = 0; i < program.ops.size(); ++i) {
     const Op& op = program.ops[i];
     if (const auto* dma = std::get_if<DmaOp>(&op.body)) {
-      if (dma->src.handle && dma->dst.handle) labels.push_back(absl::StrFormat("op %d (%s move)", i, dma->context));
+      if (dma->src.handle && dma->dst.handle) labels.push_back(absl::StrFormat("op %d (%s move)", i, ContextName(dma->context)));
       continue;
     }
     labels.push_back(absl::StrFormat("op %d (%s)", i, PipelineLabel(std::get<PipelineOp>(op.body))));
@@ -72,7 +72,7 @@ absl::Status RecordingBackend::Run(const PipelineOp& op, const PipelineTensors& 
 
 absl::Status RecordingBackend::Run(const DmaOp& op, const DmaTensors& tensors) {
   RETURN_IF_ERROR(inner_.Run(op, tensors));
-  Keep(absl::StrCat(op.context, " move"), tensors.dst);
+  Keep(absl::StrCat(ContextName(op.context), " move"), tensors.dst);
   return absl::OkStatus();
 }
 

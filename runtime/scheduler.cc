@@ -109,8 +109,8 @@ std::string Label(const Op& op) {
   if (const auto* dma = std::get_if<DmaOp>(&op.body)) {
     auto name = [](const TensorRef& ref) { return ref.handle ? TensorNameOf(ref) : std::string("host"); };
     // A memset reads nothing (its `src` is its destination): the row names what it does.
-    if (dma->fill) return absl::StrCat(Named(dma->operation), dma->context, " memset -> ", name(dma->dst));
-    return absl::StrCat(Named(dma->operation), dma->context, " ", name(dma->src), " -> ", name(dma->dst));
+    if (dma->fill()) return absl::StrCat(Named(dma->operation), ContextName(dma->context), " memset -> ", name(dma->dst));
+    return absl::StrCat(Named(dma->operation), ContextName(dma->context), " ", name(dma->src), " -> ", name(dma->dst));
   }
   const auto& pipe = std::get<PipelineOp>(op.body);
   return absl::StrCat(Named(pipe.operation), StageList(pipe), " -> ", TensorNameOf(pipe.output));

@@ -17,8 +17,8 @@ TensorRef RefOf(const DeviceTensor& tensor) { return TensorRef{tensor.ToString()
 }  // namespace
 
 Context::Context(Device& device, Backend& backend)
-    : main(this, TuContextKind::kMain),
-      sub(this, TuContextKind::kSub),
+    : main(this, ContextKind::kMain),
+      sub(this, ContextKind::kSub),
       tdma(Dma::Tensor(device)),
       pdma(Dma::Pcie(device)),
       device_(&device),

@@ -292,7 +292,7 @@ class Stream {
 
  private:
   friend class TensorUnit;
-  Stream(Context* ctx, TuContextKind kind) : ctx_(ctx), kind_(kind) {}
+  Stream(Context* ctx, ContextKind kind) : ctx_(ctx), kind_(kind) {}
 
   // Fails the stream unless `call` may follow the current position (stream_order.h).
   bool Allow(StreamCall call);
@@ -318,7 +318,7 @@ class Stream {
   absl::Status CheckCommitTarget(const DmTensor& view) const;
 
   Context* ctx_;
-  TuContextKind kind_;
+  ContextKind kind_;
   StreamPosition position_ = StreamPosition::kBegin;
   StreamShape shape_;
   absl::Status status_;
@@ -335,16 +335,16 @@ class TensorUnit {
   Stream begin(const DmTensor& input);
   // Two tensors with identical mappings alternating along `axis` (I = 2), an outer Time term.
   Stream begin_interleaved(const Mapping& axis, const DmTensor& lhs, const DmTensor& rhs);
-  TuContextKind kind() const { return kind_; }
+  ContextKind kind() const { return kind_; }
   // Generate Mode (sub context): fills the live cells of a DM tensor or view with `value`, which
   // must be exactly a value of its type (runtime/memset.h has the rules).
   absl::Status memset(const DmTensor& view, double value);
 
  private:
   friend class Context;
-  TensorUnit(Context* ctx, TuContextKind kind) : ctx_(ctx), kind_(kind) {}
+  TensorUnit(Context* ctx, ContextKind kind) : ctx_(ctx), kind_(kind) {}
   Context* ctx_;
-  TuContextKind kind_;
+  ContextKind kind_;
 };
 
 class Context {

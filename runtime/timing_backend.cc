@@ -19,11 +19,11 @@ absl::Status Timed(std::vector<TimingBackend::OpTime>& times, std::string kind, 
 }  // namespace
 
 absl::Status TimingBackend::Run(const PipelineOp& op, const PipelineTensors& tensors) {
-  return Timed(times_, absl::StrCat("pipeline ", TuContextName(op.context)), [&] { return inner_.Run(op, tensors); });
+  return Timed(times_, absl::StrCat("pipeline ", ContextName(op.context)), [&] { return inner_.Run(op, tensors); });
 }
 
 absl::Status TimingBackend::Run(const DmaOp& op, const DmaTensors& tensors) {
-  return Timed(times_, absl::StrCat("dma ", op.context), [&] { return inner_.Run(op, tensors); });
+  return Timed(times_, absl::StrCat("dma ", ContextName(op.context)), [&] { return inner_.Run(op, tensors); });
 }
 
 }  // namespace visa

@@ -1,9 +1,11 @@
-// The contraction samples' math on the host, built -O3 -march=native (samples/CMakeLists.txt):
+// The samples' math on the host, built -O3 -march=native (samples/CMakeLists.txt):
 // what a user's own host code would run, the reference `visa bench` reports.
 #include "samples/host_math.h"
 
 #include <Eigen/Core>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <memory>
 #include <vector>
@@ -40,6 +42,13 @@ void ApplyEpilogue(const GemmShape& shape, const Matrix& bias, Out out) {
 }
 
 }  // namespace
+
+double TimeHostMath(const HostMath& math) {
+  math.run();
+  const auto start = std::chrono::steady_clock::now();
+  math.run();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
 
 HostMath PrepareHostGemm(const GemmShape& shape, const HostTensor& lhs, const HostTensor& rhs,
                          const HostTensor* bias) {
@@ -96,6 +105,49 @@ HostMath PrepareHostConv2d(const ConvShape2d& shape, const HostTensor& x, const 
           }
           (*out)[(h * shape.w + w) * shape.c + ch] = sum;
         }
+      }
+    }
+  };
+  return {run, out};
+}
+
+HostMath PrepareHostRowSoftmax(const RowsShape& shape, const HostTensor& x) {
+  auto input = std::make_shared<std::vector<float>>(Floats(x));
+  auto out = std::make_shared<std::vector<float>>(shape.rows * shape.cols);
+  auto run = [shape, input, out] {
+    for (int64_t r = 0; r < shape.rows; ++r) {
+      const float* row = input->data() + r * shape.cols;
+      float* y = out->data() + r * shape.cols;
+      float max = row[0];
+      for (int64_t c = 1; c < shape.cols; ++c) max = std::max(max, row[c]);
+      float sum = 0;
+      for (int64_t c = 0; c < shape.cols; ++c) {
+        y[c] = std::exp(row[c] - max);
+        sum += y[c];
+      }
+      for (int64_t c = 0; c < shape.cols; ++c) y[c] /= sum;
+    }
+  };
+  return {run, out};
+}
+
+HostMath PrepareHostRmsNorm(const RowsShape& shape, const std::vector<HostTensor>& chunks, float eps) {
+  auto inputs = std::make_shared<std::vector<std::vector<float>>>();
+  for (const HostTensor& chunk : chunks) inputs->push_back(Floats(chunk));
+  const int64_t parts = static_cast<int64_t>(chunks.size());
+  auto out = std::make_shared<std::vector<float>>(shape.rows * parts * shape.cols);
+  auto run = [shape, parts, eps, inputs, out] {
+    const float width = static_cast<float>(parts * shape.cols);
+    for (int64_t r = 0; r < shape.rows; ++r) {
+      float squares = 0;
+      for (const std::vector<float>& x : *inputs) {
+        for (int64_t c = 0; c < shape.cols; ++c) squares += x[r * shape.cols + c] * x[r * shape.cols + c];
+      }
+      const float scale = 1.0f / std::sqrt(squares / width + eps);
+      for (int64_t i = 0; i < parts; ++i) {
+        const float* x = (*inputs)[static_cast<size_t>(i)].data() + r * shape.cols;
+        float* y = out->data() + (r * parts + i) * shape.cols;
+        for (int64_t c = 0; c < shape.cols; ++c) y[c] = x[c] * scale;
       }
     }
   };

@@ -15,6 +15,7 @@
 #include "runtime/backend.h"
 #include "runtime/program.h"
 #include "runtime/tensor_unit.h"
+#include "samples/host_math.h"
 #include "samples/input_values.h"
 
 namespace visa::samples {
@@ -73,6 +74,10 @@ struct Sample {
   // starts; `visa bench` reports it. Absent for a kernel sample (bench evaluates `reference` at
   // every output element itself) and for runners whose reference is not separable from the run.
   std::function<absl::StatusOr<double>()> time_reference;
+  // A kernel sample's math alone as a host loop (samples/host_math.h), made ready from its host
+  // inputs: what `visa bench` times as the host reference when set, instead of evaluating
+  // `reference` at every output element (a checker, several times slower than the math).
+  std::function<HostMath(const std::vector<HostTensor>&)> host_math;
 
   // On a fresh one-chip device made with `device_options` (e.g. how reads of unwritten memory
   // are reported).

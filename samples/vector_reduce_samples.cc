@@ -331,6 +331,7 @@ Sample RowSoftmax() {
   // Each output is exp / sum, values in (0, 1]: expf's error, 32 rounded additions and a division
   // stay well inside 64 f32 ulps of 1.
   s.tolerance = 64.0 / (1 << 24);
+  s.host_math = [](const std::vector<HostTensor>& in) { return PrepareHostRowSoftmax({256, 32}, in[0]); };
   return s;
 }
 
@@ -409,6 +410,9 @@ Sample RmsNormSplitReduce() {
     // sqrt, division and product stays inside 128 f32 ulps of the value.
     auto bound = [value](const Index& at) { return 128.0 / (1 << 24) * std::fabs(value(at)) + 1e-30; };
     return Expected{value, bound, "RMSNorm in double, bound 128 f32 ulps relative"};
+  };
+  spec.host_math = [](const std::vector<HostTensor>& in) {
+    return PrepareHostRmsNorm({256, 32}, in, static_cast<float>(kRmsEps));
   };
   return MakeContractionSample(std::move(spec));
 }

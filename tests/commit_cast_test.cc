@@ -79,8 +79,8 @@ class CommitCastPipelineTest : public ::testing::Test {
     return DmTensor(*WriteAs(host, device, placement));
   }
 
-  Stream Collected(Context& ctx, const DmTensor& x, TuContextKind context = TuContextKind::kMain) {
-    TensorUnit& unit = context == TuContextKind::kMain ? ctx.main : ctx.sub;
+  Stream Collected(Context& ctx, const DmTensor& x, ContextKind context = ContextKind::kMain) {
+    TensorUnit& unit = context == ContextKind::kMain ? ctx.main : ctx.sub;
     return unit.begin(x.view()).fetch(x.dtype(), m("T"), m("A")).collect(m("T"), m("A"));
   }
 
@@ -137,7 +137,7 @@ TEST_F(CommitCastPipelineTest, RefusesTheSubContext) {
   Context ctx(device_, interp_);
   DmTensor x = Input(device_, DType::kF32);
   absl::StatusOr<DmTensor> out =
-      Collected(ctx, x, TuContextKind::kSub).commit_cast_relu(DType::kBF16).commit(m("T, A"), 4096);
+      Collected(ctx, x, ContextKind::kSub).commit_cast_relu(DType::kBF16).commit(m("T, A"), 4096);
   ASSERT_FALSE(out.ok());
   EXPECT_THAT(out.status().message(), HasSubstr("commit_cast_relu runs on the main context only"));
 }

@@ -194,7 +194,7 @@ TEST_F(AlignPlanTest, HelloGemmListingOverflowsTheTrf) {
   Use("I = 512, J = 512, K = 2048");
   StreamShape in{DType::kBF16, m("1"), m("1 # 2"), m("I / 32, J / 32"), m("J % 8, J / 8 % 4, K / 16"), m("K % 16"),
                  std::nullopt};
-  absl::StatusOr<RegisterLoadStage> load = PlanToTrf(in, StreamPosition::kCollect, TuContextKind::kSub, m("J % 8"),
+  absl::StatusOr<RegisterLoadStage> load = PlanToTrf(in, StreamPosition::kCollect, ContextKind::kSub, m("J % 8"),
                                                      m("J / 8 % 4, K"), "Full", 8192);
   ASSERT_FALSE(load.ok());
   EXPECT_THAT(load.status().message(), HasSubstr("16384 bytes per row"));

@@ -273,7 +273,7 @@ TEST(TailPadding, FetchCyclesPerDummy) {
         DeriveSequencer(s.m(buffer), s.m(absl::StrCat(flat, " / ", row.packet)),
                         s.m(absl::StrCat(flat, " % ", row.packet)), SequencerMode::kRead);
     ASSERT_TRUE(c.ok()) << c.status();
-    absl::StatusOr<AccessPlan> plan = PlanFetch(*c, ElementBits{8}, TensorUnitContext::kMain);
+    absl::StatusOr<AccessPlan> plan = PlanFetch(*c, ElementBits{8}, ContextKind::kMain);
     ASSERT_TRUE(plan.ok()) << plan.status();
     EXPECT_EQ(plan->access_bytes, row.fetch_bytes);
     EXPECT_EQ(plan->cycles, row.cycles);

@@ -14,7 +14,7 @@ using ::testing::HasSubstr;
 struct Planner {
   explicit Planner(const std::string& axes) : s(*Axes::Parse(axes)) {}
   absl::StatusOr<FetchStage> Plan(DType dtype, const std::string& element, const std::string& time,
-                                  const std::string& packet, TuContextKind context = TuContextKind::kMain,
+                                  const std::string& packet, ContextKind context = ContextKind::kMain,
                                   DType out = DType::kI8) {
     StreamShape begin{dtype, s.m("1"), s.m("1 # 2"), s.m("1 # 256"), s.m("1"), s.m(element)};
     return PlanFetchStage(begin, nullptr, context, out, s.m(time), s.m(packet), {});
@@ -48,7 +48,7 @@ TEST(FetchMasking, Case3PerIndexValidCounts) {
   // Case 3: f32, B = 97 padded to 128 in packets of 16: [16, 16, 16, 16, 16, 16, 1, 0].
   Planner p("A = 32, B = 97");
   absl::StatusOr<FetchStage> stage =
-      p.Plan(DType::kF32, "A, B # 128", "A, B # 128 / 16", "B # 128 % 16", TuContextKind::kMain, DType::kF32);
+      p.Plan(DType::kF32, "A, B # 128", "A, B # 128 / 16", "B # 128 % 16", ContextKind::kMain, DType::kF32);
   ASSERT_TRUE(stage.ok()) << stage.status();
   EXPECT_EQ(stage->mask.case_number, 3);
   EXPECT_EQ(stage->mask.last_dim, 1);
@@ -85,7 +85,7 @@ TEST(FetchMasking, Case3NeedsAtMostEightIndices) {
 TEST(FetchSize, SubContextFetchesEightBytes) {
   Planner p("N = 4, C = 3, H = 4, W = 16");
   absl::StatusOr<FetchStage> stage =
-      p.Plan(DType::kI8, "N, C, H, W", "N, C, H", "W", TuContextKind::kSub);
+      p.Plan(DType::kI8, "N, C, H, W", "N, C, H", "W", ContextKind::kSub);
   ASSERT_TRUE(stage.ok()) << stage.status();
   EXPECT_EQ(stage->access.access_bytes, 8);
   EXPECT_EQ(stage->access.accesses_per_packet, 2);
@@ -94,7 +94,7 @@ TEST(FetchSize, SubContextFetchesEightBytes) {
 TEST(FetchSize, BatchingFactorOfTheManual) {
   // Batching, fetch_batch_4 (notes' W = 16): packet 96 bytes, fetch_size 32, 3 fetches per packet.
   Planner p("N = 4, C = 3, H = 4, W = 16");
-  absl::StatusOr<FetchStage> stage = p.Plan(DType::kI4, "N, C, H, W", "N", "C, H, W", TuContextKind::kMain,
+  absl::StatusOr<FetchStage> stage = p.Plan(DType::kI4, "N, C, H, W", "N", "C, H, W", ContextKind::kMain,
                                             DType::kI4);
   ASSERT_TRUE(stage.ok()) << stage.status();
   EXPECT_EQ(stage->access.access_bytes, 32);

@@ -92,10 +92,10 @@ TEST(VrfCapacityTest, AddressesNearTheTopOfInt64AreRefused) {
   in.slice = s.m("1 # 256");
   in.time = s.m("A / 8");
   in.packet = s.m("A % 8");
-  ASSERT_TRUE(PlanToVrf(in, StreamPosition::kCollect, TuContextKind::kSub, s.m("A"), 0).ok());
+  ASSERT_TRUE(PlanToVrf(in, StreamPosition::kCollect, ContextKind::kSub, s.m("A"), 0).ok());
   for (int64_t address : {kMax, kMax - 100, kVrfBytes - 255, int64_t{-1}}) {
     absl::StatusOr<RegisterLoadStage> stage =
-        PlanToVrf(in, StreamPosition::kCollect, TuContextKind::kSub, s.m("A"), address);
+        PlanToVrf(in, StreamPosition::kCollect, ContextKind::kSub, s.m("A"), address);
     ASSERT_FALSE(stage.ok()) << "address " << address;
     EXPECT_THAT(stage.status().message(), HasSubstr("exceeds register file capacity")) << address;
   }

@@ -1,9 +1,10 @@
-// The host speed references of the contraction samples (samples/host_math.h) compute the samples'
+// The host speed references of the samples (samples/host_math.h) compute the samples'
 // math: checked against plain double loops over the same values.
 #include "samples/host_math.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -119,6 +120,45 @@ TEST(HostMath, Conv2dMatchesLoops) {
   }
   HostMath math = PrepareHostConv2d(shape, x, wt);
   math.run();
+  ExpectNear(want, *math.out, 1e-5);
+}
+
+// Softmax of each row of random f32 values in [-1, 1): f32 exp and sums, inside 1e-6 of the
+// double loop (values in (0, 1], 32 terms).
+TEST(HostMath, RowSoftmaxMatchesLoops) {
+  MappingScope s(*Axes::Parse("M = 8, N = 32"));
+  HostTensor x = RandomTensor(s, "M, N", 3, DType::kF32);
+  HostMath math = PrepareHostRowSoftmax({8, 32}, x);
+  math.run();
+  const std::vector<double> v = x.ToValues();
+  std::vector<double> want(v.size());
+  for (int64_t r = 0; r < 8; ++r) {
+    double max = v[r * 32], sum = 0;
+    for (int64_t c = 0; c < 32; ++c) max = std::max(max, v[r * 32 + c]);
+    for (int64_t c = 0; c < 32; ++c) sum += std::exp(v[r * 32 + c] - max);
+    for (int64_t c = 0; c < 32; ++c) want[r * 32 + c] = std::exp(v[r * 32 + c] - max) / sum;
+  }
+  ExpectNear(want, *math.out, 1e-6);
+}
+
+// RMSNorm over two chunks of a row: out[r, i, c] = x_i[r, c] / sqrt(mean of both chunks' squares + eps).
+TEST(HostMath, RmsNormOverChunksMatchesLoops) {
+  MappingScope s(*Axes::Parse("M = 4, N = 16"));
+  const std::vector<HostTensor> chunks = {RandomTensor(s, "M, N", 4, DType::kF32), RandomTensor(s, "M, N", 5, DType::kF32)};
+  const float eps = 1e-5f;
+  HostMath math = PrepareHostRmsNorm({4, 16}, chunks, eps);
+  math.run();
+  const std::vector<double> a = chunks[0].ToValues(), b = chunks[1].ToValues();
+  std::vector<double> want(2 * a.size());
+  for (int64_t r = 0; r < 4; ++r) {
+    double squares = 0;
+    for (int64_t c = 0; c < 16; ++c) squares += a[r * 16 + c] * a[r * 16 + c] + b[r * 16 + c] * b[r * 16 + c];
+    const double scale = 1 / std::sqrt(squares / 32 + eps);
+    for (int64_t c = 0; c < 16; ++c) {
+      want[(r * 2 + 0) * 16 + c] = a[r * 16 + c] * scale;
+      want[(r * 2 + 1) * 16 + c] = b[r * 16 + c] * scale;
+    }
+  }
   ExpectNear(want, *math.out, 1e-5);
 }
 

@@ -307,7 +307,7 @@ StreamShape Begin(const MappingScope& s, const std::string& slice, const std::st
 TEST(IndirectFetchPlan, TheRowsAreOneSequencerEntry) {
   MappingScope s(*Axes::Parse("W = 16, V = 32, K = 8"));
   absl::StatusOr<FetchStage> stage = PlanIndirectFetchStage(Begin(s, "1 # 256", "W / 4, V, W % 4"),
-                                                            TuContextKind::kMain, DType::kI8, "W",
+                                                            ContextKind::kMain, DType::kI8, "W",
                                                             Axis{"K", 8}, s.m("K, V"), s.m("1 # 8"));
   ASSERT_FALSE(stage.ok());
   EXPECT_THAT(stage.status().message(), HasSubstr("Indirect Access: the rows `W` are not one sequencer entry"));
@@ -315,7 +315,7 @@ TEST(IndirectFetchPlan, TheRowsAreOneSequencerEntry) {
 
 TEST(IndirectFetchPlan, TheRowsLieWithinEachSlicesElement) {
   MappingScope s(*Axes::Parse("W = 16, V = 32, K = 8"));
-  absl::StatusOr<FetchStage> stage = PlanIndirectFetchStage(Begin(s, "W # 256", "V"), TuContextKind::kMain,
+  absl::StatusOr<FetchStage> stage = PlanIndirectFetchStage(Begin(s, "W # 256", "V"), ContextKind::kMain,
                                                             DType::kI8, "W", Axis{"K", 8}, s.m("K"), s.m("V"));
   ASSERT_FALSE(stage.ok());
   EXPECT_THAT(stage.status().message(), HasSubstr("Indirect Access: the table's rows `W` are spread over `W # 256`"));
@@ -323,14 +323,14 @@ TEST(IndirectFetchPlan, TheRowsLieWithinEachSlicesElement) {
 
 TEST(IndirectFetchPlan, TheLimitIsAtMostTheIterationLimit) {
   MappingScope s(*Axes::Parse("W = 16, V = 32, K = 65537"));
-  absl::StatusOr<FetchStage> stage = PlanIndirectFetchStage(Begin(s, "1 # 256", "W, V"), TuContextKind::kMain,
+  absl::StatusOr<FetchStage> stage = PlanIndirectFetchStage(Begin(s, "1 # 256", "W, V"), ContextKind::kMain,
                                                             DType::kI8, "W", Axis{"K", 65537}, s.m("K"), s.m("V"));
   ASSERT_FALSE(stage.ok());
   EXPECT_THAT(stage.status().message(),
               HasSubstr("Indirect Access: Iteration limit: the IndirectLoop's limit |K| = 65537 is over the 65536"));
   // 65,536 is allowed.
   MappingScope ok(*Axes::Parse("W = 16, V = 32, K = 65536"));
-  EXPECT_TRUE(PlanIndirectFetchStage(Begin(ok, "1 # 256", "W, V"), TuContextKind::kMain, DType::kI8, "W",
+  EXPECT_TRUE(PlanIndirectFetchStage(Begin(ok, "1 # 256", "W, V"), ContextKind::kMain, DType::kI8, "W",
                                      Axis{"K", 65536}, ok.m("K"), ok.m("V"))
                   .ok());
 }

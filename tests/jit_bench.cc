@@ -239,7 +239,7 @@ class MainOpCpuTime : public Backend {
   explicit MainOpCpuTime(Backend& inner) : inner_(inner) {}
   const char* name() const override { return inner_.name(); }
   absl::Status Run(const PipelineOp& op, const PipelineTensors& tensors) override {
-    if (op.context != TuContextKind::kMain) return inner_.Run(op, tensors);
+    if (op.context != ContextKind::kMain) return inner_.Run(op, tensors);
     const double start = ProcessCpuSeconds();
     const int64_t faults = MinorFaults();
     absl::Status status = inner_.Run(op, tensors);

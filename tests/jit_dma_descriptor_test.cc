@@ -28,13 +28,13 @@ DeviceMoves CountDeviceMoves(const Program& program) {
   for (const Op& op : program.ops) {
     const auto* dma = std::get_if<DmaOp>(&op.body);
     // A memset (fill) moves nothing: it writes a value (runtime/memset.h).
-    if (dma == nullptr || dma->indirect || dma->fill || !dma->src.handle || !dma->dst.handle) continue;
+    if (dma == nullptr || dma->indirect() || dma->fill() || !dma->src.handle || !dma->dst.handle) continue;
     ++count.moves;
-    if (dma->descriptors) {
+    if (dma->descriptors()) {
       ++count.described;
-      EXPECT_TRUE(dma->no_descriptors.empty());
+      EXPECT_TRUE(std::get<DmaMove>(dma->work).no_descriptors.empty());
     } else {
-      EXPECT_FALSE(dma->no_descriptors.empty()) << "a move without descriptors says why";
+      EXPECT_FALSE(std::get<DmaMove>(dma->work).no_descriptors.empty()) << "a move without descriptors says why";
     }
   }
   return count;

@@ -178,7 +178,7 @@ struct Planner {
   absl::StatusOr<FetchStage> Plan(DType dtype, const std::string& element, const std::string& time,
                                   const std::string& packet) {
     StreamShape begin{dtype, s.m("1"), s.m("1 # 2"), s.m("1 # 256"), s.m("1"), s.m(element)};
-    return PlanFetchStage(begin, nullptr, TuContextKind::kMain, dtype, s.m(time), s.m(packet), {});
+    return PlanFetchStage(begin, nullptr, ContextKind::kMain, dtype, s.m(time), s.m(packet), {});
   }
   MappingScope s;
 };

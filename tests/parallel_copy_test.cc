@@ -78,7 +78,7 @@ TEST(ParallelCopyTest, IsOneSubContextOpWithItsDescription) {
   ASSERT_EQ(ctx.program().ops.size(), before + 1);
   const Op& op = ctx.program().ops.back();
   const auto& pipe = std::get<PipelineOp>(op.body);
-  EXPECT_EQ(pipe.context, TuContextKind::kSub);
+  EXPECT_EQ(pipe.context, ContextKind::kSub);
   EXPECT_EQ(pipe.operation, "ParallelCopy");
   EXPECT_THAT(OpText(op, 0), HasSubstr("operation ParallelCopy"));
   OpDescription d = Describe(op);

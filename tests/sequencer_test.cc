@@ -159,7 +159,7 @@ TEST(SequencerManual, RearrangingAxes) {
   EXPECT_EQ(c.time_size(), 64);
   EXPECT_EQ(CheckWalk(p, c), "");
   // "The maximum fetch_size is 16."
-  ASSERT_OK_AND_ASSIGN_CONFIG(plan, PlanFetch(c, kI8, TensorUnitContext::kMain));
+  ASSERT_OK_AND_ASSIGN_CONFIG(plan, PlanFetch(c, kI8, ContextKind::kMain));
   EXPECT_EQ(plan.access_bytes, 16);
   EXPECT_EQ(plan.contiguous_bytes, 16);
   EXPECT_EQ(plan.accesses_per_packet, 1);
@@ -174,7 +174,7 @@ TEST(SequencerManual, SplittingAxes) {
   EXPECT_EQ(c.ToLabeledString(),
             "[A % 2 -> 2 : 64, B % 4 -> 4 : 8, A / 2 -> 4 : 128, B / 4 -> 2 : 32, C # 32 -> 32 : 1] : 32");
   EXPECT_EQ(CheckWalk(p, c), "");
-  ASSERT_OK_AND_ASSIGN_CONFIG(plan, PlanFetch(c, kI8, TensorUnitContext::kMain));
+  ASSERT_OK_AND_ASSIGN_CONFIG(plan, PlanFetch(c, kI8, ContextKind::kMain));
   EXPECT_EQ(plan.access_bytes, 32);  // "The maximum fetch_size is 32."
 }
 
@@ -184,7 +184,7 @@ TEST(SequencerManual, SlicingAxes) {
   EXPECT_EQ(c.ToString(), "[4 : 256, 3 : 64, 2 : 32, 2 : 8, 8 : 1] : 8");
   EXPECT_EQ(c.stream_size(), 4 * 3 * 2 * 2 * 8);
   EXPECT_EQ(CheckWalk(p, c), "");
-  ASSERT_OK_AND_ASSIGN_CONFIG(plan, PlanFetch(c, kI8, TensorUnitContext::kMain));
+  ASSERT_OK_AND_ASSIGN_CONFIG(plan, PlanFetch(c, kI8, ContextKind::kMain));
   EXPECT_EQ(plan.access_bytes, 8);  // "The maximum fetch_size is 8."
 }
 
@@ -198,7 +198,7 @@ TEST(SequencerManual, BroadcastingAxes) {
   // Every element is read 4 x 4 times.
   std::vector<int64_t> offsets = c.Offsets();
   for (int64_t a = 0; a < 16; ++a) EXPECT_EQ(std::count(offsets.begin(), offsets.end(), a), 16) << a;
-  ASSERT_OK_AND_ASSIGN_CONFIG(plan, PlanFetch(c, kI8, TensorUnitContext::kMain));
+  ASSERT_OK_AND_ASSIGN_CONFIG(plan, PlanFetch(c, kI8, ContextKind::kMain));
   EXPECT_EQ(plan.access_bytes, 4);  // "The maximum fetch_size is 4."
 }
 
@@ -383,7 +383,7 @@ TEST(FetchSequencer, FullyContiguous) {
   ASSERT_OK_AND_ASSIGN_CONFIG(c, Derive({"N=4,C=3,H=4,W=8", "N, C, H, W", "N, C, H", "W"}));
   EXPECT_EQ(c.ToString(), "[4 : 96, 3 : 32, 4 : 8, 8 : 1] : 8");
   EXPECT_EQ(c.contiguous_elements(), 384);  // 8 * 4 * 3 * 4
-  ASSERT_OK_AND_ASSIGN_CONFIG(plan, PlanFetch(c, kI8, TensorUnitContext::kMain));
+  ASSERT_OK_AND_ASSIGN_CONFIG(plan, PlanFetch(c, kI8, ContextKind::kMain));
   EXPECT_EQ(plan.contiguous_bytes, 384);
   EXPECT_EQ(plan.access_bytes, 8);
   EXPECT_EQ(plan.cycles, 48);
@@ -394,7 +394,7 @@ TEST(FetchSequencer, ThreeAxesNonContiguous) {
   // The manual prints the packet size as 8; Packet [N, H, W] holds 128 elements (vector 38).
   EXPECT_EQ(c.ToString(), "[3 : 32, 4 : 96, 4 : 8, 8 : 1] : 128");
   EXPECT_EQ(c.contiguous_elements(), 32);  // 8 * 4
-  ASSERT_OK_AND_ASSIGN_CONFIG(plan, PlanFetch(c, kI8, TensorUnitContext::kMain));
+  ASSERT_OK_AND_ASSIGN_CONFIG(plan, PlanFetch(c, kI8, ContextKind::kMain));
   EXPECT_EQ(plan.contiguous_bytes, 32);
   EXPECT_EQ(plan.access_bytes, 32);
   EXPECT_EQ(plan.accesses_per_packet, 4);
@@ -405,7 +405,7 @@ TEST(FetchSequencer, FourAxesNonContiguous) {
   ASSERT_OK_AND_ASSIGN_CONFIG(c, Derive({"N=4,C=3,H=4,W=8", "N, C, H, W", "1", "N, H, C, W"}));
   EXPECT_EQ(c.ToString(), "[4 : 96, 4 : 8, 3 : 32, 8 : 1] : 384");
   EXPECT_EQ(c.contiguous_elements(), 8);
-  ASSERT_OK_AND_ASSIGN_CONFIG(plan, PlanFetch(c, kI8, TensorUnitContext::kMain));
+  ASSERT_OK_AND_ASSIGN_CONFIG(plan, PlanFetch(c, kI8, ContextKind::kMain));
   EXPECT_EQ(plan.contiguous_bytes, 8);
   EXPECT_EQ(plan.access_bytes, 8);
   EXPECT_EQ(plan.accesses_per_packet, 48);
@@ -416,7 +416,7 @@ TEST(FetchSequencer, ContiguousRunOfTheNotesDocTest) {
   // Notes vector 39: [4:192, 3:64, 8:8, 8:1] : 8 -> contiguous run 768, max access 8.
   SequencerConfig c = Raw({{4, 192}, {3, 64}, {8, 8}, {8, 1}}, 1, 8);
   EXPECT_EQ(c.contiguous_elements(), 768);
-  ASSERT_OK_AND_ASSIGN_CONFIG(plan, PlanFetch(c, kI8, TensorUnitContext::kMain));
+  ASSERT_OK_AND_ASSIGN_CONFIG(plan, PlanFetch(c, kI8, ContextKind::kMain));
   EXPECT_EQ(plan.access_bytes, 8);
   // And the same configuration derived from Buf [N, C, H, W] (H = 8).
   ASSERT_OK_AND_ASSIGN_CONFIG(d, Derive({"N=4,C=3,H=8,W=8", "N, C, H, W", "N, C, H", "W"}));
@@ -432,12 +432,12 @@ TEST(FetchSequencer, ContiguousRunRules) {
 
 TEST(FetchSequencer, SubContextFetchesEightBytes) {
   ASSERT_OK_AND_ASSIGN_CONFIG(c, Derive({"N=4,C=3,H=4,W=8", "N, C, H, W", "N, C, H", "W"}));
-  ASSERT_OK_AND_ASSIGN_CONFIG(plan, PlanFetch(c, kI8, TensorUnitContext::kSub));
+  ASSERT_OK_AND_ASSIGN_CONFIG(plan, PlanFetch(c, kI8, ContextKind::kSub));
   EXPECT_EQ(plan.access_bytes, 8);
   EXPECT_EQ(plan.cycles, 48);
   // A 32-byte packet is four 8-byte fetches in the sub context.
   ASSERT_OK_AND_ASSIGN_CONFIG(big, Derive({"N=4,C=3,H=4,W=8", "N, C, H, W", "N, C", "H, W"}));
-  ASSERT_OK_AND_ASSIGN_CONFIG(sub, PlanFetch(big, kI8, TensorUnitContext::kSub));
+  ASSERT_OK_AND_ASSIGN_CONFIG(sub, PlanFetch(big, kI8, ContextKind::kSub));
   EXPECT_EQ(sub.access_bytes, 8);
   EXPECT_EQ(sub.accesses_per_packet, 4);
   EXPECT_EQ(sub.cycles, 48);
@@ -445,12 +445,12 @@ TEST(FetchSequencer, SubContextFetchesEightBytes) {
 
 TEST(FetchSequencer, SubContextRejectsFourBytePackets) {
   ASSERT_OK_AND_ASSIGN_CONFIG(c, Derive({"A=4", "A", "1", "A"}));
-  auto plan = PlanFetch(c, kI8, TensorUnitContext::kSub);
+  auto plan = PlanFetch(c, kI8, ContextKind::kSub);
   ASSERT_FALSE(plan.ok());
   EXPECT_THAT(std::string(plan.status().message()), StartsWith("fetch_size: "));
   EXPECT_THAT(std::string(plan.status().message()), HasSubstr("sub context"));
   // The main context fetches it in one 4-byte access.
-  ASSERT_OK_AND_ASSIGN_CONFIG(main, PlanFetch(c, kI8, TensorUnitContext::kMain));
+  ASSERT_OK_AND_ASSIGN_CONFIG(main, PlanFetch(c, kI8, ContextKind::kMain));
   EXPECT_EQ(main.access_bytes, 4);
 }
 
@@ -467,7 +467,7 @@ TEST(FetchSequencer, PaddingPacketsF8e4m3) {
     Problem p{"A=3,B=5,C=2", "A, B, C", row.time, row.packet};
     ASSERT_OK_AND_ASSIGN_CONFIG(c, Derive(p));
     EXPECT_EQ(CheckWalk(p, c), "");
-    ASSERT_OK_AND_ASSIGN_CONFIG(plan, PlanFetch(c, kF8, TensorUnitContext::kMain));
+    ASSERT_OK_AND_ASSIGN_CONFIG(plan, PlanFetch(c, kF8, ContextKind::kMain));
     EXPECT_EQ(plan.packet_bytes, row.packet_bytes);
     EXPECT_EQ(plan.access_bytes, row.access_bytes);
     EXPECT_EQ(plan.cycles, row.cycles);
@@ -513,7 +513,7 @@ TEST(Batching, I4ExamplesWithW16) {
     ASSERT_OK_AND_ASSIGN_CONFIG(c, Derive(p));
     EXPECT_EQ(c.ToString(), row.config);
     EXPECT_EQ(CheckWalk(p, c), "");
-    ASSERT_OK_AND_ASSIGN_CONFIG(plan, PlanFetch(c, kI4, TensorUnitContext::kMain));
+    ASSERT_OK_AND_ASSIGN_CONFIG(plan, PlanFetch(c, kI4, ContextKind::kMain));
     EXPECT_EQ(plan.contiguous_bytes, 384);  // "contiguous_sram_access_size = ... = 384"
     EXPECT_EQ(plan.packet_bytes, row.packet_bytes);
     EXPECT_EQ(plan.access_bytes, row.fetch_bytes);
@@ -534,7 +534,7 @@ TEST(Batching, I4ExamplesAsPrintedWithW8) {
     SCOPED_TRACE(row.packet);
     ASSERT_OK_AND_ASSIGN_CONFIG(c, Derive({"N=4,C=3,H=4,W=8", "N, C, H, W", row.time, row.packet}));
     EXPECT_EQ(c.ToString(), row.config);
-    ASSERT_OK_AND_ASSIGN_CONFIG(plan, PlanFetch(c, kI4, TensorUnitContext::kMain));
+    ASSERT_OK_AND_ASSIGN_CONFIG(plan, PlanFetch(c, kI4, ContextKind::kMain));
     EXPECT_EQ(plan.contiguous_bytes, 192);
     EXPECT_EQ(plan.packet_bytes, row.packet_bytes);
     EXPECT_EQ(plan.access_bytes, row.fetch_bytes);
@@ -548,7 +548,7 @@ TEST(Batching, FiveEightByteFetchesMakeAFortyBytePacket) {
   // together to create a single 40-byte packet": five non-contiguous 8-byte rows.
   ASSERT_OK_AND_ASSIGN_CONFIG(c, Derive({"A=5,B=8,R=2", "A, R # 4, B", "R", "A, B"}));
   EXPECT_EQ(c.ToString(), "[2 : 8, 5 : 32, 8 : 1] : 40");
-  ASSERT_OK_AND_ASSIGN_CONFIG(plan, PlanFetch(c, kI8, TensorUnitContext::kMain));
+  ASSERT_OK_AND_ASSIGN_CONFIG(plan, PlanFetch(c, kI8, ContextKind::kMain));
   EXPECT_EQ(plan.access_bytes, 8);
   EXPECT_EQ(plan.accesses_per_packet, 5);
   EXPECT_EQ(plan.cycles, 10);
@@ -565,7 +565,7 @@ TEST(CommitSequencer, NoTranspose) {
   ASSERT_OK_AND_ASSIGN_CONFIG(
       c, Derive({"M=4,K=2,W=8,N=16", "M, K, W", "M, K", "W # 32"}, SequencerMode::kCommit));
   EXPECT_EQ(c.ToString(), "[4 : 16, 2 : 8, 8 : 1] : 8");
-  ASSERT_OK_AND_ASSIGN_CONFIG(plan, PlanCommit(c, kI8, TensorUnitContext::kMain));
+  ASSERT_OK_AND_ASSIGN_CONFIG(plan, PlanCommit(c, kI8, ContextKind::kMain));
   EXPECT_EQ(plan.contiguous_bytes, 64);  // (8 * 2 * 4) elements x 1 byte
   EXPECT_EQ(plan.packet_bytes, 8);       // commit_in_size
   EXPECT_EQ(plan.access_bytes, 8);       // commit_size = gcd(64, 8)
@@ -578,7 +578,7 @@ TEST(CommitSequencer, Transpose) {
   ASSERT_OK_AND_ASSIGN_CONFIG(
       c, Derive({"M=4,K=2,W=8,N=16", "K, M, W", "M, K", "W"}, SequencerMode::kCommit));
   EXPECT_EQ(c.ToString(), "[4 : 8, 2 : 32, 8 : 1] : 8");
-  ASSERT_OK_AND_ASSIGN_CONFIG(plan, PlanCommit(c, kF32, TensorUnitContext::kMain));
+  ASSERT_OK_AND_ASSIGN_CONFIG(plan, PlanCommit(c, kF32, ContextKind::kMain));
   EXPECT_EQ(plan.contiguous_bytes, 32);  // 8 elements x 4 bytes
   EXPECT_EQ(plan.packet_bytes, 32);      // commit_in_size
   EXPECT_EQ(plan.access_bytes, 32);      // gcd(32, 32)
@@ -592,7 +592,7 @@ TEST(CommitSequencer, TransposeWithTruncation) {
   ASSERT_OK_AND_ASSIGN_CONFIG(
       c, Derive({"M=4,K=2,W=8,N=16", "K, M, N = 8", "M, K", "N"}, SequencerMode::kCommit));
   EXPECT_EQ(c.ToString(), "[4 : 8, 2 : 32, 8 : 1] : 8");
-  ASSERT_OK_AND_ASSIGN_CONFIG(plan, PlanCommit(c, kBF16, TensorUnitContext::kMain));
+  ASSERT_OK_AND_ASSIGN_CONFIG(plan, PlanCommit(c, kBF16, ContextKind::kMain));
   EXPECT_EQ(plan.contiguous_bytes, 16);  // 8 elements x 2 bytes
   EXPECT_EQ(plan.packet_bytes, 16);      // commit_in_size: 8 bf16 elements
   EXPECT_EQ(plan.access_bytes, 16);      // gcd(16, 16)
@@ -605,7 +605,7 @@ TEST(CommitSequencer, PaddingChunking) {
   ASSERT_OK_AND_ASSIGN_CONFIG(
       c, Derive({"M=4,K=2,W=8,N=16", "K, M, W # 16", "K", "M, W"}, SequencerMode::kCommit));
   EXPECT_EQ(c.ToString(), "[2 : 64, 4 : 16, 8 : 1] : 32");
-  ASSERT_OK_AND_ASSIGN_CONFIG(plan, PlanCommit(c, kI8, TensorUnitContext::kMain));
+  ASSERT_OK_AND_ASSIGN_CONFIG(plan, PlanCommit(c, kI8, ContextKind::kMain));
   EXPECT_EQ(plan.contiguous_bytes, 8);  // 8 elements x 1 byte
   EXPECT_EQ(plan.packet_bytes, 32);     // commit_in_size
   EXPECT_EQ(plan.access_bytes, 8);      // gcd(8, 32)
@@ -622,7 +622,7 @@ TEST(CommitSequencer, WritePaddedVector36) {
       c, Derive({"A=4,B=8", "A, B # 16", "1", "A, B"}, SequencerMode::kCommit));
   EXPECT_EQ(c.ToString(), "[4 : 16, 8 : 1] : 32");
   EXPECT_EQ(c.contiguous_elements(), 8);
-  ASSERT_OK_AND_ASSIGN_CONFIG(plan, PlanCommit(c, kI8, TensorUnitContext::kMain));
+  ASSERT_OK_AND_ASSIGN_CONFIG(plan, PlanCommit(c, kI8, ContextKind::kMain));
   EXPECT_EQ(plan.access_bytes, 8);
   EXPECT_EQ(plan.accesses_per_packet, 4);
 }
@@ -630,7 +630,7 @@ TEST(CommitSequencer, WritePaddedVector36) {
 TEST(CommitSequencer, SubContextCommitsEightBytes) {
   ASSERT_OK_AND_ASSIGN_CONFIG(
       c, Derive({"M=4,K=2,W=8,N=16", "K, M, W", "M, K", "W"}, SequencerMode::kCommit));
-  ASSERT_OK_AND_ASSIGN_CONFIG(plan, PlanCommit(c, kF32, TensorUnitContext::kSub));
+  ASSERT_OK_AND_ASSIGN_CONFIG(plan, PlanCommit(c, kF32, ContextKind::kSub));
   EXPECT_EQ(plan.access_bytes, 8);
   EXPECT_EQ(plan.accesses_per_packet, 4);
   EXPECT_EQ(plan.cycles, 32);
@@ -640,7 +640,7 @@ TEST(CommitSequencer, CommitInSizeMustBe8To32BytesInSteps) {
   for (const char* axes : {"A=4", "A=12", "A=40", "A=2"}) {
     SCOPED_TRACE(axes);
     ASSERT_OK_AND_ASSIGN_CONFIG(c, Derive({axes, "A", "1", "A"}, SequencerMode::kCommit));
-    auto plan = PlanCommit(c, kI8, TensorUnitContext::kMain);
+    auto plan = PlanCommit(c, kI8, ContextKind::kMain);
     ASSERT_FALSE(plan.ok());
     EXPECT_THAT(std::string(plan.status().message()), StartsWith("commit_in_size: "));
     EXPECT_THAT(std::string(plan.status().message()), HasSubstr("8, 16, 24 or 32"));
@@ -648,7 +648,7 @@ TEST(CommitSequencer, CommitInSizeMustBe8To32BytesInSteps) {
   for (const char* axes : {"A=8", "A=16", "A=24", "A=32"}) {
     SCOPED_TRACE(axes);
     ASSERT_OK_AND_ASSIGN_CONFIG(c, Derive({axes, "A", "1", "A"}, SequencerMode::kCommit));
-    EXPECT_TRUE(PlanCommit(c, kI8, TensorUnitContext::kMain).ok());
+    EXPECT_TRUE(PlanCommit(c, kI8, ContextKind::kMain).ok());
   }
 }
 

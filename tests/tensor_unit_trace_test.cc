@@ -61,7 +61,7 @@ TEST_F(TensorUnitTraceTest, DmaMovesAreRecordedInOrderWithPipelines) {
   ASSERT_EQ(program.ops.size(), 3u);
   const auto* first = std::get_if<DmaOp>(&program.ops[0].body);
   ASSERT_NE(first, nullptr);
-  EXPECT_EQ(first->context, "tdma");
+  EXPECT_EQ(first->context, ContextKind::kTdma);
   EXPECT_EQ(first->src.id, hbm.id());
   EXPECT_EQ(first->dst.id, dm->id());
   EXPECT_EQ(first->dst.text, dm->ToString());

@@ -12,6 +12,7 @@
 #include "tools/json_output.h"
 #include "tools/numeric_flag.h"
 #include "tools/progress.h"
+#include "tools/sample_selection.h"
 #include "tools/whole_kernel_bench.h"
 
 namespace visa::cli {
@@ -23,6 +24,9 @@ std::string FlagError(const BenchOptions& options) {
     return absl::StrCat("bench takes a SAMPLE or --all, not both (got --all and `", Excerpt(options.sample, 0), "`)");
   }
   if (!options.all && options.sample.empty()) return "bench needs a SAMPLE (or --all)";
+  if (options.include_slow && !options.all) {
+    return "--include-slow goes with --all (a sample named is measured whatever its size)";
+  }
   if (!options.all && samples::FindSample(options.sample) == nullptr) {
     return absl::StrCat("unknown sample `", Excerpt(options.sample, 0), "` (see `visa run --list`)");
   }
@@ -48,8 +52,10 @@ int BenchSampleCommand(const BenchOptions& options, std::ostream& out, std::ostr
     return 2;
   }
   std::vector<const samples::Sample*> chosen;
+  SampleSelection selection;
   if (options.all) {
-    for (const samples::Sample& sample : samples::AllSamples()) chosen.push_back(&sample);
+    selection = SelectAllSamples(options.include_slow);
+    chosen = selection.chosen;
   } else {
     chosen.push_back(samples::FindSample(options.sample));
   }
@@ -75,10 +81,14 @@ int BenchSampleCommand(const BenchOptions& options, std::ostream& out, std::ostr
     json.push_back(BenchJson(*figures));
     measured.push_back(std::move(*figures));
   }
+  for (const std::string& name : selection.skipped_slow) {
+    json.push_back({{"sample", name}, {"skipped", "slow (run it by name, or add --include-slow)"}});
+  }
   if (options.json) {
     out << (options.all ? json : json[0]).dump(2) << "\n";
   } else if (options.all) {
     out << WholeKernelTable(measured) << "\n";
+    if (std::string note = SkippedSlowNote(selection); !note.empty()) out << note << "\n\n";
     for (const SampleFigures& f : measured) out << WholeKernelText(f) << "\n";
   } else if (!measured.empty()) {
     out << WholeKernelText(measured[0]);
@@ -90,7 +100,8 @@ void AddBenchCommand(CLI::App& app, BenchOptions& options, int& exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "bench", "Time a sample (or every sample) on the interpreter and the JIT, fresh and warm (medians and ratios)");
   cmd->add_option("sample", options.sample, "Sample name (see `visa run --list`)");
-  cmd->add_flag("--all", options.all, "Every sample: a summary table, then each sample's ops");
+  cmd->add_flag("--all", options.all, "Every sample but the slow ones: a summary table, then each sample's ops");
+  cmd->add_flag("--include-slow", options.include_slow, "With --all, the slow samples too (minutes, gigabytes)");
   cmd->add_flag("--json", options.json, "JSON instead of the table: one object (with --all, an array of one per sample)");
   cmd->add_option("--repeat", options.repeat, "Runs per measurement (default 3)")
       ->check(WholeNumberIn(1, kMaxBenchRepeat));

@@ -17,7 +17,8 @@ inline constexpr int kMaxInterpSecondsLimit = 86400;
 
 struct BenchOptions {
   std::string sample;
-  bool all = false;  // every sample instead of `sample`
+  bool all = false;  // every sample but the slow ones instead of `sample` (tools/sample_selection.h)
+  bool include_slow = false;  // with --all, the slow samples too
   bool json = false;
   int repeat = 3;   // runs per measurement (the median is reported), 1 to kMaxBenchRepeat
   int threads = 0;  // JIT threads; 0: the host's hardware threads, else 1 to jit::kMaxThreads

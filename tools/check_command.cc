@@ -10,6 +10,7 @@
 #include "interp/interpreter.h"
 #include "jit/jit_backend.h"
 #include "nlohmann/json.hpp"
+#include "tools/sample_selection.h"
 #include "samples/sample.h"
 #include "tools/progress.h"
 
@@ -48,12 +49,18 @@ void PrintText(const samples::Sample& sample, const Outcome& outcome, std::ostre
 
 int CheckSampleCommand(const CheckOptions& options, std::ostream& out, std::ostream& err) {
   std::vector<const samples::Sample*> chosen;
+  SampleSelection selection;
   if (options.all && !options.sample.empty()) {
     err << "error: check takes a SAMPLE or --all, not both (got --all and `" << Excerpt(options.sample, 0) << "`)\n";
     return 2;
   }
+  if (options.include_slow && !options.all) {
+    err << "error: --include-slow goes with --all (a sample named is checked whatever its size)\n";
+    return 2;
+  }
   if (options.all) {
-    for (const samples::Sample& sample : samples::AllSamples()) chosen.push_back(&sample);
+    selection = SelectAllSamples(options.include_slow);
+    chosen = selection.chosen;
   } else {
     const samples::Sample* sample = samples::FindSample(options.sample);
     if (sample == nullptr) {
@@ -85,8 +92,12 @@ int CheckSampleCommand(const CheckOptions& options, std::ostream& out, std::ostr
   }
   progress.Finish();
   if (options.json) {
-    nlohmann::json summary = {{"samples", results}, {"identical", counts[0]}, {"different", counts[1]}, {"errors", counts[2]}};
+    nlohmann::json summary = {{"samples", results},   {"identical", counts[0]},
+                              {"different", counts[1]}, {"errors", counts[2]},
+                              {"skipped_slow", selection.skipped_slow}};
     out << summary.dump(2) << "\n";
+  } else if (std::string note = SkippedSlowNote(selection); !note.empty()) {
+    out << note << "\n";
   }
   return worst;
 }
@@ -94,7 +105,8 @@ int CheckSampleCommand(const CheckOptions& options, std::ostream& out, std::ostr
 void AddCheckCommand(CLI::App& app, CheckOptions& options, int& exit_code) {
   CLI::App* cmd = app.add_subcommand("check", "Run a sample on the interpreter and the JIT and compare every op");
   cmd->add_option("sample", options.sample, "Sample name (see `visa run --list`)");
-  cmd->add_flag("--all", options.all, "Check every sample");
+  cmd->add_flag("--all", options.all, "Check every sample but the slow ones (the manual's full sizes)");
+  cmd->add_flag("--include-slow", options.include_slow, "With --all, the slow samples too (minutes, gigabytes)");
   cmd->add_flag("--json", options.json, "One JSON object with every sample's result");
   cmd->callback([&options, &exit_code] {
     if (!options.all && options.sample.empty()) {

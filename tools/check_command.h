@@ -15,8 +15,9 @@ namespace visa::cli {
 
 struct CheckOptions {
   std::string sample;
-  bool all = false;  // every sample
-  bool json = false;  // {"samples": [{"sample", "result", "detail"}], "identical", "different", "errors"}
+  bool all = false;  // every sample but the slow ones (tools/sample_selection.h)
+  bool include_slow = false;  // with --all, the slow samples too
+  bool json = false;  // {"samples": [{"sample", "result", "detail"}], "identical", "different", "errors", "skipped_slow"}
   bool progress = true;  // with --all, done / total on stderr when it is a terminal (tools/progress.h)
 };
 

@@ -20,7 +20,7 @@ class ProgressBackend : public Backend {
   }
   absl::Status Run(const DmaOp& op, const DmaTensors& tensors) override {
     absl::Status status = inner_.Run(op, tensors);
-    progress_.Step(op.context);
+    progress_.Step(ContextName(op.context));
     return status;
   }
 

@@ -74,7 +74,7 @@ absl::Status RunIndirect(const SeqOptions& options, const Axes& axes, DType dtyp
   ASSIGN_OR_RETURN(Mapping cluster, ParseMapping("1 # 2", axes));
   ASSIGN_OR_RETURN(Mapping slice, ParseMapping("1 # 256", axes));
   const StreamShape begin{dtype, one, cluster, slice, one, buf, std::nullopt};
-  const TuContextKind context = options.context == "sub" ? TuContextKind::kSub : TuContextKind::kMain;
+  const ContextKind context = options.context == "sub" ? ContextKind::kSub : ContextKind::kMain;
   ASSIGN_OR_RETURN(FetchStage stage, PlanIndirectFetchStage(begin, context, dtype, rows, key.axis(), time, packet));
   const IndirectLoop& loop = stage.indirect->loop;
   std::string config = loop.sequencer;
@@ -126,7 +126,7 @@ absl::Status Run(const SeqOptions& options, std::ostream& out) {
   if (options.context != "main" && options.context != "sub") {
     return absl::InvalidArgumentError(absl::StrCat("unknown context `", options.context, "` (main, sub)"));
   }
-  TensorUnitContext context = options.context == "sub" ? TensorUnitContext::kSub : TensorUnitContext::kMain;
+  ContextKind context = options.context == "sub" ? ContextKind::kSub : ContextKind::kMain;
   ASSIGN_OR_RETURN(Mapping buf, ParseMapping(options.buf, axes));
   if (!options.indirect.empty()) return RunIndirect(options, axes, dtype, buf, time, packet, out);
   SequencerMode mode = options.write ? SequencerMode::kCommit : SequencerMode::kRead;

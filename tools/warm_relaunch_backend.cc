@@ -24,7 +24,7 @@ std::vector<DeviceTensor> Reads(const PipelineTensors& t) {
 
 std::vector<DeviceTensor> Reads(const DmaOp& op, const DmaTensors& t) {
   std::vector<DeviceTensor> reads;
-  if (!op.fill) reads.push_back(t.src);
+  if (!op.fill()) reads.push_back(t.src);
   if (t.index) reads.push_back(*t.index);
   if (t.base) reads.push_back(*t.base);
   return reads;
