@@ -19,6 +19,7 @@
 #include "jit/indirect_fetch.h"
 #include "jit/indirect_kernel.h"
 #include "jit/in_place.h"
+#include "jit/in_place_reduce.h"
 #include "jit/in_place_vector.h"
 #include "jit/live_units.h"
 #include "jit/mapping_facts.h"
@@ -832,6 +833,8 @@ absl::Status JitBackend::Run(const PipelineOp& op, const PipelineTensors& tensor
   if (direct_pipelines_ && HasVectorStage(op)) {
     ASSIGN_OR_RETURN(bool in_place, RunVectorInPlace(*kernels_, op, tensors));
     if (in_place) return absl::OkStatus();
+    ASSIGN_OR_RETURN(bool reduced, RunReduceInPlace(*kernels_, op, tensors));
+    if (reduced) return absl::OkStatus();
   }
   ++kernels_->stats().staged_pipelines;
   if (std::optional<PipelineOp> trimmed = TrimToLiveUnits(op)) {
@@ -959,6 +962,8 @@ absl::Status JitBackend::PrepareOp(const Op& op) {
   if (direct_pipelines_ && HasVectorStage(pipe)) {
     ASSIGN_OR_RETURN(bool in_place, PrepareVectorInPlace(*kernels_, pipe));
     if (in_place) return absl::OkStatus();
+    ASSIGN_OR_RETURN(bool reduced, PrepareReduceInPlace(*kernels_, pipe));
+    if (reduced) return absl::OkStatus();
   }
   ASSIGN_OR_RETURN(const FusedContraction* fused, FusedPlanFor(pipe));
   if (fused != nullptr) {

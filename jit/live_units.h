@@ -20,6 +20,11 @@ namespace visa::jit {
 // whose units differ, or live units that are not the first ones.
 std::optional<PipelineOp> TrimToLiveUnits(const PipelineOp& op);
 
+// How many of a stream's units (chip x cluster x slice, in that order) come before its last one
+// that holds an index, when those are the first ones: all units without padding, nullopt when the
+// live units are not a prefix.
+std::optional<int64_t> LiveUnitPrefix(const StreamShape& shape);
+
 // The units a pipeline's streams span (chip x cluster x slice positions of its begin stage).
 int64_t LiveUnitCount(const PipelineOp& op);
 

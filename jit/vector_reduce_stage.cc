@@ -99,20 +99,22 @@ absl::StatusOr<ReadyReduce> ReadyReduceStep(KernelCache& kernels, const VeStep& 
 }
 
 void RunReadyReduce(KernelCache& kernels, const ReadyReduce& ready, const std::vector<uint8_t>& data,
-                    std::vector<uint8_t>& out) {
+                    std::vector<uint8_t>& out, int64_t blocks) {
+  const int64_t run = blocks < 0 ? ready.blocks : std::min(blocks, ready.blocks);
+  const int threads = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(ready.threads, run)));
   VISA_CHECK(static_cast<int64_t>(data.size()) == 4 * ready.in_elements, "a reduction reads its input layout");
   const auto* in = reinterpret_cast<const uint32_t*>(data.data());
   out.resize(static_cast<size_t>(4 * ready.out_elements));
   auto* lanes = reinterpret_cast<uint32_t*>(out.data());
   if (ready.intra != nullptr) {
-    Parallel(ready.blocks, ready.threads, [&](int64_t begin, int64_t end) {
+    Parallel(run, threads, [&](int64_t begin, int64_t end) {
       // Beyond eight output steps the kernel tracks contributions here (fewer stay in values).
       uint8_t small[64];
       std::vector<uint8_t> large(ready.out_steps > 64 ? static_cast<size_t>(ready.out_steps) : 0);
       ready.intra(in, lanes, ready.valid->data(), large.empty() ? small : large.data(), begin, end);
     }, 1);
   } else {
-    Parallel(ready.blocks, ready.threads, [&](int64_t begin, int64_t end) { ready.inter(in, lanes, begin, end); }, 1);
+    Parallel(run, threads, [&](int64_t begin, int64_t end) { ready.inter(in, lanes, begin, end); }, 1);
   }
   ++kernels.stats().compiled_reductions;
 }

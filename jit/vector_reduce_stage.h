@@ -27,9 +27,10 @@ struct ReadyReduce {
   int threads = 1;
 };
 absl::StatusOr<ReadyReduce> ReadyReduceStep(KernelCache& kernels, const VeStep& step);
-// `data` (the step's input image) reduced into `out` (resized to the output's positions).
+// `data` (the step's input image) reduced into `out` (resized to the output's positions): every
+// block, or the first `blocks` (the others are padding units whose results no one reads).
 void RunReadyReduce(KernelCache& kernels, const ReadyReduce& ready, const std::vector<uint8_t>& data,
-                    std::vector<uint8_t>& out);
+                    std::vector<uint8_t>& out, int64_t blocks = -1);
 
 // `data` is the stream laid out by the step's input Full(); returns its output's bytes.
 absl::StatusOr<std::vector<uint8_t>> RunReduceStep(KernelCache& kernels, const VeStep& step,

@@ -1,0 +1,477 @@
+// InPlaceReduce: a vector pipeline with reductions on kept scratch images (in_place_reduce.h).
+#include "jit/in_place_reduce.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "absl/hash/hash.h"
+#include "absl/strings/str_cat.h"
+#include "dsl/layout.h"
+#include "dsl/status_macros.h"
+#include "jit/element_op.h"
+#include "jit/fused_contraction.h"
+#include "jit/in_place.h"
+#include "jit/live_units.h"
+#include "jit/op_memo.h"
+#include "jit/parallel.h"
+#include "jit/vector_reduce_stage.h"
+#include "jit/vector_stage.h"
+#include "runtime/device.h"
+
+namespace visa::jit {
+namespace {
+
+// An end as a kept plan knows it (as in_place_vector.cc's): the placement object (weakly), its
+// Element and window; else everything the plan reads of a tensor placed anew.
+struct End {
+  std::weak_ptr<const Placement> placement;
+  const Placement* object = nullptr;
+  Mapping element;
+  int64_t window_offset = 0;
+  bool view = false;
+  Tier tier = Tier::kDm;
+  int64_t address = 0;
+  DType dtype = DType::kI32;
+  Mapping full;
+
+  static End Of(const DeviceTensor& tensor) {
+    return End{tensor.shared_placement(), &tensor.placement(), tensor.element(), tensor.window_offset(),
+               tensor.is_view(), tensor.tier(), tensor.placement().address, tensor.dtype(), tensor.full_mapping()};
+  }
+  bool Matches(const DeviceTensor& tensor) const {
+    if (view != tensor.is_view() || window_offset != tensor.window_offset() || !(element == tensor.element())) {
+      return false;
+    }
+    if (!placement.expired() && object == &tensor.placement()) return true;
+    return tier == tensor.tier() && address == tensor.placement().address && dtype == tensor.dtype() &&
+           full == tensor.full_mapping();
+  }
+};
+
+// One step of the stage as it runs on the scratch images.
+struct Action {
+  enum class Kind { kSegment, kRelayout, kReduce };
+  Kind kind = Kind::kSegment;
+  VectorFn fn = nullptr;          // kSegment
+  std::vector<int> images;        // kSegment: indices into Plan::images
+  std::optional<ReadyNest> move;  // kRelayout: the image into the next layout, by index
+  std::optional<ReadyReduce> reduce;
+  int64_t blocks = 0;             // kReduce: the blocks that hold live units
+  int64_t positions = 0;          // the layout's positions after the action
+  int64_t live = 0;               // of those, the first ones, in the units that hold an index
+};
+
+// A VRF operand placed in a segment's layout by a compiled move from where it lies.
+struct VrfImage {
+  int vrf = 0;
+  ReadyNest nest;
+  int64_t positions = 0;  // the image's (the segment's layout)
+};
+
+// The images a run computes in; kept with the plan, so a relaunch allocates and faults nothing.
+// Ops of one backend run one at a time.
+struct Scratch {
+  std::vector<uint8_t> current, next;
+  std::vector<uint8_t> tags;  // all 0: Unconditional ids, never written (no Comparison kernel)
+  std::vector<std::vector<uint8_t>> images;
+};
+
+struct Plan {
+  ReadyNest move_in;   // the input into the first layout, each position by index
+  int64_t first_positions = 0, first_live = 0;
+  std::vector<Action> actions;
+  ReadyNest move_out;  // the last layout into the output, by index
+  std::vector<VrfImage> images;
+  int64_t most_positions = 0;
+  // Bound to the ends on the plan's first run.
+  Tier dst_tier = Tier::kDm, src_tier = Tier::kDm;
+  int64_t dst_offset = 0, src_offset = 0;
+  std::vector<std::pair<Tier, int64_t>> vrf_offsets;  // per VRF operand, from its memory's first unit
+  std::shared_ptr<Scratch> scratch = std::make_shared<Scratch>();
+};
+
+using Planned = std::variant<Plan, std::string>;
+
+bool IsRelabel(const Stage& stage) {
+  return std::holds_alternative<SwitchStage>(stage) || std::holds_alternative<CollectStage>(stage) ||
+         std::holds_alternative<TransposeStage>(stage);
+}
+Mapping RelabelOut(const Stage& stage) {
+  if (const auto* sw = std::get_if<SwitchStage>(&stage)) return sw->out.Full();
+  if (const auto* collect = std::get_if<CollectStage>(&stage)) return collect->out.Full();
+  return std::get<TransposeStage>(stage).out.Full();
+}
+bool IsRelayout(VeStep::Kind kind) {
+  return kind == VeStep::Kind::kSplit || kind == VeStep::Kind::kTrim || kind == VeStep::Kind::kConcat ||
+         kind == VeStep::Kind::kPad;
+}
+
+// The units of a stream (chip x cluster x slice) and the positions of each.
+int64_t Units(const StreamShape& shape) { return shape.chip.size() * shape.cluster.size() * shape.slice.size(); }
+
+// The first units a run computes: every unit that holds an index is among them (live_units.h), so
+// the others, padding, are never moved into, computed or reduced (nothing reads them). With an
+// inter-slice reduce, whole clusters (its blocks).
+int64_t LiveUnits(const StreamShape& shape, bool whole_clusters) {
+  const int64_t units = Units(shape);
+  int64_t live = LiveUnitPrefix(shape).value_or(units);
+  if (whole_clusters) {
+    const int64_t slices = shape.slice.size();
+    live = (live + slices - 1) / slices * slices;
+  }
+  return std::min(live, units);
+}
+int64_t LivePositions(const StreamShape& shape, int64_t live_units) {
+  return shape.Full().size() / Units(shape) * live_units;
+}
+
+// The stage's segments and steps in run order: a segment by its index in SegmentsOf's specs, else
+// the step that ends one.
+struct Item {
+  int segment = -1;
+  const VeStep* step = nullptr;
+};
+std::vector<Item> RunOrder(const VectorStage& stage) {
+  std::vector<Item> order;
+  bool in_segment = false;
+  int segments = 0;
+  for (const VeStep& step : stage.steps) {
+    if (step.kind == VeStep::Kind::kReinterpret) continue;  // bits are bits
+    if (step.kind == VeStep::Kind::kOp) {
+      if (!in_segment) order.push_back(Item{segments++, nullptr});
+      in_segment = true;
+      continue;
+    }
+    in_segment = false;
+    order.push_back(Item{-1, &step});
+  }
+  return order;
+}
+
+// The plan from the ends' layouts alone (no device memory is touched): what Prepare compiles and
+// what a run binds to its tensors.
+absl::StatusOr<Planned> Build(KernelCache& kernels, const PipelineOp& op, const DeviceTensor& input,
+                              const DeviceTensor& output, const std::vector<const DeviceTensor*>& vrfs) {
+  using R = Planned;
+  if (op.fetch_index) return R(std::string("an indirect fetch"));
+  if (op.stages.size() < 4) return R(std::string("no vector stage"));
+  if (std::get<BeginStage>(op.stages[0]).interleave) return R(std::string("an interleaved fetch"));
+  const auto* commit = std::get_if<CommitStage>(&op.stages.back());
+  if (commit != nullptr && !commit->slices.all()) return R(std::string("the commit leaves some slices as they were"));
+  const auto* fetch = std::get_if<FetchStage>(&op.stages[1]);
+  if (fetch == nullptr || fetch->indirect) return R(std::string("no plain fetch"));
+  if (fetch->adapter.pad_value) return R(std::string("the fetch pads its stream with a value"));
+  const VectorStage* stage = nullptr;
+  Mapping last = fetch->out.Full();
+  for (size_t i = 2; i + 1 < op.stages.size(); ++i) {
+    const Stage& s = op.stages[i];
+    if (const auto* v = std::get_if<VectorStage>(&s); v != nullptr && stage == nullptr) {
+      stage = v;
+      last = v->out.Full();
+    } else if (IsRelabel(s)) {
+      last = RelabelOut(s);
+    } else {
+      return R(absl::StrCat("a stage besides one vector stage changes values: ", DescribeStage(s)));
+    }
+  }
+  if (stage == nullptr) return R(std::string("no vector stage"));
+  if (stage->branch.kind != BranchMode::Kind::kUnconditional) return R(std::string("execution ids not all 0"));
+  if (!stage->unzip_axis.empty()) return R(std::string("two-group mode"));
+  if (fetch->out.dtype != stage->in.dtype || StorageBits(fetch->out.dtype) != 32 ||
+      StorageBits(stage->out.dtype) != 32) {
+    return R(std::string("a stream that is not 32-bit from the fetch to the store"));
+  }
+  if (stage->out.dtype != output.dtype()) return R(std::string("the store changes the element type"));
+  const std::optional<Mapping> to = InPlaceLayout(output);
+  const std::optional<Mapping> from = InPlaceLayout(input);
+  if (!from || !to) return R(std::string("an end is not in a dense memory"));
+  if (MayOverlap(input, output)) return R(std::string("the input and the output may share bytes"));
+
+  const StageSegments segments = SegmentsOf(*stage);
+  Plan plan;
+  Mapping layout = stage->in.Full();
+  bool leading = true, reduces = false;
+  bool inter = false;
+  for (const VeStep& step : stage->steps) inter = inter || step.kind == VeStep::Kind::kInterReduce;
+  StreamShape shape = stage->in;
+  int64_t live_units = LiveUnits(shape, inter);
+  size_t kept_actions = 0;  // the actions before the trailing relayouts (folded into the store)
+  Mapping out_layout = layout;
+  for (const Item& item : RunOrder(*stage)) {
+    if (item.segment >= 0) {
+      leading = false;
+      Action action;
+      for (int vrf : segments.image_vrfs[item.segment]) {
+        if (vrf < 0) return R(std::string("a stash operand"));
+        if (vrf >= static_cast<int>(vrfs.size()) || vrfs[vrf] == nullptr) return R(std::string("a VRF operand unknown"));
+        const DeviceTensor& operand = *vrfs[vrf];
+        const std::optional<Mapping> source = InPlaceLayout(operand);
+        if (!source || StorageBits(operand.dtype()) != 32) return R(std::string("a VRF operand not in place"));
+        if (MayOverlap(operand, output)) return R(std::string("a VRF operand may share bytes with the output"));
+        ASSIGN_OR_RETURN(std::optional<ReadyNest> nest,
+                         kernels.ReadyBetweenBuffers(layout, *source, CopyOp(DType::kI32), layout.size(),
+                                                     InPlacePositions(operand), /*allow_drop=*/true));
+        if (!nest) return R(std::string("a VRF operand's move has no loop nest"));
+        action.images.push_back(static_cast<int>(plan.images.size()));
+        plan.images.push_back(VrfImage{vrf, *std::move(nest), layout.size()});
+      }
+      ASSIGN_OR_RETURN(action.fn, kernels.Vector(segments.specs[item.segment]));
+      action.positions = layout.size();
+      action.live = LivePositions(shape, live_units);
+      plan.actions.push_back(std::move(action));
+      kept_actions = plan.actions.size();
+      out_layout = layout;
+      continue;
+    }
+    const VeStep& step = *item.step;
+    const Mapping next = step.out.Full();
+    if (IsRelayout(step.kind)) {
+      if (!kernels.HasNest(next, layout) || !kernels.HasNest(layout, next)) {
+        return R(std::string("a relayout that drops or adds indices"));
+      }
+      if (!leading) {
+        Action action;
+        action.kind = Action::Kind::kRelayout;
+        ASSIGN_OR_RETURN(action.move, kernels.ReadyBetweenBuffers(next, layout, CopyOp(DType::kI32), next.size(),
+                                                                  layout.size(), /*allow_drop=*/false));
+        if (!action.move) return R(std::string("a relayout has no loop nest"));
+        action.positions = next.size();
+        action.live = LivePositions(step.out, live_units);
+        plan.actions.push_back(std::move(action));
+      }
+      if (Units(step.out) != Units(shape)) return R(std::string("a relayout changes the units"));
+      layout = next;
+      shape = step.out;
+      continue;
+    }
+    if (step.kind == VeStep::Kind::kIntraReduce || step.kind == VeStep::Kind::kInterReduce) {
+      leading = false;
+      reduces = true;
+      Action action;
+      action.kind = Action::Kind::kReduce;
+      ASSIGN_OR_RETURN(action.reduce, ReadyReduceStep(kernels, step));
+      if (action.reduce->in_elements != layout.size()) return R(std::string("a reduction reads another layout"));
+      if (step.kind == VeStep::Kind::kIntraReduce) {
+        // A block per unit, the output's units the input's.
+        if (action.reduce->blocks != Units(shape) || Units(step.out) != Units(shape)) {
+          return R(std::string("an intra-slice reduce whose blocks are not the units"));
+        }
+        action.blocks = live_units;
+      } else {
+        // A block per cluster: the live clusters, whole.
+        const int64_t slices = shape.slice.size();
+        if (action.reduce->blocks * slices != Units(shape) || live_units % slices != 0) {
+          return R(std::string("an inter-slice reduce whose blocks are not the clusters"));
+        }
+        action.blocks = live_units / slices;
+        live_units = action.blocks * step.out.slice.size();
+      }
+      action.positions = action.reduce->out_elements;
+      action.live = LivePositions(step.out, live_units);
+      plan.actions.push_back(std::move(action));
+      kept_actions = plan.actions.size();
+      layout = next;
+      shape = step.out;
+      out_layout = layout;
+      continue;
+    }
+    return R(absl::StrCat("a step that keeps values or merges groups: ", step.call));
+  }
+  if (!reduces) return R(std::string("no reduction"));
+  plan.actions.resize(kept_actions);  // the trailing relayouts keep every index: the store moves by index
+  // The first layout: the one the first action reads (the leading relayouts folded into the fetch).
+  Mapping first = stage->in.Full();
+  for (const Item& item : RunOrder(*stage)) {
+    if (item.segment >= 0 || !IsRelayout(item.step->kind)) break;
+    first = item.step->out.Full();
+  }
+  plan.first_positions = first.size();
+  plan.first_live = first.size() / Units(stage->in) * LiveUnits(stage->in, inter);  // relayouts keep the units
+  if (!kernels.HasNest(first, *from) || !kernels.HasNest(*to, out_layout) || !kernels.HasNest(*to, last)) {
+    return R(std::string("a move between the ends and the stream has no loop nest"));
+  }
+  ASSIGN_OR_RETURN(ElementOp fetch_op, FetchAdapterOp(*fetch, false, InPlacePositions(input)));
+  ASSIGN_OR_RETURN(std::optional<ReadyNest> move_in,
+                   kernels.ReadyBetweenBuffers(first, *from, fetch_op, first.size(), InPlacePositions(input),
+                                               /*allow_drop=*/true));
+  ASSIGN_OR_RETURN(std::optional<ReadyNest> move_out,
+                   kernels.ReadyBetweenBuffers(*to, out_layout, CopyOp(output.dtype()), InPlacePositions(output),
+                                               out_layout.size(), /*allow_drop=*/true));
+  if (!move_in || !move_out) return R(std::string("a move between the ends and the stream has no loop nest"));
+  plan.move_in = *std::move(move_in);
+  plan.move_out = *std::move(move_out);
+  plan.most_positions = plan.first_positions;
+  for (const Action& action : plan.actions) plan.most_positions = std::max(plan.most_positions, action.positions);
+  return R(std::move(plan));
+}
+
+absl::StatusOr<Planned> MakePlan(KernelCache& kernels, const PipelineOp& op, const PipelineTensors& tensors) {
+  std::vector<const DeviceTensor*> vrfs;
+  for (const DeviceTensor& vrf : tensors.vrf_operands) vrfs.push_back(&vrf);
+  ASSIGN_OR_RETURN(Planned planned, Build(kernels, op, tensors.inputs[0], tensors.output, vrfs));
+  Plan* plan = std::get_if<Plan>(&planned);
+  if (plan == nullptr) return planned;
+  auto offset = [](const DeviceTensor& tensor) -> std::optional<int64_t> {
+    std::optional<InPlace> where = InPlaceOf(tensor);
+    const uint8_t* memory = tensor.device().UnitData(tensor.tier(), 0);
+    if (!where || memory == nullptr) return std::nullopt;
+    return where->data - memory;
+  };
+  const std::optional<int64_t> dst = offset(tensors.output), src = offset(tensors.inputs[0]);
+  if (!dst || !src) return Planned(std::string("a memory without a host block"));
+  plan->dst_tier = tensors.output.tier();
+  plan->src_tier = tensors.inputs[0].tier();
+  plan->dst_offset = *dst;
+  plan->src_offset = *src;
+  for (const DeviceTensor& vrf : tensors.vrf_operands) {
+    const std::optional<int64_t> at = offset(vrf);
+    plan->vrf_offsets.emplace_back(vrf.tier(), at.value_or(-1));
+  }
+  for (const VrfImage& image : plan->images) {
+    if (plan->vrf_offsets[image.vrf].second < 0) return Planned(std::string("a VRF memory without a host block"));
+  }
+  return planned;
+}
+
+// The op's kept plan for the ends it was made for.
+struct Slot {
+  std::string stages;  // the op's PipelineKey when it has no serial
+  std::optional<End> input, output;
+  std::vector<End> vrfs;
+  int threads = 0;
+  std::shared_ptr<const Planned> planned;
+
+  bool Matches(const PipelineTensors& tensors, int now_threads) const {
+    if (planned == nullptr || threads != now_threads || !output || !output->Matches(tensors.output)) return false;
+    if (tensors.inputs.empty() || !input || !input->Matches(tensors.inputs[0])) return false;
+    if (vrfs.size() != tensors.vrf_operands.size()) return false;
+    for (size_t k = 0; k < vrfs.size(); ++k) {
+      if (!vrfs[k].Matches(tensors.vrf_operands[k])) return false;
+    }
+    return true;
+  }
+};
+struct Kept {
+  mutable Slot slot;
+};
+
+absl::StatusOr<std::shared_ptr<const Planned>> PlanFor(KernelCache& kernels, const PipelineOp& op,
+                                                       const PipelineTensors& tensors) {
+  if (tensors.inputs.empty()) return std::make_shared<const Planned>(std::string("no input"));
+  std::string stages;
+  uint64_t serial = op.serial;
+  if (serial == 0) {
+    stages = PipelineKey(op);
+    serial = absl::HashOf(stages) | (uint64_t{1} << 63);
+  }
+  ASSIGN_OR_RETURN(std::shared_ptr<const Kept> kept,
+                   kernels.memo().Get<Kept>(serial, MemoPart(0xffff, 0, 0xa2), [] { return Kept{}; }));
+  Slot& slot = kept->slot;
+  if (slot.stages == stages && slot.Matches(tensors, kernels.threads())) return slot.planned;
+  slot.stages = stages;
+  ASSIGN_OR_RETURN(Planned planned, MakePlan(kernels, op, tensors));
+  if (std::getenv("VISA_JIT_DEBUG") != nullptr) {
+    const auto* reason = std::get_if<std::string>(&planned);
+    std::fprintf(stderr, "vector reduce pipeline: %s\n",
+                 reason ? absl::StrCat("staged: ", *reason).c_str() : "on kept images, device to device");
+  }
+  slot.input = End::Of(tensors.inputs[0]);
+  slot.output = End::Of(tensors.output);
+  slot.vrfs.clear();
+  for (const DeviceTensor& vrf : tensors.vrf_operands) slot.vrfs.push_back(End::Of(vrf));
+  slot.threads = kernels.threads();
+  slot.planned = std::make_shared<const Planned>(std::move(planned));
+  return slot.planned;
+}
+
+// `bytes` as `positions` 32-bit values, the first `live` zeroed (its capacity kept from run to run;
+// what follows is padding units no one reads).
+void Zero(std::vector<uint8_t>& bytes, int64_t positions, int64_t live) {
+  bytes.resize(static_cast<size_t>(4 * positions));
+  std::memset(bytes.data(), 0, static_cast<size_t>(4 * live));
+}
+
+absl::Status RunPlan(KernelCache& kernels, const Plan& plan, const PipelineTensors& tensors) {
+  // As the staged stage reads them (Staged::Read): every VRF operand must have been written.
+  for (const DeviceTensor& vrf : tensors.vrf_operands) RETURN_IF_ERROR(vrf.CheckReadable());
+  Scratch& scratch = *plan.scratch;
+  if (static_cast<int64_t>(scratch.tags.size()) < plan.most_positions) scratch.tags.assign(plan.most_positions, 0);
+  if (scratch.images.size() != plan.images.size()) {
+    // Zeroed once: each run's moves write the same positions again, the others stay 0.
+    for (const VrfImage& image : plan.images) scratch.images.emplace_back(static_cast<size_t>(4 * image.positions), 0);
+  }
+  uint8_t* out = tensors.output.device().UnitData(plan.dst_tier, 0) + plan.dst_offset;
+  const uint8_t* in = tensors.inputs[0].device().UnitData(plan.src_tier, 0) + plan.src_offset;
+  Zero(scratch.current, plan.first_positions, plan.first_live);
+  plan.move_in.Run(scratch.current.data(), in);
+  kernels.Count(plan.move_in);
+  for (const Action& action : plan.actions) {
+    switch (action.kind) {
+      case Action::Kind::kSegment: {
+        std::vector<const uint32_t*> bases;
+        for (int k : action.images) {
+          const VrfImage& image = plan.images[k];
+          const auto& [tier, offset] = plan.vrf_offsets[image.vrf];
+          const uint8_t* vrf = tensors.vrf_operands[image.vrf].device().UnitData(tier, 0) + offset;
+          image.nest.Run(scratch.images[k].data(), vrf);
+          kernels.Count(image.nest);
+          bases.push_back(reinterpret_cast<const uint32_t*>(scratch.images[k].data()));
+        }
+        uint32_t* values = reinterpret_cast<uint32_t*>(scratch.current.data());
+        uint8_t* tags = scratch.tags.data();
+        const VectorFn fn = action.fn;
+        Parallel(action.live, ThreadsFor(action.live, kernels.threads()),
+                 [&](int64_t begin, int64_t end) { fn(values, tags, bases.data(), begin, end); }, 4096);
+        break;
+      }
+      case Action::Kind::kRelayout:
+        Zero(scratch.next, action.positions, action.live);
+        action.move->Run(scratch.next.data(), scratch.current.data());
+        kernels.Count(*action.move);
+        std::swap(scratch.current, scratch.next);
+        break;
+      case Action::Kind::kReduce:
+        Zero(scratch.next, action.positions, action.live);  // as the walk's fresh output image
+        RunReadyReduce(kernels, *action.reduce, scratch.current, scratch.next, action.blocks);
+        std::swap(scratch.current, scratch.next);
+        break;
+    }
+  }
+  plan.move_out.Run(out, scratch.current.data());
+  kernels.Count(plan.move_out);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<bool> RunReduceInPlace(KernelCache& kernels, const PipelineOp& op, const PipelineTensors& tensors) {
+  ASSIGN_OR_RETURN(std::shared_ptr<const Planned> planned, PlanFor(kernels, op, tensors));
+  const Plan* plan = std::get_if<Plan>(planned.get());
+  if (plan == nullptr) return false;
+  RETURN_IF_ERROR(RunPlan(kernels, *plan, tensors));
+  return true;
+}
+
+absl::StatusOr<bool> PrepareReduceInPlace(KernelCache& kernels, const PipelineOp& op) {
+  if (op.inputs.empty() || !op.inputs[0].handle || !op.output.handle) return false;
+  std::vector<const DeviceTensor*> vrfs;
+  for (const TensorRef& vrf : op.vrf_operands) vrfs.push_back(vrf.handle ? &*vrf.handle : nullptr);
+  // Building the plan compiles every kernel a run uses (the same nests, for the same threads).
+  ASSIGN_OR_RETURN(Planned planned, Build(kernels, op, *op.inputs[0].handle, *op.output.handle, vrfs));
+  return std::holds_alternative<Plan>(planned);
+}
+
+absl::StatusOr<std::string> WhyNotReduceInPlace(KernelCache& kernels, const PipelineOp& op,
+                                                const PipelineTensors& tensors) {
+  ASSIGN_OR_RETURN(std::shared_ptr<const Planned> planned, PlanFor(kernels, op, tensors));
+  const auto* reason = std::get_if<std::string>(planned.get());
+  return reason != nullptr ? *reason : std::string();
+}
+
+}  // namespace visa::jit
