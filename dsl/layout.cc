@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "dsl/first_positions.h"
 #include "dsl/normal_form.h"
 #include "dsl/status_macros.h"
 
@@ -510,13 +511,15 @@ std::optional<int64_t> DigitRuns(const Layout& dst, const Layout& src, MatchRule
   return unheld;
 }
 
-// Any layouts: the reference's own map and inverse per position.
+// Any layouts: the reference's own map and inverse per position (the source's inverse from one
+// sweep of it when the normal form cannot answer, not a search per destination position).
 std::optional<int64_t> MappingRuns(const Mapping& dst, const Mapping& src, MatchRule rule, RunBuilder& out) {
+  FirstPositions src_inverse(src);
   for (int64_t p = 0; p < dst.size(); ++p) {
     const Cell cell = dst.map(p);
     if (!cell.live()) continue;
     const std::optional<visa::Index> wanted = Match(cell.index, src, rule);
-    const std::optional<int64_t> q = wanted ? src.inverse(*wanted) : std::nullopt;
+    const std::optional<int64_t> q = wanted ? src_inverse(*wanted) : std::nullopt;
     if (!q) return p;
     out.Add(p, *q);
   }
@@ -553,11 +556,12 @@ std::optional<int64_t> FirstDropped(const Mapping& src, absl::FunctionRef<bool(i
     });
     return dropped;
   }
+  FirstPositions src_inverse(src);
   for (int64_t q = 0; q < src.size(); ++q) {
     if (read(q)) continue;
     const Cell cell = src.map(q);
     // Broadcast digits repeat an index; only the first position holding it is ever read.
-    if (cell.live() && !read(*src.inverse(cell.index))) return q;
+    if (cell.live() && !read(*src_inverse(cell.index))) return q;
   }
   return std::nullopt;
 }

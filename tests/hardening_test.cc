@@ -140,6 +140,31 @@ TEST_F(PlacementBoundsTest, AnyWithAHugeAlignmentFindsNoRangeInsteadOfANegativeO
   EXPECT_EQ(p->address, 4096);
 }
 
+// Launch(program, ...) writes its outputs at the traced placements: a live user tensor there makes
+// it refuse before writing, naming both tensors (issue 30 item 4; launch_live_tensor_test covers
+// outputs kept across launches), and the user's tensor still reads back.
+TEST(LaunchCollisionTest, OutputsOverALiveTensorAreRefused) {
+  MappingScope s(*Axes::Parse("A = 4, B = 16"));
+  KernelOf kernel = [&](Context& ctx, const std::vector<DeviceTensor>& in) -> absl::StatusOr<std::vector<DeviceTensor>> {
+    absl::StatusOr<DmTensor> dm = HbmTensor(in[0]).to_dm(ctx.tdma, 0, s.m("1 # 2"), s.m("1 # 256"), s.m("A, B"));
+    if (!dm.ok()) return dm.status();
+    absl::StatusOr<HbmTensor> back = dm->to_hbm(ctx.tdma, 0x10000, s.m("A, B"));
+    if (!back.ok()) return back.status();
+    return std::vector<DeviceTensor>{*back};
+  };
+  Device device(1);
+  Dma pdma = Dma::Pcie(device);
+  HbmTensor in = *HostTensor::Random(DType::kI8, s.m("A, B"), 1)->to_hbm(pdma, 0, s.m("1"), s.m("A, B"));
+  absl::StatusOr<Program> program = Trace(kernel, {in});
+  ASSERT_TRUE(program.ok()) << program.status();
+  HbmTensor user = *HostTensor::Random(DType::kI8, s.m("A, B"), 2)->to_hbm(pdma, 0x10000, s.m("1"), s.m("A, B"));
+  user.SetName("user");
+  interp::Interpreter interpreter;
+  absl::StatusOr<std::vector<DeviceTensor>> first = Launch(*program, device, interpreter, {in});
+  EXPECT_THAT(first.status().message(), AllOf(HasSubstr("Address Collision"), HasSubstr("`user`")));
+  EXPECT_TRUE(ReadAs(user, s.m("A, B")).ok());
+}
+
 // SplitOuter computed `16 * threads` in int: a large thread count overflowed it.
 TEST(SplitOuterTest, LargeThreadCountsDoNotOverflow) {
   const std::vector<MoveLevel> levels = {{1 << 20, 1, 1}};
