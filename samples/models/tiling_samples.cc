@@ -1,0 +1,16 @@
+// The tiling samples (tiling_samples.h).
+#include "samples/models/tiling_samples.h"
+
+#include "samples/models/tiled_gemm.h"
+
+namespace visa::samples {
+
+std::vector<Sample> TilingSamples() {
+  return {
+      models::TiledGemmSample("tiled_gemm", {.m = 8192, .n = 8192, .k = 2048}, /*slow=*/true),
+      // Two row tiles by four chunks of K over 8 slices: every step of the full size's schedule.
+      models::TiledGemmSample("tiled_gemm_reduced", {.m = 64, .n = 256, .k = 2048}, /*slow=*/false),
+  };
+}
+
+}  // namespace visa::samples
