@@ -3,6 +3,7 @@
 // it refuses (the message names the rule), the reduced sample on both backends (identical, and
 // within the Eigen reference's bound), its timeline (A tiles' DMA and B chunks' TRF loads under
 // the GEMMs), and the trade-off table docs/tiling.md reports (device cycles by tile plan).
+#include <algorithm>
 #include <iostream>
 #include <sstream>
 
@@ -122,30 +123,56 @@ TEST(TiledGemmTest, ScheduleShowsTheLoadsUnderTheContraction) {
   EXPECT_GE(trf_under_gemm, 3);          // chunks 1..3 load under the previous chunk's GEMMs
 }
 
-// The trade-off docs/tiling.md reports: device cycles (the cycle model's makespan) of the tiled
-// GEMM by tile plan, at a shape with every slice busy and eight row tiles.
+// The kernel's device time: from the end of the host's uploads (pdma, which the sample's timeline
+// includes) to the end, with the main context's and the DMA engine's busy cycles in it.
+struct KernelTime {
+  int64_t cycles = 0, main_busy = 0, dma_busy = 0;
+};
+
+KernelTime KernelTimeOf(const Schedule& schedule) {
+  KernelTime t;
+  int64_t uploads_end = 0;
+  for (const ScheduledOp& op : schedule.ops) {
+    if (op.label.rfind("pdma", 0) == 0) uploads_end = std::max(uploads_end, op.end);
+  }
+  for (const ScheduledOp& op : schedule.ops) {
+    if (op.label.rfind("pdma", 0) == 0) continue;
+    if (op.resource == Resource::kMain) t.main_busy += op.cycles();
+    if (op.resource == Resource::kDma) t.dma_busy += op.cycles();
+  }
+  t.cycles = schedule.makespan - uploads_end;
+  return t;
+}
+
+// The trade-off docs/tiling.md reports: device cycles (the cycle model) of the tiled GEMM by tile
+// plan, at a shape with every slice busy and eight row tiles. Chunks of K trade ops (fixed costs:
+// DMA start-up, pipeline latencies, partial-sum loads) against TRF double buffering; the rule's
+// choice must be within 1% of the fastest plan measured.
 TEST(TiledGemmTest, TradeOffTableOfTilePlans) {
   const GemmTiles shape{.m = 256, .n = 8192, .k = 2048};
   absl::StatusOr<TilePlan> chosen = ChooseTilePlan(shape);
   ASSERT_TRUE(chosen.ok()) << chosen.status();
   const double macs = static_cast<double>(shape.m) * shape.n * shape.k;
-  const double peak_cycles = macs / (256.0 * 8 * 32);  // one cluster: 256 slices x 8 rows x 32 MACs
-  std::cout << "| k_chunk | m_block | TRF | ops | device cycles | of one cluster's peak |\n|---|---|---|---|---|---|\n";
+  // One cluster's peak: 256 slices x 8 rows x 16 bf16 MACs a cycle (one 32-byte flit fetched per cycle).
+  const double peak_cycles = macs / (256.0 * 8 * 16);
+  std::cout << "| k_chunk | m_block | TRF | ops | kernel cycles | main busy | DMA busy | peak / kernel |\n"
+               "|---|---|---|---|---|---|---|---|\n";
   int64_t chosen_cycles = 0, best = 0;
   for (const TilePlan plan : {TilePlan{128, 1}, TilePlan{256, 1}, TilePlan{512, 1}, TilePlan{512, 8},
                               TilePlan{1024, 1}, TilePlan{1024, 8}}) {
     ASSERT_TRUE(CheckTilePlan(shape, plan).ok()) << CheckTilePlan(shape, plan);
     const samples::Sample sample = TiledGemmSample("tiled_gemm_plan", shape, false, &plan);
     const Program program = Traced(sample);
-    const Schedule schedule = MakeSchedule(program);
+    const KernelTime t = KernelTimeOf(MakeSchedule(program));
     std::cout << "| " << plan.k_chunk << " | " << plan.m_block << " | "
-              << (plan.trf_double_buffered() ? "halves" : "full") << " | " << program.ops.size() << " | "
-              << schedule.makespan << " | " << peak_cycles / static_cast<double>(schedule.makespan) << " |\n";
-    if (plan.k_chunk == chosen->k_chunk && plan.m_block == chosen->m_block) chosen_cycles = schedule.makespan;
-    if (best == 0 || schedule.makespan < best) best = schedule.makespan;
+              << (plan.trf_double_buffered() ? "halves" : "full") << " | " << program.ops.size() << " | " << t.cycles
+              << " | " << t.main_busy << " | " << t.dma_busy << " | " << peak_cycles / static_cast<double>(t.cycles)
+              << " |\n";
+    if (plan.k_chunk == chosen->k_chunk && plan.m_block == chosen->m_block) chosen_cycles = t.cycles;
+    if (best == 0 || t.cycles < best) best = t.cycles;
   }
   std::cout << "chosen " << chosen->ToString() << ": " << chosen_cycles << " cycles; peak " << peak_cycles << "\n";
-  EXPECT_GT(chosen_cycles, 0);
+  EXPECT_LE(static_cast<double>(chosen_cycles), 1.01 * static_cast<double>(best));
 }
 
 }  // namespace

@@ -24,6 +24,8 @@ namespace visa::models {
 // every tile a DMA moves is contiguous.
 std::string StagedA(const TilePlan& plan);
 std::string StagedB(const TilePlan& plan);
+// The output's layout in HBM: tile-major, one slice's 32 x 32 tile contiguous.
+std::string StagedC();
 
 // The kernel: `a` and `b` staged as above, the output [M, N] bf16 created at `out_address` in HBM.
 absl::StatusOr<HbmTensor> TiledGemm(Context& ctx, const GemmTiles& shape, const TilePlan& plan, const HbmTensor& a,
