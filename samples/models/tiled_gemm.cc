@@ -143,9 +143,6 @@ absl::StatusOr<HbmTensor> TiledGemm(Context& ctx, const GemmTiles& shape, const 
       next_trf.reset();
     }
     Moved current = std::move(next);
-    if (i + 1 < steps.size()) {
-      ASSIGN_OR_RETURN(next, move(steps[i + 1]));
-    }
     std::optional<DmTensor>& sums = partial[static_cast<size_t>(step.slot)];
     absl::Status loaded = absl::OkStatus();
     Epilogue epilogue = nullptr;
@@ -165,6 +162,12 @@ absl::StatusOr<HbmTensor> TiledGemm(Context& ctx, const GemmTiles& shape, const 
     }
     ASSIGN_OR_RETURN(DmTensor result, Contract(ctx, m, spec, current.a, trf, last, epilogue));
     RETURN_IF_ERROR(loaded);
+    // The next A tile moves while this GEMM runs (into the DM this GEMM's predecessor read: two
+    // buffers). Issued after the GEMM, not before it, so the partial sums' VRF load the GEMM
+    // waits for is not held behind the move in program order.
+    if (i + 1 < steps.size()) {
+      ASSIGN_OR_RETURN(next, move(steps[i + 1]));
+    }
     if (sums.has_value()) sums->Release();
     sums = result;
     // The next group's chunk goes to the other TRF half once this group's first GEMM is issued.
