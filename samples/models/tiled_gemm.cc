@@ -170,26 +170,13 @@ absl::StatusOr<HbmTensor> TiledGemm(Context& ctx, const GemmTiles& shape, const 
     }
     if (sums.has_value()) sums->Release();
     sums = result;
-    // The next group's chunk goes to the other TRF half once this group's first GEMM is issued.
-    const bool group_ends_later = i + 1 < steps.size();
-    if (step.first_of_group && group_ends_later && !next_trf.has_value()) {
-      const Step* following = nullptr;
-      for (size_t j = i + 1; j < steps.size(); ++j) {
-        if (steps[j].first_of_group) {
-          following = &steps[j];
-          break;
-        }
-      }
-      if (following != nullptr && plan.trf_double_buffered()) {
-        ASSIGN_OR_RETURN(next_trf, LoadChunk(ctx, m, spec, b_chunks[static_cast<size_t>(following->chunk)],
-                                             half_of(group + 1), following->chunk));
-      }
-    }
-    // A full-TRF plan loads the next chunk only after this group's last GEMM.
-    const bool group_last = i + 1 == steps.size() || steps[i + 1].first_of_group;
-    if (group_last && i + 1 < steps.size() && !next_trf.has_value()) {
-      ASSIGN_OR_RETURN(next_trf, LoadChunk(ctx, m, spec, b_chunks[static_cast<size_t>(steps[i + 1].chunk)],
-                                           half_of(group + 1), steps[i + 1].chunk));
+    // The next group's chunk of B: into the other TRF half right after this group's first GEMM
+    // (it loads while main contracts), or, when one chunk fills the TRF, after the group's last.
+    const size_t next_group = i - static_cast<size_t>(step.slot) + static_cast<size_t>(plan.m_block);
+    const bool load_now = plan.trf_double_buffered() ? step.slot == 0 : step.slot + 1 == plan.m_block;
+    if (load_now && next_group < steps.size()) {
+      const int64_t chunk = steps[next_group].chunk;
+      ASSIGN_OR_RETURN(next_trf, LoadChunk(ctx, m, spec, b_chunks[static_cast<size_t>(chunk)], half_of(group + 1), chunk));
     }
     if (last) {
       ScopedDmaOperation named(ctx.tdma, absl::StrCat("C tile [m", step.row_tile, "] to HBM"));
