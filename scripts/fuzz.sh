@@ -10,7 +10,14 @@ cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 shift || true
 targets=("$@")
-((${#targets[@]})) || targets=(mapping_parser_fuzz kernel_api_fuzz cli_args_fuzz)
+# Every target is a tests/fuzz/*_fuzz.cc file (as tests/CMakeLists.txt finds them): the list is not
+# kept by hand, so a new target (weights_files_fuzz was left out) runs by default.
+if ((${#targets[@]} == 0)); then
+  for source in tests/fuzz/*_fuzz.cc; do
+    name="${source##*/}"
+    targets+=("${name%.cc}")
+  done
+fi
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 CC=clang CXX=clang++ VISA_TARGET="${targets[*]}" scripts/setup.sh build-fuzz -DVISA_FUZZ=ON \
