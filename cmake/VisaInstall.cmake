@@ -1,10 +1,10 @@
 # Installation: headers, the static libraries as exported targets (visa::dsl, visa::runtime,
-# visa::interp, visa::jit, visa::samples, visa::random_programs, visa::cli and visa::visa for all of them), the `visa`
+# visa::interp, visa::jit, visa::samples, visa::random_programs, visa::mpi, visa::cli and visa::visa for all of them), the `visa`
 # command line, and a CMake package so that `find_package(visa CONFIG REQUIRED)` works from the
 # installed tree (cmake/visaConfig.cmake.in finds the Debian dependencies the targets carry).
 include(CMakePackageConfigHelpers)
 
-set(VISA_LIBRARY_TARGETS visa_dsl visa_runtime visa_interp visa_jit visa_samples visa_random_programs visa_cli_lib)
+set(VISA_LIBRARY_TARGETS visa_dsl visa_runtime visa_interp visa_jit visa_samples visa_random_programs visa_mpi visa_cli_lib)
 foreach(target ${VISA_LIBRARY_TARGETS})
   string(REGEX REPLACE "^visa_" "" export_name ${target})
   string(REGEX REPLACE "_lib$" "" export_name ${export_name})
@@ -21,7 +21,7 @@ install(TARGETS ${VISA_LIBRARY_TARGETS} visa_all EXPORT visaTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(TARGETS visa RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-foreach(dir dsl runtime interp jit samples random_programs tools)
+foreach(dir dsl runtime interp jit samples random_programs mpi tools)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}/ DESTINATION ${VISA_INSTALL_INCLUDEDIR}/${dir}
           FILES_MATCHING PATTERN "*.h")
 endforeach()

@@ -2,6 +2,7 @@
 #include "tools/check_command.h"
 
 #include <iostream>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -9,6 +10,7 @@
 #include "dsl/text_excerpt.h"
 #include "interp/interpreter.h"
 #include "jit/jit_backend.h"
+#include "mpi/mpi_backend.h"
 #include "nlohmann/json.hpp"
 #include "tools/sample_selection.h"
 #include "samples/sample.h"
@@ -26,7 +28,15 @@ const char* ResultName(int code) { return code == 0 ? "identical" : code == 1 ? 
 
 Outcome CheckOne(const samples::Sample& sample, jit::JitBackend& jit) {
   interp::Interpreter interpreter;
-  RecordingBackend reference(interpreter), compiled(jit);
+  // Under mpirun every rank runs both backends over MpiBackend (mpi/mpi_backend.h).
+  mpi::Session* launched = mpi::Session::Launched();
+  std::optional<mpi::MpiBackend> spread_interp, spread_jit;
+  if (launched != nullptr) {
+    spread_interp.emplace(interpreter, *launched);
+    spread_jit.emplace(jit, *launched);
+  }
+  RecordingBackend reference(spread_interp ? static_cast<Backend&>(*spread_interp) : interpreter),
+      compiled(spread_jit ? static_cast<Backend&>(*spread_jit) : jit);
   absl::StatusOr<samples::SampleRun> want = sample.Run(reference);
   if (!want.ok()) return {2, absl::StrCat("on interp: ", want.status().message())};
   absl::StatusOr<samples::SampleRun> got = sample.Run(compiled);

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "CLI/CLI.hpp"
+#include "mpi/mpi_command.h"
 #include "tools/bench_command.h"
 #include "tools/check_command.h"
 #include "tools/fuzz_diff_command.h"
@@ -23,7 +24,21 @@ int CheckStandardOutput() {
   return 2;
 }
 
+namespace {
+
+int RunMain(int argc, char** argv, std::vector<samples::Sample> kernels, const MainOptions& options);
+
+}  // namespace
+
 int Main(int argc, char** argv, std::vector<samples::Sample> kernels, const MainOptions& options) {
+  mpi::MpiCommand launched;  // under mpirun: one output, compared across the ranks (mpi/mpi_command.h)
+  const int exit_code = RunMain(argc, argv, std::move(kernels), options);
+  return launched.Finish(exit_code);
+}
+
+namespace {
+
+int RunMain(int argc, char** argv, std::vector<samples::Sample> kernels, const MainOptions& options) {
   if (absl::Status registered = samples::RegisterSamples(std::move(kernels), options.keep_builtin_samples);
       !registered.ok()) {
     std::cerr << "error: " << registered.message() << "\n";
@@ -59,5 +74,7 @@ int Main(int argc, char** argv, std::vector<samples::Sample> kernels, const Main
   }
   return exit_code == 0 ? CheckStandardOutput() : exit_code;
 }
+
+}  // namespace
 
 }  // namespace visa::cli

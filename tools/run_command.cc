@@ -10,6 +10,7 @@
 #include "dsl/text_excerpt.h"
 #include "interp/interpreter.h"
 #include "jit/jit_backend.h"
+#include "mpi/mpi_backend.h"
 #include "absl/strings/str_replace.h"
 #include "runtime/op_description.h"
 #include "runtime/trace_backend.h"
@@ -48,11 +49,16 @@ absl::StatusOr<samples::SampleRun> RunWithProgress(const samples::Sample& sample
 absl::StatusOr<samples::SampleRun> RunOn(const samples::Sample& sample, const std::string& backend,
                                          bool jit_disk_cache, const DeviceOptions& device_options,
                                          std::ostream& err, std::optional<std::pair<int64_t, int64_t>>& kernels) {
+  mpi::Session* launched = mpi::Session::Launched();  // under mpirun: every op agreed on, moves exchanged
   if (backend == "jit") {
     jit::JitOptions jit_options;
     jit_options.threads = 0;  // the host's
     jit_options.disk_cache = jit_disk_cache;
     ASSIGN_OR_RETURN(std::unique_ptr<jit::JitBackend> jit, jit::JitBackend::Create(jit_options));
+    if (launched != nullptr) {
+      mpi::MpiBackend spread(*jit, *launched);
+      return sample.Run(spread, device_options);
+    }
     // Compiled before the device's memory exists (tools/prepared_sample_run.h: the peak memory).
     ASSIGN_OR_RETURN(PreparedSampleRun prepared, RunPrepared(sample, *jit, device_options));
     kernels = std::pair(prepared.compiled_before, prepared.compiled_during);
@@ -62,6 +68,10 @@ absl::StatusOr<samples::SampleRun> RunOn(const samples::Sample& sample, const st
     return absl::InvalidArgumentError(absl::StrCat("unknown backend `", Excerpt(backend, 0), "` (available: interp, jit)"));
   }
   interp::Interpreter interpreter;
+  if (launched != nullptr) {
+    mpi::MpiBackend spread(interpreter, *launched);
+    return sample.Run(spread, device_options);
+  }
   return RunWithProgress(sample, interpreter, device_options, err);
 }
 

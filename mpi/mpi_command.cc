@@ -1,0 +1,63 @@
+// MpiCommand: held-back output compared across ranks, printed by rank 0.
+#include "mpi/mpi_command.h"
+
+#include <cstdlib>
+#include <iostream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace visa::mpi {
+namespace {
+
+bool ReportWanted() {
+  const char* text = std::getenv("VISA_MPI_REPORT");
+  return text != nullptr && std::string(text) == "1";
+}
+
+// The exchanges' bandwidth against MPI's own for messages of their mean size.
+void Report(Session& session) {
+  const ExchangeStats stats = session.stats();
+  const int64_t mean = stats.exchanges > 0 ? stats.bytes / stats.exchanges : 0;
+  absl::StatusOr<double> reference = session.PointToPointBandwidth(std::max<int64_t>(mean, 1), 20);
+  if (session.rank() != 0) return;
+  std::cerr << absl::StrFormat("mpi: %d ranks, %d ops agreed, %d chip moves sent or received by rank 0 (%d bytes, %.3f s)\n",
+                               session.ranks(), stats.agreements, stats.exchanges, stats.bytes, stats.seconds);
+  if (stats.exchanges > 0 && reference.ok() && *reference > 0) {
+    const double ours = static_cast<double>(stats.bytes) / std::max(stats.seconds, 1e-12);
+    std::cerr << absl::StrFormat("mpi: exchange %.1f MB/s, MPI point-to-point %.1f MB/s for %d-byte messages: %.0f %%\n",
+                                 ours / 1e6, *reference / 1e6, mean, 100 * ours / *reference);
+  }
+}
+
+}  // namespace
+
+MpiCommand::MpiCommand() : session_(Session::Launched()) {
+  if (session_ != nullptr) standard_output_ = std::cout.rdbuf(held_.rdbuf());
+}
+
+MpiCommand::~MpiCommand() {
+  if (standard_output_ != nullptr) std::cout.rdbuf(standard_output_);
+}
+
+int MpiCommand::Finish(int exit_code) {
+  if (session_ == nullptr) return exit_code;
+  std::cout.flush();
+  std::cout.rdbuf(standard_output_);
+  standard_output_ = nullptr;
+  const std::string output = held_.str();
+  absl::Status agreed = session_->Agree(TextHash(absl::StrCat(exit_code, "\n", output)),
+                                        "the end (standard output and exit code)");
+  if (session_->rank() == 0) std::cout << output << std::flush;
+  if (!agreed.ok()) {
+    std::cerr << "error: rank " << session_->rank() << ": " << agreed.message() << "\n" << std::flush;
+    session_->End(/*clean=*/false);
+    return 2;
+  }
+  if (ReportWanted()) Report(*session_);
+  session_->End(/*clean=*/true);
+  return exit_code;
+}
+
+}  // namespace visa::mpi

@@ -1,0 +1,193 @@
+// MpiSession over Open MPI: nonblocking sends and receives polled against a deadline.
+#include "mpi/mpi_session.h"
+
+#include <mpi.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <memory>
+#include <thread>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace visa::mpi {
+namespace {
+
+// One tag per kind of message: messages of one kind from one rank arrive in order, and a rank that
+// ran ahead to another kind of exchange is never mistaken for an answer.
+constexpr int kAgreeTag = 101;
+constexpr int kVerdictTag = 102;
+constexpr int kDataTag = 103;
+constexpr int kBenchTag = 104;
+
+using Clock = std::chrono::steady_clock;
+
+bool LaunchedByMpirun() {
+  return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr || std::getenv("PMI_SIZE") != nullptr;
+}
+
+double TimeoutFromEnvironment() {
+  double seconds = 60;
+  if (const char* text = std::getenv("VISA_MPI_TIMEOUT"); text != nullptr) {
+    double parsed = 0;
+    if (absl::SimpleAtod(text, &parsed) && parsed > 0) seconds = parsed;
+  }
+  return seconds;
+}
+
+// Polls `request` until it completes or `timeout` seconds pass; on timeout the request is
+// cancelled and false returned. Yields between polls: ranks often outnumber cores (CI runs
+// --oversubscribe), and a spinning rank would starve the one it waits for.
+bool WaitUntil(MPI_Request& request, double timeout) {
+  const Clock::time_point deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                        std::chrono::duration<double>(timeout));
+  int done = 0;
+  while (true) {
+    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    if (done) return true;
+    if (Clock::now() > deadline) break;
+    std::this_thread::yield();
+  }
+  MPI_Cancel(&request);
+  MPI_Request_free(&request);
+  return false;
+}
+
+absl::Status NoAnswer(int rank, absl::string_view what, double timeout) {
+  return absl::DeadlineExceededError(absl::StrFormat(
+      "MPI: rank %d did not answer at %s within %g s (it died, hung or ran another program; VISA_MPI_TIMEOUT "
+      "sets the wait)", rank, what, timeout));
+}
+
+}  // namespace
+
+Session* Session::Launched() {
+  static Session* session = [] () -> Session* {
+    if (!LaunchedByMpirun()) return nullptr;
+    int initialized = 0;
+    MPI_Initialized(&initialized);
+    if (!initialized) MPI_Init(nullptr, nullptr);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int rank = 0, ranks = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+    return new Session(rank, ranks, TimeoutFromEnvironment());  // lives as long as the process
+  }();
+  return session;
+}
+
+absl::Status Session::Agree(uint64_t hash, absl::string_view what) {
+  ++stats_.agreements;
+  if (ranks_ == 1) return absl::OkStatus();
+  // Rank 0 collects every hash and answers each rank with a verdict: 0 all agree, r + 1 rank r
+  // differs, -(r + 1) rank r did not answer.
+  int64_t verdict = 0;
+  if (rank_ == 0) {
+    for (int from = 1; from < ranks_ && verdict == 0; ++from) {
+      uint64_t theirs = 0;
+      MPI_Request request;
+      MPI_Irecv(&theirs, 1, MPI_UINT64_T, from, kAgreeTag, MPI_COMM_WORLD, &request);
+      if (!WaitUntil(request, timeout_seconds_)) {
+        verdict = -(from + 1);
+      } else if (theirs != hash) {
+        verdict = from + 1;
+      }
+    }
+    for (int to = 1; to < ranks_; ++to) {
+      MPI_Request request;
+      MPI_Isend(&verdict, 1, MPI_INT64_T, to, kVerdictTag, MPI_COMM_WORLD, &request);
+      WaitUntil(request, timeout_seconds_ / ranks_);  // a rank that is gone cannot block the rest
+    }
+  } else {
+    MPI_Request sent;
+    MPI_Isend(&hash, 1, MPI_UINT64_T, 0, kAgreeTag, MPI_COMM_WORLD, &sent);
+    MPI_Request answer;
+    MPI_Irecv(&verdict, 1, MPI_INT64_T, 0, kVerdictTag, MPI_COMM_WORLD, &answer);
+    if (!WaitUntil(answer, timeout_seconds_)) {
+      MPI_Cancel(&sent);
+      MPI_Request_free(&sent);
+      return NoAnswer(0, what, timeout_seconds_);
+    }
+    MPI_Wait(&sent, MPI_STATUS_IGNORE);  // answered, so rank 0 has it
+  }
+  if (verdict > 0) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "MPI: rank %d recorded a different program from rank 0's at %s (every rank must run the same program)",
+        verdict - 1, what));
+  }
+  if (verdict < 0) return NoAnswer(static_cast<int>(-verdict - 1), what, timeout_seconds_);
+  return absl::OkStatus();
+}
+
+absl::Status Session::Send(int to, absl::Span<const uint8_t> bytes, absl::string_view what) {
+  const Clock::time_point start = Clock::now();
+  MPI_Request request;
+  MPI_Isend(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, to, kDataTag, MPI_COMM_WORLD, &request);
+  if (!WaitUntil(request, timeout_seconds_)) return NoAnswer(to, what, timeout_seconds_);
+  ++stats_.exchanges;
+  stats_.bytes += static_cast<int64_t>(bytes.size());
+  stats_.seconds += std::chrono::duration<double>(Clock::now() - start).count();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<uint8_t>> Session::Receive(int from, absl::string_view what) {
+  const Clock::time_point start = Clock::now();
+  const Clock::time_point deadline = start + std::chrono::duration_cast<Clock::duration>(
+                                                 std::chrono::duration<double>(timeout_seconds_));
+  int arrived = 0;
+  MPI_Status status;
+  while (true) {
+    MPI_Iprobe(from, kDataTag, MPI_COMM_WORLD, &arrived, &status);
+    if (arrived) break;
+    if (Clock::now() > deadline) return NoAnswer(from, what, timeout_seconds_);
+    std::this_thread::yield();
+  }
+  int count = 0;
+  MPI_Get_count(&status, MPI_BYTE, &count);
+  std::vector<uint8_t> bytes(static_cast<size_t>(count));
+  MPI_Recv(bytes.data(), count, MPI_BYTE, from, kDataTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  ++stats_.exchanges;
+  stats_.bytes += count;
+  stats_.seconds += std::chrono::duration<double>(Clock::now() - start).count();
+  return bytes;
+}
+
+absl::StatusOr<double> Session::PointToPointBandwidth(int64_t bytes, int repeats) {
+  if (ranks_ < 2) return 0.0;
+  MPI_Bcast(&bytes, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);  // rank 0's size for everyone
+  if (rank_ > 1) return 0.0;
+  std::vector<uint8_t> buffer(static_cast<size_t>(bytes), 1);
+  const int count = static_cast<int>(bytes);
+  auto round = [&](int sends) {
+    for (int i = 0; i < sends; ++i) {
+      if (rank_ == 0) {
+        MPI_Send(buffer.data(), count, MPI_BYTE, 1, kBenchTag, MPI_COMM_WORLD);
+      } else {
+        MPI_Recv(buffer.data(), count, MPI_BYTE, 0, kBenchTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      }
+    }
+    uint8_t done = 0;  // the receiver has everything when rank 0 hears back
+    if (rank_ == 0) {
+      MPI_Recv(&done, 1, MPI_BYTE, 1, kBenchTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else {
+      MPI_Send(&done, 1, MPI_BYTE, 0, kBenchTag, MPI_COMM_WORLD);
+    }
+  };
+  round(2);  // warm-up: connections and registration
+  const Clock::time_point start = Clock::now();
+  round(repeats);
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return static_cast<double>(bytes) * repeats / seconds;
+}
+
+void Session::End(bool clean) {
+  if (clean) {
+    MPI_Finalize();
+  } else {
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+}
+
+}  // namespace visa::mpi

@@ -1,0 +1,20 @@
+// MpiSession in a build without MPI (CMake found none): never launched.
+#include "mpi/mpi_session.h"
+
+namespace visa::mpi {
+
+Session* Session::Launched() { return nullptr; }
+
+absl::Status Session::Agree(uint64_t, absl::string_view) { return absl::UnimplementedError("MPI: not built"); }
+absl::Status Session::Send(int, absl::Span<const uint8_t>, absl::string_view) {
+  return absl::UnimplementedError("MPI: not built");
+}
+absl::StatusOr<std::vector<uint8_t>> Session::Receive(int, absl::string_view) {
+  return absl::UnimplementedError("MPI: not built");
+}
+absl::StatusOr<double> Session::PointToPointBandwidth(int64_t, int) {
+  return absl::UnimplementedError("MPI: not built");
+}
+void Session::End(bool) {}
+
+}  // namespace visa::mpi
