@@ -18,13 +18,17 @@ int OwnerOf(int chip, int ranks, int chips) {
   return -1;
 }
 
-uint64_t TextHash(absl::string_view text) {  // FNV-1a
-  uint64_t hash = 1469598103934665603ull;
-  for (unsigned char c : text) {
+uint64_t FoldHash(uint64_t hash, absl::Span<const uint8_t> bytes) {  // FNV-1a
+  for (uint8_t c : bytes) {
     hash ^= c;
     hash *= 1099511628211ull;
   }
   return hash;
+}
+
+uint64_t TextHash(absl::string_view text) {
+  return FoldHash(0xcbf29ce484222325ull,
+                  absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
 }
 
 }  // namespace visa::mpi

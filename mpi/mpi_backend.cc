@@ -46,7 +46,8 @@ absl::Status MpiBackend::Run(const PipelineOp& op, const PipelineTensors& tensor
   const std::string text = OpText(Op{op}, static_cast<size_t>(ops_));
   RETURN_IF_ERROR(AgreeOn(text));
   ++ops_;
-  return inner_.Run(op, tensors);
+  RETURN_IF_ERROR(inner_.Run(op, tensors));
+  return Digest(tensors.output);
 }
 
 absl::Status MpiBackend::Run(const DmaOp& op, const DmaTensors& tensors) {
@@ -54,7 +55,16 @@ absl::Status MpiBackend::Run(const DmaOp& op, const DmaTensors& tensors) {
   RETURN_IF_ERROR(AgreeOn(text));
   RETURN_IF_ERROR(Exchange(op, tensors, OpName(ops_, text)));
   ++ops_;
-  return inner_.Run(op, tensors);
+  RETURN_IF_ERROR(inner_.Run(op, tensors));
+  return Digest(tensors.dst);
+}
+
+absl::Status MpiBackend::Digest(const DeviceTensor& output) {
+  if (!session_.reporting() || !inner_.executes()) return absl::OkStatus();
+  ASSIGN_OR_RETURN(HostTensor image, ReadImage(output, output.full_mapping()));
+  ExchangeStats& stats = session_.stats();
+  stats.output_digest = FoldHash(stats.output_digest, image.bytes());
+  return absl::OkStatus();
 }
 
 absl::Status MpiBackend::Exchange(const DmaOp& op, const DmaTensors& tensors, const std::string& what) {

@@ -34,6 +34,8 @@ class MpiBackend : public Backend {
   absl::Status AgreeOn(const std::string& text);
   // The source chip's bytes from its owner to the destination chip's owner.
   absl::Status Exchange(const DmaOp& op, const DmaTensors& tensors, const std::string& what);
+  // Folds the op's output bytes into the session's digest (when it reports).
+  absl::Status Digest(const DeviceTensor& output);
 
   Backend& inner_;
   Session& session_;

@@ -1,7 +1,6 @@
 // MpiCommand: held-back output compared across ranks, printed by rank 0.
 #include "mpi/mpi_command.h"
 
-#include <cstdlib>
 #include <iostream>
 #include <string>
 
@@ -11,11 +10,6 @@
 namespace visa::mpi {
 namespace {
 
-bool ReportWanted() {
-  const char* text = std::getenv("VISA_MPI_REPORT");
-  return text != nullptr && std::string(text) == "1";
-}
-
 // The exchanges' bandwidth against MPI's own for messages of their mean size.
 void Report(Session& session) {
   const ExchangeStats stats = session.stats();
@@ -24,6 +18,8 @@ void Report(Session& session) {
   if (session.rank() != 0) return;
   std::cerr << absl::StrFormat("mpi: %d ranks, %d ops agreed, %d chip moves sent or received by rank 0 (%d bytes, %.3f s)\n",
                                session.ranks(), stats.agreements, stats.exchanges, stats.bytes, stats.seconds);
+  std::cerr << absl::StrFormat("mpi: output digest %016x (every op's output bytes, all chips, in op order)\n",
+                               stats.output_digest);
   if (stats.exchanges > 0 && reference.ok() && *reference > 0) {
     const double ours = static_cast<double>(stats.bytes) / std::max(stats.seconds, 1e-12);
     std::cerr << absl::StrFormat("mpi: exchange %.1f MB/s, MPI point-to-point %.1f MB/s for %d-byte messages: %.0f %%\n",
@@ -47,15 +43,16 @@ int MpiCommand::Finish(int exit_code) {
   std::cout.rdbuf(standard_output_);
   standard_output_ = nullptr;
   const std::string output = held_.str();
-  absl::Status agreed = session_->Agree(TextHash(absl::StrCat(exit_code, "\n", output)),
-                                        "the end (standard output and exit code)");
+  // Not the text: a sample's line may hold timings, which differ between ranks.
+  absl::Status agreed = session_->Agree(TextHash(absl::StrCat(exit_code, "\n", session_->stats().output_digest)),
+                                        "the end (exit code and output digest)");
   if (session_->rank() == 0) std::cout << output << std::flush;
   if (!agreed.ok()) {
     std::cerr << "error: rank " << session_->rank() << ": " << agreed.message() << "\n" << std::flush;
     session_->End(/*clean=*/false);
     return 2;
   }
-  if (ReportWanted()) Report(*session_);
+  if (session_->reporting()) Report(*session_);
   session_->End(/*clean=*/true);
   return exit_code;
 }

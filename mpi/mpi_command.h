@@ -1,6 +1,7 @@
 // MpiCommand: a `visa` command under mpirun (issue 32). Every rank runs the command; their
-// standard output is held back, the ranks compare it (and their exit codes) at the end, and only
-// rank 0 prints it, so `mpirun -np 4 visa run SAMPLE` prints what `visa run SAMPLE` does, once.
+// standard output is held back, the ranks compare their exit codes (and output digests, when
+// reporting) at the end, and only rank 0 prints its output, so `mpirun -np 4 visa run SAMPLE`
+// prints what `visa run SAMPLE` does, once.
 // VISA_MPI_REPORT=1 adds the exchange figures (and MPI's own point-to-point bandwidth for the
 // same message size, measured in the same run) to rank 0's standard error.
 #pragma once
@@ -21,7 +22,7 @@ class MpiCommand {
   MpiCommand(const MpiCommand&) = delete;
   MpiCommand& operator=(const MpiCommand&) = delete;
 
-  // The command's exit code once the ranks compared their outputs (rank 0 prints its own); a
+  // The command's exit code once the ranks compared theirs (rank 0 prints its output); a
   // difference is an error naming the rank. Ends MPI.
   int Finish(int exit_code);
 

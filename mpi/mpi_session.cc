@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <memory>
+#include <string>
 #include <thread>
 
 #include "absl/strings/numbers.h"
@@ -73,7 +74,8 @@ Session* Session::Launched() {
     int rank = 0, ranks = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-    return new Session(rank, ranks, TimeoutFromEnvironment());  // lives as long as the process
+    const char* report = std::getenv("VISA_MPI_REPORT");
+    return new Session(rank, ranks, TimeoutFromEnvironment(), report != nullptr && std::string(report) == "1");  // lives as long as the process
   }();
   return session;
 }

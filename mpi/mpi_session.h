@@ -37,6 +37,9 @@ struct ExchangeStats {
   int64_t exchanges = 0;    // chip-to-chip moves this rank sent or received
   int64_t bytes = 0;        // their payload
   double seconds = 0;       // spent sending or receiving them
+  // With reporting on: FNV-1a over every op's output bytes (all chips), in op order, which a run
+  // on one process and one on several ranks must share bit for bit.
+  uint64_t output_digest = 0xcbf29ce484222325ull;
 };
 
 class Session {
@@ -65,22 +68,26 @@ class Session {
   absl::StatusOr<double> PointToPointBandwidth(int64_t bytes, int repeats);
 
   ExchangeStats& stats() { return stats_; }
+  // VISA_MPI_REPORT=1: the figures and the output digest are kept and printed by rank 0.
+  bool reporting() const { return reporting_; }
 
   // Ends MPI: Finalize after a clean run, Abort (every rank stops) after a failed one, so that no
   // rank waits for one that gave up.
   void End(bool clean);
 
  private:
-  Session(int rank, int ranks, double timeout_seconds)
-      : rank_(rank), ranks_(ranks), timeout_seconds_(timeout_seconds) {}
+  Session(int rank, int ranks, double timeout_seconds, bool reporting)
+      : rank_(rank), ranks_(ranks), timeout_seconds_(timeout_seconds), reporting_(reporting) {}
 
   int rank_;
   int ranks_;
   double timeout_seconds_;
+  bool reporting_;
   ExchangeStats stats_;
 };
 
-// FNV-1a of text, the hash the ranks compare.
+// FNV-1a of text, the hash the ranks compare; FoldHash continues one over more bytes.
 uint64_t TextHash(absl::string_view text);
+uint64_t FoldHash(uint64_t hash, absl::Span<const uint8_t> bytes);
 
 }  // namespace visa::mpi

@@ -1,0 +1,88 @@
+// MpiSession across real ranks (run by CTest under `mpiexec -np 2`): agreement, a rank that
+// differs or is late named in the error, point-to-point payloads. Without mpirun every test skips.
+#include <chrono>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "mpi/mpi_session.h"
+
+namespace visa::mpi {
+namespace {
+
+Session* TwoRanks() {
+  Session* session = Session::Launched();
+  if (session == nullptr || session->ranks() != 2) return nullptr;
+  return session;
+}
+
+TEST(MpiSession, RanksThatAgreePass) {
+  Session* session = TwoRanks();
+  if (session == nullptr) GTEST_SKIP() << "needs mpiexec -np 2";
+  EXPECT_TRUE(session->Agree(TextHash("op 0"), "op 0").ok());
+}
+
+TEST(MpiSession, ARankWithAnotherProgramIsNamedWithTheOp) {
+  Session* session = TwoRanks();
+  if (session == nullptr) GTEST_SKIP() << "needs mpiexec -np 2";
+  absl::Status status = session->Agree(TextHash(session->rank() == 1 ? "op 3: dma" : "op 3: pipeline"), "op 3 (x)");
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("rank 1 recorded a different program"), absl::string_view::npos) << status;
+  EXPECT_NE(status.message().find("op 3 (x)"), absl::string_view::npos) << status;
+}
+
+TEST(MpiSession, PayloadsArriveWhole) {
+  Session* session = TwoRanks();
+  if (session == nullptr) GTEST_SKIP() << "needs mpiexec -np 2";
+  std::vector<uint8_t> payload(100000);
+  for (size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<uint8_t>(i * 7);
+  if (session->rank() == 0) {
+    EXPECT_TRUE(session->Send(1, payload, "op 5").ok());
+  } else {
+    absl::StatusOr<std::vector<uint8_t>> got = session->Receive(0, "op 5");
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ(*got, payload);
+  }
+}
+
+TEST(MpiSession, AReceiveNobodySendsTimesOutNamingTheRank) {
+  Session* session = TwoRanks();
+  if (session == nullptr) GTEST_SKIP() << "needs mpiexec -np 2";
+  session->set_timeout_seconds(0.5);
+  if (session->rank() == 1) {
+    absl::StatusOr<std::vector<uint8_t>> got = session->Receive(0, "op 9 (dma)");
+    ASSERT_FALSE(got.ok());
+    EXPECT_EQ(got.status().code(), absl::StatusCode::kDeadlineExceeded);
+    EXPECT_NE(got.status().message().find("rank 0 did not answer at op 9 (dma)"), absl::string_view::npos)
+        << got.status();
+  }
+  session->set_timeout_seconds(60);
+  EXPECT_TRUE(session->Agree(TextHash("after"), "after").ok());  // the ranks meet again
+}
+
+// Last: the late rank's hash stays unread on rank 0, so no agreement may follow.
+TEST(MpiSession, ALateRankIsNamedNotWaitedFor) {
+  Session* session = TwoRanks();
+  if (session == nullptr) GTEST_SKIP() << "needs mpiexec -np 2";
+  session->set_timeout_seconds(1);
+  if (session->rank() == 1) std::this_thread::sleep_for(std::chrono::seconds(2));
+  const auto start = std::chrono::steady_clock::now();
+  absl::Status status = session->Agree(TextHash("op 7"), "op 7 (late)");
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("rank 1 did not answer at op 7 (late)"), absl::string_view::npos) << status;
+  if (session->rank() == 0) {
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5);
+  }
+}
+
+}  // namespace
+}  // namespace visa::mpi
+
+int main(int argc, char** argv) {
+  testing::InitGoogleTest(&argc, argv);
+  visa::mpi::Session* session = visa::mpi::Session::Launched();
+  const int failed = RUN_ALL_TESTS();
+  if (session != nullptr) session->End(/*clean=*/true);
+  return failed;
+}
