@@ -30,6 +30,16 @@ std::optional<int> SingleChip(const DeviceTensor& tensor) {
   return only;
 }
 
+// The positions of a one-chip tensor's own chip: its Chip level without the padding that places
+// it among the device's chips (a chip view's `# c + Chip + # (chips - 1 - c)` is `Chip`).
+Mapping OwnChipLayout(const DeviceTensor& tensor) {
+  std::vector<Mapping> levels = tensor.levels();
+  while (levels.front().kind() == Mapping::Kind::kPadding || levels.front().kind() == Mapping::Kind::kLeftPad) {
+    levels.front() = levels.front().inner();
+  }
+  return Pair(levels);
+}
+
 // "op 12 (tdma move ...)": the op's first text line names it in errors.
 std::string OpName(int64_t index, const std::string& text) {
   const size_t end = text.find('\n');
@@ -76,7 +86,7 @@ absl::Status MpiBackend::Exchange(const DmaOp& op, const DmaTensors& tensors, co
   const int sender = OwnerOf(*from_chip, session_.ranks(), chips);
   const int receiver = OwnerOf(*to_chip, session_.ranks(), chips);
   if (sender == receiver) return absl::OkStatus();
-  const Mapping layout = tensors.src.full_mapping();
+  const Mapping layout = OwnChipLayout(tensors.src);
   if (session_.rank() == sender) {
     ASSIGN_OR_RETURN(HostTensor image, ReadImage(tensors.src, layout));
     return session_.Send(receiver, image.bytes(), what);

@@ -13,14 +13,15 @@ namespace {
 // The exchanges' bandwidth against MPI's own for messages of their mean size.
 void Report(Session& session) {
   const ExchangeStats stats = session.stats();
-  const int64_t mean = stats.exchanges > 0 ? stats.bytes / stats.exchanges : 0;
+  const int64_t mean = stats.received > 0 ? stats.bytes / stats.received : 0;
   absl::StatusOr<double> reference = session.PointToPointBandwidth(std::max<int64_t>(mean, 1), 20);
   if (session.rank() != 0) return;
-  std::cerr << absl::StrFormat("mpi: %d ranks, %d ops agreed, %d chip moves sent or received by rank 0 (%d bytes, %.3f s)\n",
-                               session.ranks(), stats.agreements, stats.exchanges, stats.bytes, stats.seconds);
+  std::cerr << absl::StrFormat("mpi: %d ranks, %d ops agreed; rank 0 sent %d chip moves, received %d (%d bytes, %.6f s)\n",
+                               session.ranks(), stats.agreements, stats.sent, stats.received, stats.bytes,
+                               stats.seconds);
   std::cerr << absl::StrFormat("mpi: output digest %016x (every op's output bytes, all chips, in op order)\n",
                                stats.output_digest);
-  if (stats.exchanges > 0 && reference.ok() && *reference > 0) {
+  if (stats.received > 0 && reference.ok() && *reference > 0) {
     const double ours = static_cast<double>(stats.bytes) / std::max(stats.seconds, 1e-12);
     std::cerr << absl::StrFormat("mpi: exchange %.1f MB/s, MPI point-to-point %.1f MB/s for %d-byte messages: %.0f %%\n",
                                  ours / 1e6, *reference / 1e6, mean, 100 * ours / *reference);

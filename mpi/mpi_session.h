@@ -34,9 +34,10 @@ int OwnerOf(int chip, int ranks, int chips);
 // What the exchanges moved (figures for docs/multi_process.md).
 struct ExchangeStats {
   int64_t agreements = 0;   // ops whose text every rank compared
-  int64_t exchanges = 0;    // chip-to-chip moves this rank sent or received
+  int64_t sent = 0;         // chip-to-chip moves this rank sent to another
+  int64_t received = 0;     // and received from another:
   int64_t bytes = 0;        // their payload
-  double seconds = 0;       // spent sending or receiving them
+  double seconds = 0;       // from each one's arrival to its end (not the wait for the sender)
   // With reporting on: FNV-1a over every op's output bytes (all chips), in op order, which a run
   // on one process and one on several ranks must share bit for bit.
   uint64_t output_digest = 0xcbf29ce484222325ull;
@@ -52,7 +53,7 @@ class Session {
   int ranks() const { return ranks_; }
   ChipShare Share(int chips) const { return ShareOf(rank_, ranks_, chips); }
 
-  // Seconds an exchange waits for another rank before failing (VISA_MPI_TIMEOUT, default 60).
+  // Seconds an exchange waits for another rank before failing (VISA_MPI_TIMEOUT, default 600: an op may legitimately take minutes on the interpreter).
   double timeout_seconds() const { return timeout_seconds_; }
   void set_timeout_seconds(double seconds) { timeout_seconds_ = seconds; }
 

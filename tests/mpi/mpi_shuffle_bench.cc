@@ -1,0 +1,72 @@
+// Chip shuffle exchange bandwidth under mpirun (docs/multi_process.md): ChipShuffle(1, 2, 3, 0) of
+// an HBM tensor of `MiB` MiB per chip on a 4-chip device, over MpiBackend on the interpreter, and
+// MPI's own point-to-point bandwidth for the same message size measured in the same run.
+// Usage: mpiexec -np 2 mpi_shuffle_bench [MiB per chip, default 16] [shuffles, default 5]
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "dsl/mapping_parser.h"
+#include "dsl/status_macros.h"
+#include "interp/interpreter.h"
+#include "mpi/mpi_backend.h"
+#include "runtime/chip_shuffle.h"
+#include "runtime/device.h"
+#include "runtime/host_tensor.h"
+#include "runtime/tensor_unit.h"
+
+namespace visa::mpi {
+namespace {
+
+absl::Status Bench(Session& session, int64_t mib, int shuffles) {
+  ASSIGN_OR_RETURN(MappingScope m, MappingScope::Parse(absl::StrCat("A = 4, B = ", mib * 1024 * 1024)));
+  ASSIGN_OR_RETURN(std::unique_ptr<Device> device, Device::Create(4, {.uninitialized_reads = UninitializedReads::kOff}));
+  interp::Interpreter interpreter;
+  MpiBackend spread(interpreter, session);
+  Context ctx(*device, spread);
+  ASSIGN_OR_RETURN(HostTensor host, HostTensor::Random(DType::kI8, m.m("A, B"), 7));
+  ASSIGN_OR_RETURN(HbmTensor hbm, host.to_hbm(ctx.pdma, 0, m.m("A"), m.m("B")));
+  const ExchangeStats before = session.stats();
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < shuffles; ++i) {
+    ASSIGN_OR_RETURN(HbmTensor out, ChipShuffle(ctx.tdma, hbm, {1, 2, 3, 0}, Address::Any()));
+    out.Release();
+  }
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const ExchangeStats& after = session.stats();
+  const int64_t exchanges = after.received - before.received;
+  const int64_t bytes = after.bytes - before.bytes;
+  const double seconds = after.seconds - before.seconds;
+  const int64_t message = exchanges > 0 ? bytes / exchanges : 1;
+  ASSIGN_OR_RETURN(double reference, session.PointToPointBandwidth(message, 10));
+  if (session.rank() != 0) return absl::OkStatus();
+  std::cout << absl::StrFormat(
+      "%d ranks, %d MiB per chip, %d shuffles in %.3f s (all ops on every rank)\n"
+      "rank 0: received %d chip moves of %d bytes, %.4f s from arrival to end: %.0f MB/s\n"
+      "MPI point-to-point, same size, same run: %.0f MB/s; exchange / MPI = %.0f %%\n",
+      session.ranks(), mib, shuffles, wall, exchanges, message, seconds, bytes / seconds / 1e6, reference / 1e6,
+      100 * (bytes / seconds) / reference);
+  return absl::OkStatus();
+}
+
+}  // namespace
+}  // namespace visa::mpi
+
+int main(int argc, char** argv) {
+  visa::mpi::Session* session = visa::mpi::Session::Launched();
+  if (session == nullptr || session->ranks() < 2) {
+    std::cerr << "error: run under mpiexec -np 2 (or more)\n";
+    if (session != nullptr) session->End(/*clean=*/true);
+    return 2;
+  }
+  const int64_t mib = argc > 1 ? std::atoll(argv[1]) : 16;
+  const int shuffles = argc > 2 ? std::atoi(argv[2]) : 5;
+  absl::Status done = visa::mpi::Bench(*session, mib, shuffles);
+  if (!done.ok()) std::cerr << "error: rank " << session->rank() << ": " << done.message() << "\n";
+  session->End(done.ok());
+  return done.ok() ? 0 : 2;
+}
