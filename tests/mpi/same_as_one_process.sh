@@ -8,7 +8,7 @@ digest_only=0
 if [[ $1 == --digest-only ]]; then digest_only=1; shift; fi
 mpiexec=$1 ranks=$2 visa=$3
 shift 3
-launch=("$mpiexec" --oversubscribe --allow-run-as-root)
+launch=("$mpiexec" --oversubscribe --allow-run-as-root --bind-to none)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
