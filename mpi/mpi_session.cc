@@ -3,6 +3,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <memory>
@@ -143,11 +144,12 @@ absl::StatusOr<std::vector<uint8_t>> Session::Receive(int from, absl::string_vie
     if (Clock::now() > deadline) return NoAnswer(from, what, timeout_seconds_);
     std::this_thread::yield();
   }
-  // Timed from the message's arrival: before it, the sender was still computing.
-  const Clock::time_point arrived_at = Clock::now();
   int count = 0;
   MPI_Get_count(&status, MPI_BYTE, &count);
   std::vector<uint8_t> bytes(static_cast<size_t>(count));
+  // Timed from the message's arrival (before it the sender was still computing) with the buffer
+  // ready, as MPI's own figure is (PointToPointBandwidth).
+  const Clock::time_point arrived_at = Clock::now();
   MPI_Recv(bytes.data(), count, MPI_BYTE, from, kDataTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   ++stats_.received;
   stats_.bytes += count;
@@ -177,10 +179,14 @@ absl::StatusOr<double> Session::PointToPointBandwidth(int64_t bytes, int repeats
     }
   };
   round(2);  // warm-up: connections and registration
-  const Clock::time_point start = Clock::now();
-  round(repeats);
-  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  return static_cast<double>(bytes) * repeats / seconds;
+  double best = 0;  // the best of 5 rounds: the cores are shared, and a round may be descheduled
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    const Clock::time_point start = Clock::now();
+    round(repeats);
+    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    best = std::max(best, static_cast<double>(bytes) * repeats / seconds);
+  }
+  return best;
 }
 
 void Session::End(bool clean) {

@@ -37,7 +37,7 @@ struct ExchangeStats {
   int64_t sent = 0;         // chip-to-chip moves this rank sent to another
   int64_t received = 0;     // and received from another:
   int64_t bytes = 0;        // their payload
-  double seconds = 0;       // from each one's arrival to its end (not the wait for the sender)
+  double seconds = 0;       // in MPI_Recv once each arrived (not the wait for the sender)
   // With reporting on: FNV-1a over every op's output bytes (all chips), in op order, which a run
   // on one process and one on several ranks must share bit for bit.
   uint64_t output_digest = 0xcbf29ce484222325ull;
@@ -64,7 +64,7 @@ class Session {
   absl::Status Send(int to, absl::Span<const uint8_t> bytes, absl::string_view what);
   absl::StatusOr<std::vector<uint8_t>> Receive(int from, absl::string_view what);
   // MPI's own point-to-point bandwidth between ranks 0 and 1 for messages of rank 0's `bytes`
-  // (bytes/s, `repeats` one-way sends after a warm-up), the reference the exchanges are measured
+  // (bytes/s, the best of 5 rounds of `repeats` one-way sends after a warm-up), the reference the exchanges are measured
   // against; 0 on ranks other than 0 and 1. Every rank must call it.
   absl::StatusOr<double> PointToPointBandwidth(int64_t bytes, int repeats);
 

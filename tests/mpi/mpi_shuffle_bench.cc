@@ -1,18 +1,21 @@
 // Chip shuffle exchange bandwidth under mpirun (docs/multi_process.md): ChipShuffle(1, 2, 3, 0) of
-// an HBM tensor of `MiB` MiB per chip on a 4-chip device, over MpiBackend on the interpreter, and
-// MPI's own point-to-point bandwidth for the same message size measured in the same run.
-// Usage: mpiexec -np 2 mpi_shuffle_bench [MiB per chip, default 16] [shuffles, default 5]
+// an HBM tensor of `MiB` MiB per chip on a 4-chip device, over MpiBackend on the JIT (or the
+// interpreter), and MPI's own point-to-point bandwidth for the same message size measured in the
+// same run.
+// Usage: mpiexec -np 2 mpi_shuffle_bench [MiB per chip, default 16] [shuffles, default 5] [jit|interp]
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "dsl/mapping_parser.h"
 #include "dsl/status_macros.h"
 #include "interp/interpreter.h"
+#include "jit/jit_backend.h"
 #include "mpi/mpi_backend.h"
 #include "runtime/chip_shuffle.h"
 #include "runtime/device.h"
@@ -22,11 +25,15 @@
 namespace visa::mpi {
 namespace {
 
-absl::Status Bench(Session& session, int64_t mib, int shuffles) {
+absl::Status Bench(Session& session, int64_t mib, int shuffles, bool jit) {
   ASSIGN_OR_RETURN(MappingScope m, MappingScope::Parse(absl::StrCat("A = 4, B = ", mib * 1024 * 1024)));
   ASSIGN_OR_RETURN(std::unique_ptr<Device> device, Device::Create(4, {.uninitialized_reads = UninitializedReads::kOff}));
   interp::Interpreter interpreter;
-  MpiBackend spread(interpreter, session);
+  std::unique_ptr<jit::JitBackend> compiled;
+  if (jit) {
+    ASSIGN_OR_RETURN(compiled, jit::JitBackend::Create({.threads = 1}));
+  }
+  MpiBackend spread(jit ? static_cast<Backend&>(*compiled) : interpreter, session);
   Context ctx(*device, spread);
   ASSIGN_OR_RETURN(HostTensor host, HostTensor::Random(DType::kI8, m.m("A, B"), 7));
   ASSIGN_OR_RETURN(HbmTensor hbm, host.to_hbm(ctx.pdma, 0, m.m("A"), m.m("B")));
@@ -45,10 +52,10 @@ absl::Status Bench(Session& session, int64_t mib, int shuffles) {
   ASSIGN_OR_RETURN(double reference, session.PointToPointBandwidth(message, 10));
   if (session.rank() != 0) return absl::OkStatus();
   std::cout << absl::StrFormat(
-      "%d ranks, %d MiB per chip, %d shuffles in %.3f s (all ops on every rank)\n"
+      "%d ranks, %s, %d MiB per chip, %d shuffles in %.3f s (all ops on every rank)\n"
       "rank 0: received %d chip moves of %d bytes, %.4f s from arrival to end: %.0f MB/s\n"
       "MPI point-to-point, same size, same run: %.0f MB/s; exchange / MPI = %.0f %%\n",
-      session.ranks(), mib, shuffles, wall, exchanges, message, seconds, bytes / seconds / 1e6, reference / 1e6,
+      session.ranks(), jit ? "jit" : "interp", mib, shuffles, wall, exchanges, message, seconds, bytes / seconds / 1e6, reference / 1e6,
       100 * (bytes / seconds) / reference);
   return absl::OkStatus();
 }
@@ -65,7 +72,8 @@ int main(int argc, char** argv) {
   }
   const int64_t mib = argc > 1 ? std::atoll(argv[1]) : 16;
   const int shuffles = argc > 2 ? std::atoi(argv[2]) : 5;
-  absl::Status done = visa::mpi::Bench(*session, mib, shuffles);
+  const bool jit = argc <= 3 || std::string(argv[3]) != "interp";
+  absl::Status done = visa::mpi::Bench(*session, mib, shuffles, jit);
   if (!done.ok()) std::cerr << "error: rank " << session->rank() << ": " << done.message() << "\n";
   session->End(done.ok());
   return done.ok() ? 0 : 2;
