@@ -12,6 +12,7 @@
 #include "tools/run_command.h"
 #include "tools/schedule_command.h"
 #include "tools/seq_command.h"
+#include "tools/text_flag.h"
 
 namespace visa::cli {
 
@@ -47,6 +48,7 @@ int Main(int argc, char** argv, std::vector<samples::Sample> kernels, const Main
   AddFuzzDiffCommand(app, fuzz_diff_options, exit_code);
   ScheduleOptions schedule_options;
   AddScheduleCommand(app, schedule_options, exit_code);
+  RefuseEmptyValues(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
