@@ -2,10 +2,11 @@
 # Builds what a hostile or careless user reaches under AddressSanitizer + UndefinedBehaviorSanitizer
 # in its own build directory, and runs it: the `visa` CLI and its command tests, every sample
 # through `visa check --all` (interpreter and JIT), the fuzz targets' replays of their seeds and
-# kept findings, the API-misuse tests and the JIT differential test. Only those targets are built
-# (the libraries they link and one executable each), not the whole suite, so a run fits beside
-# other work on a 2-core machine (under 45 minutes). Code the JIT compiles at run time is not
-# instrumented (LLVM emits it without sanitizer passes); everything else is.
+# kept findings, the hostile-input probe of every flag (scripts/probe_cli.sh), the API-misuse tests
+# and the JIT differential test. Only those targets are built (the libraries they link and one
+# executable each), not the whole suite, so a run fits beside other work on a 2-core machine (under
+# 45 minutes). Code the JIT compiles at run time is not instrumented (LLVM emits it without
+# sanitizer passes); everything else is.
 # Usage: scripts/sanitize.sh [BUILD_DIR]   (default build-asan; CC / CXX pick the compiler, gcc by default)
 # VISA_SANITIZE_JOBS sets the build's and ctest's parallelism (default: nproc).
 set -euo pipefail
@@ -39,4 +40,7 @@ ctest --test-dir "$build_dir" --output-on-failure -j "$jobs" --timeout 3000 -R '
 echo "sanitize: tests done at $(( $(date +%s) - start )) s"
 "$build_dir"/visa check --all || status=1
 echo "sanitize: visa check --all done at $(( $(date +%s) - start )) s (status $status)"
+# The hostile-input probe of every command-line flag, on the sanitized binary: a report is a crash.
+bash scripts/probe_cli.sh "$build_dir"/visa 300 || status=1
+echo "sanitize: probe_cli done at $(( $(date +%s) - start )) s (status $status)"
 exit $status
