@@ -6,10 +6,14 @@
 #include <iostream>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "dsl/text_excerpt.h"
 #include "runtime/scheduler.h"
 #include "runtime/trace_backend.h"
 #include "samples/sample.h"
+#include "jit/jit_backend.h"
+#include "runtime/timing_backend.h"
+#include "tools/schedule_html.h"
 #include "tools/schedule_json.h"
 #include "tools/schedule_svg.h"
 #include "tools/text_flag.h"
@@ -44,20 +48,52 @@ bool ParseWindow(const std::string& text, SvgWindow& window, std::ostream& err) 
 }
 
 // The window within the schedule: FROM before the makespan (a window past it would draw an empty
-// chart), TO cut at the makespan (the tick loop then never runs near the int64 limit).
-bool FitWindow(int64_t makespan, SvgWindow& window, std::ostream& err) {
+// chart), TO cut at the makespan (the tick loop then never runs near the int64 limit), and at least
+// one op in it (an empty chart says nothing). Errors state the schedule's range.
+bool FitWindow(const Schedule& schedule, SvgWindow& window, std::ostream& err) {
+  const int64_t makespan = schedule.makespan;
   if (window.from >= makespan) {
     err << "error: --window: FROM " << window.from << " is at or past the schedule's makespan of " << makespan
-        << " cycles: nothing would be drawn (hint: --window 0:" << makespan << ")\n";
+        << " cycles: nothing would be drawn; the schedule spans cycles 0 to " << makespan
+        << " (hint: --window 0:" << makespan << ")\n";
     return false;
   }
   window.to = std::min(*window.to, makespan);
+  const bool any = std::any_of(schedule.ops.begin(), schedule.ops.end(), [&](const ScheduledOp& op) {
+    return op.start == op.end ? op.start >= window.from && op.start <= *window.to
+                              : op.start < *window.to && op.end > window.from;
+  });
+  if (!any) {
+    err << "error: --window: no op runs in cycles " << window.from << " to " << *window.to
+        << ": nothing would be drawn; the schedule spans cycles 0 to " << makespan << "\n";
+    return false;
+  }
   return true;
+}
+
+// The host's seconds per op in a run on the JIT, in program order (the trace's op count checked).
+absl::StatusOr<std::vector<double>> JitSecondsPerOp(const samples::Sample& sample, size_t traced_ops) {
+  absl::StatusOr<std::unique_ptr<jit::JitBackend>> jit = jit::JitBackend::Create({});
+  if (!jit.ok()) return jit.status();
+  TimingBackend timed(**jit);
+  absl::StatusOr<samples::SampleRun> run = sample.Run(timed);
+  if (!run.ok()) return run.status();
+  if (timed.times().size() != traced_ops) {
+    return absl::InternalError(absl::StrCat("--jit: the JIT ran ", timed.times().size(), " ops, the trace recorded ",
+                                            traced_ops));
+  }
+  std::vector<double> seconds;
+  for (const TimingBackend::OpTime& t : timed.times()) seconds.push_back(t.seconds);
+  return seconds;
 }
 
 }  // namespace
 
 int ScheduleSampleCommand(const ScheduleOptions& options, std::ostream& out, std::ostream& err) {
+  if (options.jit_times && options.html_path.empty()) {
+    err << "error: --jit measures the host's time per op for the viewer; add --html FILE\n";
+    return 2;
+  }
   if (!options.svg_window.empty() && options.svg_path.empty()) {
     err << "error: --window says which cycles the SVG draws; add --svg FILE\n";
     return 2;
@@ -83,8 +119,21 @@ int ScheduleSampleCommand(const ScheduleOptions& options, std::ostream& out, std
   }
   SvgWindow window;
   if (!options.svg_window.empty() &&
-      (!ParseWindow(options.svg_window, window, err) || !FitWindow(schedule.makespan, window, err))) {
+      (!ParseWindow(options.svg_window, window, err) || !FitWindow(schedule, window, err))) {
     return 2;
+  }
+  if (!options.html_path.empty()) {
+    ViewerInput viewer{.schedule = &schedule, .program = &run->program, .inputs = &inputs, .sample = sample->name,
+                       .description = sample->description, .host_seconds = {}};
+    if (options.jit_times) {
+      absl::StatusOr<std::vector<double>> seconds = JitSecondsPerOp(*sample, inputs.size());
+      if (!seconds.ok()) {
+        err << "error: --jit: " << seconds.status().message() << "\n";
+        return 2;
+      }
+      viewer.host_seconds = *std::move(seconds);
+    }
+    if (!WriteFile(options.html_path, ScheduleHtml(viewer), "--html", err)) return 2;
   }
   if (!options.svg_path.empty() &&
       !WriteFile(options.svg_path, ScheduleSvg(schedule, "visa schedule " + sample->name, window), "--svg", err)) {
@@ -110,7 +159,12 @@ void AddScheduleCommand(CLI::App& app, ScheduleOptions& options, int& exit_code)
   cmd->add_option("--svg", options.svg_path, "Write the timeline as an SVG picture to FILE")->check(NonEmptyText("a FILE"));
   cmd->add_flag("--avoid-starvation", options.avoid_starvation,
                 "Schedule ops with 64+ consecutive same-bank DM accesses as if they occupied DMA (the compiler's remedy)");
-  cmd->add_option("--window", options.svg_window, "Draw only cycles FROM:TO in the SVG (the legend lists every op)")
+  cmd->add_option("--html", options.html_path,
+                  "Write the schedule viewer to FILE: one HTML page, no network (lanes, memory, zoom, op details)")
+      ->check(NonEmptyText("a FILE"));
+  cmd->add_flag("--jit", options.jit_times, "With --html: run the sample on the JIT and show the host's time per op");
+  cmd->add_option("--window", options.svg_window,
+                  "Draw only cycles FROM:TO in the SVG (default: the kernel's own ops, host transfers folded)")
       ->check(NonEmptyText("cycles FROM:TO"));
   cmd->callback([&options, &exit_code] { exit_code = ScheduleSampleCommand(options, std::cout, std::cerr); });
 }
