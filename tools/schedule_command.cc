@@ -17,6 +17,7 @@
 #include "tools/schedule_json.h"
 #include "tools/schedule_svg.h"
 #include "tools/text_flag.h"
+#include "tools/vector_pass_label.h"
 #include "runtime/trace_options.h"
 
 namespace visa::cli {
@@ -117,13 +118,18 @@ int ScheduleSampleCommand(const ScheduleOptions& options, std::ostream& out, std
                  "--trace", err)) {
     return 2;
   }
+  // The pictures tell Vector Engine passes apart by what they compute (the table keeps the
+  // scheduler's labels).
+  Schedule pictured = schedule;
+  for (ScheduledOp& op : pictured.ops) op.label = VectorPassLabel(run->program.ops[op.index], op.label);
   SvgWindow window;
+  window.fold_host_transfers = options.svg_window.empty();
   if (!options.svg_window.empty() &&
       (!ParseWindow(options.svg_window, window, err) || !FitWindow(schedule, window, err))) {
     return 2;
   }
   if (!options.html_path.empty()) {
-    ViewerInput viewer{.schedule = &schedule, .program = &run->program, .inputs = &inputs, .sample = sample->name,
+    ViewerInput viewer{.schedule = &pictured, .program = &run->program, .inputs = &inputs, .sample = sample->name,
                        .description = sample->description, .host_seconds = {}};
     if (options.jit_times) {
       absl::StatusOr<std::vector<double>> seconds = JitSecondsPerOp(*sample, inputs.size());
@@ -136,7 +142,7 @@ int ScheduleSampleCommand(const ScheduleOptions& options, std::ostream& out, std
     if (!WriteFile(options.html_path, ScheduleHtml(viewer), "--html", err)) return 2;
   }
   if (!options.svg_path.empty() &&
-      !WriteFile(options.svg_path, ScheduleSvg(schedule, "visa schedule " + sample->name, window), "--svg", err)) {
+      !WriteFile(options.svg_path, ScheduleSvg(pictured, "visa schedule " + sample->name, window), "--svg", err)) {
     return 2;
   }
   if (options.json) {

@@ -14,6 +14,7 @@
 #include "nlohmann/json.hpp"
 #include "runtime/program.h"
 #include "runtime/scheduler.h"
+#include "tools/kernel_span.h"
 
 namespace visa::cli {
 
@@ -28,16 +29,6 @@ std::string EngineOf(const std::string& label);
 // The model step of a label: its `.named(...)` name up to a bracketed detail ("Q projection [g0 k1]
 // operands: ..." -> "Q projection"); empty when the op has no name.
 std::string StepOfLabel(const std::string& label);
-
-// A host transfer (pdma host -> HBM or back): what the viewer and the SVG fold by default.
-bool IsHostTransfer(const std::string& label);
-
-// The cycles the kernel's own ops span (host transfers left out); the whole schedule when every op
-// is a host transfer.
-struct CycleSpan {
-  int64_t from = 0, to = 0;
-};
-CycleSpan KernelSpan(const Schedule& schedule);
 
 struct ViewerInput {
   const Schedule* schedule = nullptr;
