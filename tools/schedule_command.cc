@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -34,13 +35,14 @@ bool WriteFile(const std::string& path, const std::string& text, const char* wha
   return true;
 }
 
-// "FROM:TO" with 0 <= FROM < TO, in cycles.
-bool ParseWindow(const std::string& text, SvgWindow& window, std::ostream& err) {
+// "FROM:TO" with 0 <= FROM < TO, in cycles; an error states the schedule's range.
+bool ParseWindow(const std::string& text, int64_t makespan, SvgWindow& window, std::ostream& err) {
   const size_t colon = text.find(':');
   int64_t from = 0, to = 0;
   if (colon == std::string::npos || !absl::SimpleAtoi(text.substr(0, colon), &from) ||
       !absl::SimpleAtoi(text.substr(colon + 1), &to) || from < 0 || to <= from) {
-    err << "error: --window: expected FROM:TO cycles with 0 <= FROM < TO, got `" << Excerpt(text, 0) << "`\n";
+    err << "error: --window: expected FROM:TO cycles with 0 <= FROM < TO, got `" << Excerpt(text, 0)
+        << "`; the schedule spans cycles 0 to " << makespan << "\n";
     return false;
   }
   window.from = from;
@@ -49,8 +51,9 @@ bool ParseWindow(const std::string& text, SvgWindow& window, std::ostream& err) 
 }
 
 // The window within the schedule: FROM before the makespan (a window past it would draw an empty
-// chart), TO cut at the makespan (the tick loop then never runs near the int64 limit), and at least
-// one op in it (an empty chart says nothing). Errors state the schedule's range.
+// chart), TO cut at the makespan (the tick loop then never runs near the int64 limit). Every op
+// starts when another ends or starts, so the ops cover [0, makespan) without a gap: a window
+// within it always shows an op. Errors state the schedule's range.
 bool FitWindow(const Schedule& schedule, SvgWindow& window, std::ostream& err) {
   const int64_t makespan = schedule.makespan;
   if (window.from >= makespan) {
@@ -60,31 +63,34 @@ bool FitWindow(const Schedule& schedule, SvgWindow& window, std::ostream& err) {
     return false;
   }
   window.to = std::min(*window.to, makespan);
-  const bool any = std::any_of(schedule.ops.begin(), schedule.ops.end(), [&](const ScheduledOp& op) {
-    return op.start == op.end ? op.start >= window.from && op.start <= *window.to
-                              : op.start < *window.to && op.end > window.from;
-  });
-  if (!any) {
-    err << "error: --window: no op runs in cycles " << window.from << " to " << *window.to
-        << ": nothing would be drawn; the schedule spans cycles 0 to " << makespan << "\n";
-    return false;
-  }
   return true;
 }
 
-// The host's seconds per op in a run on the JIT, in program order (the trace's op count checked).
-absl::StatusOr<std::vector<double>> JitSecondsPerOp(const samples::Sample& sample, size_t traced_ops) {
+// A host move (a tensor from or to host memory) runs outside every backend: the JIT times no such op.
+bool IsHostMove(const Op& op) {
+  const auto* dma = std::get_if<DmaOp>(&op.body);
+  return dma != nullptr && (!dma->src.handle || !dma->dst.handle);
+}
+
+// The host's seconds per op in a run on the JIT, in program order; none for a host move.
+absl::StatusOr<std::vector<std::optional<double>>> JitSecondsPerOp(const samples::Sample& sample,
+                                                                   const Program& program) {
   absl::StatusOr<std::unique_ptr<jit::JitBackend>> jit = jit::JitBackend::Create({});
   if (!jit.ok()) return jit.status();
   TimingBackend timed(**jit);
   absl::StatusOr<samples::SampleRun> run = sample.Run(timed);
   if (!run.ok()) return run.status();
-  if (timed.times().size() != traced_ops) {
-    return absl::InternalError(absl::StrCat("--jit: the JIT ran ", timed.times().size(), " ops, the trace recorded ",
-                                            traced_ops));
+  const auto device_ops = static_cast<size_t>(std::count_if(program.ops.begin(), program.ops.end(),
+                                                            [](const Op& op) { return !IsHostMove(op); }));
+  if (timed.times().size() != device_ops) {
+    return absl::InternalError(absl::StrCat("the JIT ran ", timed.times().size(), " device ops, the trace recorded ",
+                                            device_ops));
   }
-  std::vector<double> seconds;
-  for (const TimingBackend::OpTime& t : timed.times()) seconds.push_back(t.seconds);
+  std::vector<std::optional<double>> seconds;
+  size_t next = 0;
+  for (const Op& op : program.ops) {
+    seconds.push_back(IsHostMove(op) ? std::nullopt : std::optional<double>(timed.times()[next++].seconds));
+  }
   return seconds;
 }
 
@@ -125,14 +131,14 @@ int ScheduleSampleCommand(const ScheduleOptions& options, std::ostream& out, std
   SvgWindow window;
   window.fold_host_transfers = options.svg_window.empty();
   if (!options.svg_window.empty() &&
-      (!ParseWindow(options.svg_window, window, err) || !FitWindow(schedule, window, err))) {
+      (!ParseWindow(options.svg_window, schedule.makespan, window, err) || !FitWindow(schedule, window, err))) {
     return 2;
   }
   if (!options.html_path.empty()) {
     ViewerInput viewer{.schedule = &pictured, .program = &run->program, .inputs = &inputs, .sample = sample->name,
                        .description = sample->description, .host_seconds = {}};
     if (options.jit_times) {
-      absl::StatusOr<std::vector<double>> seconds = JitSecondsPerOp(*sample, inputs.size());
+      absl::StatusOr<std::vector<std::optional<double>>> seconds = JitSecondsPerOp(*sample, run->program);
       if (!seconds.ok()) {
         err << "error: --jit: " << seconds.status().message() << "\n";
         return 2;

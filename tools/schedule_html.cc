@@ -214,7 +214,9 @@ json ViewerJson(const ViewerInput& input) {
               {"writes", writes},
               {"starving", starving.contains(op.index)},
               {"longest_bank_run", op.longest_bank_run}};
-    if (static_cast<size_t>(op.index) < input.host_seconds.size()) j["host_s"] = input.host_seconds[op.index];
+    if (static_cast<size_t>(op.index) < input.host_seconds.size() && input.host_seconds[op.index]) {
+      j["host_s"] = *input.host_seconds[op.index];
+    }
     ops.push_back(std::move(j));
   }
   json busy = json::object();

@@ -35,8 +35,9 @@ struct ViewerInput {
   const Program* program = nullptr;
   const std::vector<ScheduleInput>* inputs = nullptr;
   std::string sample, description;
-  // The host's measured seconds per op on the JIT (`--jit`), in program order; empty: not measured.
-  std::vector<double> host_seconds;
+  // The host's measured seconds per op on the JIT (`--jit`), in program order (none for a host
+  // move, which runs outside the backend); empty: not measured.
+  std::vector<std::optional<double>> host_seconds;
 };
 
 // What the page draws: {"sample", "description", "makespan", "kernel_span": [from, to],
