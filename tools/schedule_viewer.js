@@ -1,8 +1,9 @@
 // The schedule viewer's script (embedded in the page by tools/schedule_html.cc): draws the
 // contexts' lanes and the memory view from the JSON in #schedule-data, zooms and pans both axes
 // with a brush, and shows a clicked op's description and what it waited on. The URL hash
-// `#op=N` selects op N on load; `#selftest` selects the op that ends the schedule and writes what
-// was drawn into #selftest-result (the browser test reads it from the rendered DOM).
+// `#op=N` selects op N on load (`#op=N&zoom` also zooms to it); `#selftest` clicks and
+// double-clicks the op that ends the schedule and writes what was drawn into #selftest-result
+// (the browser test reads it from the rendered DOM).
 (function () {
   'use strict';
   const data = JSON.parse(document.getElementById('schedule-data').textContent);
@@ -50,10 +51,14 @@
     // The kernel's name when it gave one, else the stage chain: distinct per op by its number.
     return op.op + ' ' + (op.name || op.label);
   }
+  // As much of an op's label as fits in `px`: all, or cut with an ellipsis keeping at least three
+  // characters after its number, or the number alone, or nothing.
   function fit(text, px) {
     const chars = Math.floor((px - 6) / 6.3);
-    if (chars < 2) return '';
-    return text.length <= chars ? text : text.slice(0, Math.max(1, chars - 1)) + '\u2026';
+    if (text.length <= chars) return text;
+    const number = text.split(' ')[0];
+    if (chars >= number.length + 5) return text.slice(0, chars - 1) + '\u2026';
+    return chars >= number.length ? number : '';
   }
   function hashColor(name) {
     let h = 0;
@@ -87,7 +92,7 @@
   if (data.host_measured) {
     let total = 0;
     for (const op of ops) total += op.host_s || 0;
-    stat('host time on the JIT (sum over ops)', seconds(total));
+    stat('host time on the JIT (one run, compile excluded, sum over ops)', seconds(total));
   } else {
     stat('host time per op', 'not measured (visa schedule --html FILE --jit)');
   }
@@ -96,11 +101,13 @@
   const resetButton = html('button', { id: 'reset' }, 'Reset: kernel\u2019s ops');
   const allButton = html('button', { id: 'all' }, 'Whole schedule');
   const criticalButton = html('button', { id: 'last-op' }, 'Select the last op');
-  controls.append(resetButton, allButton, criticalButton);
+  const zoomButton = html('button', { id: 'zoom-selection' }, 'Zoom to the selected op');
+  controls.append(resetButton, allButton, criticalButton, zoomButton);
   const rangeText = html('span', { id: 'range' });
   controls.appendChild(rangeText);
   controls.appendChild(html('span', { class: 'hint' },
-    'drag: zoom to a range \u00b7 shift-drag: pan \u00b7 wheel: zoom \u00b7 click an op or a tensor'));
+    'drag: zoom to a range \u00b7 shift-drag: pan \u00b7 wheel: zoom \u00b7 click an op or a tensor \u00b7 ' +
+    'double-click an op: zoom to it and what it waited on'));
   header.appendChild(controls);
   const legend = html('div', { id: 'legend' });
   function legendItem(style, text) {
@@ -234,6 +241,7 @@
       rect.appendChild(svg('title', {}, 'op ' + op.op + ': ' + op.label + '\n[' + fmt(op.start) + ', ' +
         fmt(op.end) + ') ' + fmt(op.end - op.start) + ' cycles\nwaited on: ' + op.waited_on.text));
       rect.addEventListener('click', (e) => { e.stopPropagation(); if (!suppressClick) select(op.op); });
+      rect.addEventListener('dblclick', (e) => { e.stopPropagation(); select(op.op); zoomToOp(op.op); });
       g.appendChild(rect);
       // The critical path as a red bar under the box: an outline would hide thin boxes.
       if (critical.has(op.op)) {
@@ -404,13 +412,20 @@
       state.c0 = Math.max(0, op.start - span / 2);
       state.c1 = state.c0 + span;
     }
-    for (const r of op.writes.concat(op.reads)) {
-      if (r.begin !== undefined && tiers.includes(r.tier)) {
-        if (r.tier !== state.tier) { state.tier = r.tier; resetAddresses(); }
-        break;
-      }
-    }
+    // The memory view turns to the tier the op touches on chip (DM, TRF, VRF before HBM).
+    const ranges = op.writes.concat(op.reads).filter((r) => r.begin !== undefined && tiers.includes(r.tier));
+    const onChip = ranges.find((r) => r.tier !== 'HBM') || ranges[0];
+    if (onChip && onChip.tier !== state.tier) { state.tier = onChip.tier; resetAddresses(); }
     showOp(op);
+    draw();
+  }
+  // The cycles from what the op waited on to its end, with a margin.
+  function zoomToOp(index) {
+    const op = ops[index];
+    const from = op.waited_on.kind !== 'none' ? Math.min(op.start, ops[op.waited_on.op].start) : op.start;
+    const span = Math.max(1, op.end - from);
+    state.c0 = Math.max(0, from - span * 0.1);
+    state.c1 = op.end + span * 0.1;
     draw();
   }
   function selectTensor(i) {
@@ -506,6 +521,7 @@
     state.c0 = data.kernel_span[0]; state.c1 = data.kernel_span[1]; resetAddresses(); draw();
   });
   allButton.addEventListener('click', () => { state.c0 = 0; state.c1 = Math.max(1, data.makespan); resetAddresses(); draw(); });
+  zoomButton.addEventListener('click', () => { if (state.selected >= 0) zoomToOp(state.selected); });
   criticalButton.addEventListener('click', () => { if (data.critical_path.length) select(data.critical_path[0], true); });
   window.addEventListener('resize', () => draw());
 
@@ -518,8 +534,11 @@
 
   // ---- on load: #op=N selects an op; #selftest checks what was drawn ----
   const hash = window.location.hash;
-  const opMatch = /^#op=(\d+)$/.exec(hash);
-  if (opMatch && Number(opMatch[1]) < ops.length) select(Number(opMatch[1]), true);
+  const opMatch = /^#op=(\d+)(&zoom)?$/.exec(hash);
+  if (opMatch && Number(opMatch[1]) < ops.length) {
+    select(Number(opMatch[1]), true);
+    if (opMatch[2]) zoomToOp(Number(opMatch[1]));
+  }
   if (hash === '#selftest') {
     const result = { ops: ops.length, critical_path: data.critical_path.length };
     result.op_boxes = timeline.querySelectorAll('.op-box').length;
@@ -531,6 +550,10 @@
     if (box) box.dispatchEvent(new MouseEvent('click', { bubbles: true }));
     result.selected = timeline.querySelectorAll('.op-box.selected').length;
     result.waited_highlighted = timeline.querySelectorAll('.op-box.waited').length;
+    // Double-click: zoomed to the op and what it waited on, whose labels then fit.
+    if (box) box.dispatchEvent(new MouseEvent('dblclick', { bubbles: true }));
+    result.zoomed_to = [Math.round(state.c0), Math.round(state.c1)];
+    result.zoomed_labels = Array.from(timeline.querySelectorAll('.op-label')).map((t) => t.textContent);
     const explain = document.getElementById('details-explain');
     result.description = explain ? explain.textContent.split('\n')[0] : '';
     const why = detailsBody.querySelector('.why');
