@@ -194,7 +194,7 @@ TEST(ScheduleCommand, AWindowToTheInt64LimitIsCutAtTheMakespan) {
 
 // An empty file name or window is refused at parsing, not taken as "not given".
 TEST(ScheduleCommand, EmptyFlagValuesAreRefused) {
-  for (const char* flag : {"--svg", "--trace", "--window"}) {
+  for (const char* flag : {"--svg", "--trace", "--window", "--html"}) {
     CLI::App app{"visa"};
     ScheduleOptions options;
     int exit_code = -1;

@@ -187,6 +187,40 @@ TEST(ScheduleHtmlTest, TransformerLayerPageIsLabelledByStep) {
   EXPECT_EQ(viewer["ops"][16]["name"], "Q projection [g0 k0]");
 }
 
+// Four chips: main, sub and DMA lanes per chip; each op in the lane of its resource on the first
+// chip it writes, DMA ops found on every chip (the ChipShuffle steps write each chip's HBM).
+TEST(ScheduleHtmlTest, SeveralChipsGetLanesEach) {
+  const std::string path = ::testing::TempDir() + "/viewer_all_reduce.html";
+  ASSERT_EQ(Schedule({.sample = "all_reduce_4chip", .html_path = path}).code, 0);
+  const json viewer = EmbeddedJson(ReadFile(path));
+  EXPECT_EQ(viewer["chips"], 4);
+  ASSERT_EQ(viewer["lanes"].size(), 12u);
+  EXPECT_EQ(viewer["lanes"][4]["name"], "chip 1 sub");
+  std::set<int64_t> dma_chips;
+  for (const json& op : viewer["ops"]) {
+    const json& lane = viewer["lanes"][op["lane"].get<int>()];
+    EXPECT_EQ(lane["resource"], op["resource"]) << op["label"];
+    EXPECT_EQ(lane["chip"], op["chips"][0]) << op["label"];
+    if (op["resource"] == "dma") dma_chips.insert(op["chip"].get<int64_t>());
+  }
+  EXPECT_EQ(dma_chips, (std::set<int64_t>{0, 1, 2, 3}));
+}
+
+// The ops a bank-starvation warning names are flagged for the page (dashed red outline, the warning
+// in their details).
+TEST(ScheduleHtmlTest, StarvingOpsAreFlagged) {
+  const std::string path = ::testing::TempDir() + "/viewer_column_walk.html";
+  ASSERT_EQ(Schedule({.sample = "column_walk_during_dma", .html_path = path}).code, 0);
+  const json viewer = EmbeddedJson(ReadFile(path));
+  ASSERT_EQ(viewer["warnings"].size(), 1u);
+  EXPECT_THAT(viewer["warnings"][0]["message"].get<std::string>(), HasSubstr("bank starvation: op 3"));
+  std::vector<int> starving;
+  for (const json& op : viewer["ops"]) {
+    if (op["starving"].get<bool>()) starving.push_back(op["op"]);
+  }
+  EXPECT_THAT(starving, ElementsAre(2, 3));  // the DMA and the walk
+}
+
 TEST(ScheduleHtmlTest, VectorPassesAreLabelledByWhatTheyCompute) {
   const std::string path = ::testing::TempDir() + "/viewer_softmax.html";
   ASSERT_EQ(Schedule({.sample = "vector_row_softmax", .html_path = path}).code, 0);

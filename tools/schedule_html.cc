@@ -39,14 +39,21 @@ int64_t ChipOfUnit(Tier tier, int64_t unit) {
   }
 }
 
-// The first chip an op writes on (else reads on); 0 for an op touching no device bytes.
-int64_t ChipOfOp(const OpDescription& d) {
+// The chips an op writes on (else reads on), ascending; {0} for an op touching no device bytes. Its
+// lane is the first one's.
+std::vector<int64_t> ChipsOfOp(const OpDescription& d) {
   for (const std::vector<MemoryRange>* ranges : {&d.writes, &d.reads}) {
+    std::set<int64_t> chips;
     for (const MemoryRange& r : *ranges) {
-      if (!r.units.empty()) return ChipOfUnit(r.tier, r.units.front().begin);
+      for (const Interval& units : r.units) {
+        for (int64_t chip = ChipOfUnit(r.tier, units.begin); chip <= ChipOfUnit(r.tier, units.end - 1); ++chip) {
+          chips.insert(chip);
+        }
+      }
     }
+    if (!chips.empty()) return {chips.begin(), chips.end()};
   }
-  return 0;
+  return {0};
 }
 
 json RangeJson(const MemoryRange& r) {
@@ -168,7 +175,7 @@ json ViewerJson(const ViewerInput& input) {
     starving.insert(w.dma_op);
   }
   std::set<int64_t> chips;
-  for (const ScheduledOp& op : schedule.ops) chips.insert(ChipOfOp(inputs[op.index].description));
+  for (const ScheduledOp& op : schedule.ops) chips.insert(ChipsOfOp(inputs[op.index].description).front());
   // Lanes: main, sub, DMA, each per chip when there are several.
   json lanes = json::array();
   std::map<std::pair<int64_t, Resource>, int> lane_of;
@@ -186,7 +193,8 @@ json ViewerJson(const ViewerInput& input) {
   json ops = json::array();
   for (const ScheduledOp& op : schedule.ops) {
     const OpDescription& d = inputs[op.index].description;
-    const int64_t chip = ChipOfOp(d);
+    const std::vector<int64_t> op_chips = ChipsOfOp(d);
+    const int64_t chip = op_chips.front();
     busy_cycles[ResourceName(op.resource)] += op.cycles();
     json hazards = json::array();
     for (const Hazard& h : op.hazards) hazards.push_back({{"kind", HazardName(h.kind)}, {"op", h.on}, {"tensor", h.tensor}});
@@ -201,6 +209,7 @@ json ViewerJson(const ViewerInput& input) {
               {"engine", EngineOf(op.label)},
               {"resource", ResourceName(op.resource)},
               {"chip", chip},
+              {"chips", op_chips},
               {"lane", lane_of.at({chip, op.resource})},
               {"start", op.start},
               {"end", op.end},

@@ -42,7 +42,7 @@ struct ViewerInput {
 
 // What the page draws: {"sample", "description", "makespan", "kernel_span": [from, to],
 // "chips", "lanes": [{"id", "resource", "chip"}], "busy": {"main": share, ...}, "critical_path",
-// "ops": [{"op", "label", "name", "step", "engine", "resource", "chip", "lane", "start", "end",
+// "ops": [{"op", "label", "name", "step", "engine", "resource", "chip" (the lane's), "chips", "lane", "start", "end",
 // "ready", "waited_on": {...}, "hazards", "explain", "reads", "writes", "host_s", "starving"}],
 // "tensors": [{"tensor", "tier", "begin", "end", "first", "last", "ops"}], "warnings"}.
 nlohmann::json ViewerJson(const ViewerInput& input);

@@ -356,7 +356,8 @@
     detailsBody.appendChild(html('h3', { id: 'details-title' }, 'op ' + op.op + ': ' + op.label));
     const table = html('table');
     const rows = [
-      ['context', op.resource + (data.chips > 1 ? ' on chip ' + op.chip : '')],
+      ['context', op.resource + (data.chips > 1 ? (op.chips.length > 1 ? ' on chips ' + op.chips.join(', ') +
+        ' (drawn on the first)' : ' on chip ' + op.chip) : '')],
       ['engine', ENGINES[op.engine] ? ENGINES[op.engine][1] : op.engine],
       ['step', op.step || '(no name: give the op one with .named(...))'],
       ['cycles', '[' + fmt(op.start) + ', ' + fmt(op.end) + ') = ' + fmt(op.end - op.start) +
