@@ -545,6 +545,23 @@
     result.op_boxes = timeline.querySelectorAll('.op-box').length;
     result.tensor_boxes = memory.querySelectorAll('.tensor-box').length;
     result.labels = Array.from(timeline.querySelectorAll('.op-label')).map((t) => t.textContent);
+    // A brush across the middle of the lanes, then one over the memory view, then the reset.
+    function drag(root, fx0, fy0, fx1, fy1) {
+      const r = root.getBoundingClientRect();
+      const at = (fx, fy) => ({ clientX: r.left + fx * r.width, clientY: r.top + fy * r.height, bubbles: true });
+      root.dispatchEvent(new MouseEvent('mousedown', Object.assign({ button: 0 }, at(fx0, fy0))));
+      window.dispatchEvent(new MouseEvent('mousemove', at(fx1, fy1)));
+      window.dispatchEvent(new MouseEvent('mouseup', at(fx1, fy1)));
+    }
+    const before = [state.c0, state.c1];
+    drag(timeline, 0.4, 0.5, 0.7, 0.5);
+    result.brushed_cycles = state.c1 - state.c0 < before[1] - before[0] && state.c0 > before[0];
+    const addresses = state.a1 - state.a0;
+    drag(memory, 0.3, 0.2, 0.8, 0.6);
+    result.brushed_addresses = state.a1 - state.a0 < addresses;
+    resetButton.dispatchEvent(new MouseEvent('click', { bubbles: true }));
+    result.reset = state.c0 === data.kernel_span[0] && state.c1 === data.kernel_span[1];
+    suppressClick = false;  // a browser clears it after the drag's own click; these events are synthetic
     const last = data.critical_path.length ? data.critical_path[0] : -1;
     const box = timeline.querySelector('.op-box[data-op="' + last + '"]');
     result.clicked = last;
@@ -559,7 +576,7 @@
     result.description = explain ? explain.textContent.split('\n')[0] : '';
     const why = detailsBody.querySelector('.why');
     result.waited_on = why ? why.textContent : '';
-    result.pass = result.op_boxes > 0 && result.tensor_boxes > 0 && result.selected === 1 && result.description !== '' &&
+    result.pass = result.brushed_cycles && result.brushed_addresses && result.reset && result.op_boxes > 0 && result.tensor_boxes > 0 && result.selected === 1 && result.description !== '' &&
       result.waited_on !== '' && (ops[last].waited_on.kind === 'none' || result.waited_highlighted === 1);
     const pre = html('pre', { id: 'selftest-result' }, 'SELFTEST ' + JSON.stringify(result));
     body.appendChild(pre);
