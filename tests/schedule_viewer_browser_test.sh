@@ -1,7 +1,8 @@
 #!/bin/sh
 # The schedule viewer in a real browser: `visa schedule SAMPLE --html` written, loaded by headless
-# Chromium with #selftest (the page's script clicks the op that ends the schedule and writes what
-# it drew into #selftest-result), and the rendered DOM checked: op boxes and tensors drawn, the
+# Chromium with #selftest (the page's script brushes both views, resets, clicks and double-clicks
+# the op that ends the schedule and writes what it saw into #selftest-result, whose "pass" the
+# test requires), and the rendered DOM checked: op boxes and tensors drawn, the
 # expected label on a box, the clicked op's description (`visa explain`'s text) and what it waited
 # on shown. A screenshot is kept beside the page as the test's artifact.
 # Usage: schedule_viewer_browser_test.sh VISA CHROMIUM OUT_DIR SAMPLE EXPECTED_LABEL
