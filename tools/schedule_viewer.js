@@ -239,7 +239,8 @@
       const rect = svg('rect', { class: classes.join(' '), 'data-op': op.op, x: x, y: y, width: bw, height: BOX,
         rx: 2, fill: ENGINES[op.engine] ? ENGINES[op.engine][0] : '#888' });
       rect.appendChild(svg('title', {}, 'op ' + op.op + ': ' + op.label + '\n[' + fmt(op.start) + ', ' +
-        fmt(op.end) + ') ' + fmt(op.end - op.start) + ' cycles\nwaited on: ' + op.waited_on.text));
+        fmt(op.end) + ') ' + fmt(op.end - op.start) + ' cycles\nwaited on: ' + op.waited_on.text +
+        (op.host_s !== undefined ? '\nhost time (JIT): ' + seconds(op.host_s) : '')));
       rect.addEventListener('click', (e) => { e.stopPropagation(); if (!suppressClick) select(op.op); });
       rect.addEventListener('dblclick', (e) => { e.stopPropagation(); select(op.op); zoomToOp(op.op); });
       g.appendChild(rect);
