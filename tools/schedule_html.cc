@@ -254,11 +254,12 @@ json ViewerJson(const ViewerInput& input) {
 
 std::string ScheduleHtml(const ViewerInput& input) {
   const std::string title = "visa schedule " + input.sample;
+  // Names come from kernels: bytes that are not UTF-8 become U+FFFD rather than an exception.
+  const std::string data = ViewerJson(input).dump(-1, ' ', false, json::error_handler_t::replace);
   return absl::StrCat("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>",
                       HtmlEscape(title), "</title>\n<style>\n", kScheduleViewerCss, "</style>\n</head>\n<body>\n",
-                      "<script id=\"schedule-data\" type=\"application/json\">\n",
-                      ScriptSafe(ViewerJson(input).dump()), "\n</script>\n<script>\n", kScheduleViewerJs,
-                      "</script>\n</body>\n</html>\n");
+                      "<script id=\"schedule-data\" type=\"application/json\">\n", ScriptSafe(data),
+                      "\n</script>\n<script>\n", kScheduleViewerJs, "</script>\n</body>\n</html>\n");
 }
 
 }  // namespace visa::cli
