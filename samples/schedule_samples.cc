@@ -110,13 +110,13 @@ Sample DoubleBufferedGemmSample() {
       products->push_back(a * b_h);
       magnitudes->push_back(a.cwiseAbs() * b_h.cwiseAbs());
     }
-    const int levels = 5 + static_cast<int>(kK / 32);
+    constexpr int kLevels = 5 + static_cast<int>(kK / 32);
     Expected expected;
     expected.value = [products](const Index& i) { return static_cast<double>((*products)[i["H"]](i["I"], i["J"])); };
-    expected.bound = [products, magnitudes, levels](const Index& i) {
-      return SumBound(levels, (*magnitudes)[i["H"]](i["I"], i["J"]), (*products)[i["H"]](i["I"], i["J"]), true);
+    expected.bound = [products, magnitudes](const Index& i) {
+      return SumBound(kLevels, (*magnitudes)[i["H"]](i["I"], i["J"]), (*products)[i["H"]](i["I"], i["J"]), true);
     };
-    expected.note = absl::StrCat("bound: ", levels, " f32 roundings (tree depth + time steps) x sum|a*b| + bf16 "
+    expected.note = absl::StrCat("bound: ", kLevels, " f32 roundings (tree depth + time steps) x sum|a*b| + bf16 "
                                  "half-ulp, Eigen float reference");
     return expected;
   };

@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 packages=(build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
           llvm-19-dev libabsl-dev libeigen3-dev libgtest-dev libgmock-dev
           libbenchmark-dev libcli11-dev libtbb-dev zlib1g-dev libzstd-dev libedit-dev libxml2-dev libffi-dev
-          nlohmann-json3-dev librsvg2-bin libopenmpi-dev openmpi-bin)
+          nlohmann-json3-dev librsvg2-bin libopenmpi-dev openmpi-bin
+          chromium)  # headless, for the schedule viewer's browser test (tests/schedule_viewer_browser_test.sh)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

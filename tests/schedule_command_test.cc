@@ -141,6 +141,29 @@ TEST(ScheduleCommand, SvgOfTheGemmHasOneBoxPerOp) {
   EXPECT_THAT(svg, HasSubstr("class=\"hazard\""));  // the contraction's RAW on the TRF load, at least
 }
 
+// By default the host transfers (ops 0 and 1, pdma host -> HBM) are folded into a narrow band so
+// the kernel's ops get the width; the key says what arrows, hatching and bands mean.
+TEST(ScheduleCommand, SvgFoldsHostTransfersAndExplainsItsMarks) {
+  const std::string path = ::testing::TempDir() + "/schedule_gemm_folded.svg";
+  Result r = Schedule({.sample = "gemm", .svg_path = path});
+  ASSERT_EQ(r.code, 0) << r.err;
+  json j = json::parse(Schedule({.sample = "gemm", .json = true}).out);
+  const std::string svg = ReadFile(path);
+  EXPECT_THAT(svg, HasSubstr("<title>host transfers, cycles 0 to " + j["ops"][2]["start"].dump() +
+                             ", folded (not to scale)</title>"));
+  EXPECT_THAT(svg, HasSubstr("host transfers folded (--window 0:" + j["makespan"].dump() + " draws them to scale)"));
+  EXPECT_THAT(svg, HasSubstr("arrow: the op at the head waited until the op at the tail ended (RAW read after write"));
+  // The folded band is 70 px of the 1270 px of lanes: op 3 (the kernel's B load) gets most of the rest.
+  const size_t box = svg.find("data-op=\"3\" x=\"");
+  ASSERT_NE(box, std::string::npos);
+  const double width = std::stod(svg.substr(svg.find("width=\"", box) + 7));
+  EXPECT_GT(width, 900);
+  // An explicit window draws to scale, no band.
+  const std::string scaled = ::testing::TempDir() + "/schedule_gemm_scaled.svg";
+  ASSERT_EQ(Schedule({.sample = "gemm", .svg_path = scaled, .svg_window = "0:" + j["makespan"].dump()}).code, 0);
+  EXPECT_THAT(ReadFile(scaled), Not(HasSubstr("class=\"fold\"")));
+}
+
 TEST(ScheduleCommand, SvgWindowDrawsOnlyTheOpsInside) {
   // From the first TRF load's start to the download's start: the loads and contractions (ops 4-7);
   // op 3 ends where the window begins and op 8 starts where it ends.
@@ -171,7 +194,7 @@ TEST(ScheduleCommand, AWindowToTheInt64LimitIsCutAtTheMakespan) {
 
 // An empty file name or window is refused at parsing, not taken as "not given".
 TEST(ScheduleCommand, EmptyFlagValuesAreRefused) {
-  for (const char* flag : {"--svg", "--trace", "--window"}) {
+  for (const char* flag : {"--svg", "--trace", "--window", "--html"}) {
     CLI::App app{"visa"};
     ScheduleOptions options;
     int exit_code = -1;
@@ -230,6 +253,7 @@ TEST(ScheduleCommand, Errors) {
     Result bad = Schedule({.sample = "gemm", .svg_path = ::testing::TempDir() + "/w.svg", .svg_window = window});
     EXPECT_EQ(bad.code, 2) << window;
     EXPECT_THAT(bad.err, HasSubstr("error: --window: expected FROM:TO")) << window;
+    EXPECT_THAT(bad.err, HasSubstr("; the schedule spans cycles 0 to ")) << window;
   }
   Result window_alone = Schedule({.sample = "gemm", .svg_window = "0:10"});
   EXPECT_EQ(window_alone.code, 2);
@@ -242,6 +266,7 @@ TEST(ScheduleCommand, Errors) {
   EXPECT_EQ(past.code, 2);
   EXPECT_THAT(past.err, HasSubstr("error: --window: FROM " + std::to_string(makespan) +
                                   " is at or past the schedule's makespan of " + std::to_string(makespan)));
+  EXPECT_THAT(past.err, HasSubstr("the schedule spans cycles 0 to " + std::to_string(makespan)));
   Result unwritable = Schedule({.sample = "gemm", .svg_path = "/nonexistent-dir/x.svg"});
   EXPECT_EQ(unwritable.code, 2);
   EXPECT_THAT(unwritable.err, HasSubstr("error: --svg: cannot write"));

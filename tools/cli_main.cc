@@ -13,6 +13,7 @@
 #include "tools/run_command.h"
 #include "tools/schedule_command.h"
 #include "tools/seq_command.h"
+#include "tools/text_flag.h"
 
 namespace visa::cli {
 
@@ -62,6 +63,7 @@ int RunMain(int argc, char** argv, std::vector<samples::Sample> kernels, const M
   AddFuzzDiffCommand(app, fuzz_diff_options, exit_code);
   ScheduleOptions schedule_options;
   AddScheduleCommand(app, schedule_options, exit_code);
+  RefuseEmptyValues(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "tools/kernel_span.h"
 
 namespace visa::cli {
 namespace {
@@ -21,6 +22,7 @@ constexpr double kWidth = 1400, kLeft = 90, kRight = 40;
 constexpr double kTop = 78, kLaneHeight = 74, kBoxHeight = 44;
 constexpr double kCharWidth = 6.6;  // 11 px sans-serif, roughly
 constexpr double kLegendLine = 17;
+constexpr double kFoldWidth = 70;  // a folded band of host transfers
 constexpr Resource kLanes[] = {Resource::kMain, Resource::kSub, Resource::kDma};
 
 std::string Escape(const std::string& text) {
@@ -112,6 +114,20 @@ std::string Key(double x, double y) {
   return k;
 }
 
+// What the marks mean, under the key (the arrowheads are red triangles for RAW).
+std::string KeyExplanation(double x, double y, bool warnings, bool folded) {
+  std::string text =
+      "arrow: the op at the head waited until the op at the tail ended (RAW read after write, WAR write after "
+      "read, WAW write after write); hatched: the cycles it waited";
+  if (warnings) absl::StrAppend(&text, "; red outline: bank-starvation warning");
+  if (folded) absl::StrAppend(&text, "; grey bands: host transfers, folded (not to scale)");
+  return absl::StrFormat("<text x=\"%.1f\" y=\"%.1f\" class=\"small\" id=\"key-explanation\">%s</text>\n", x, y,
+                         Escape(text));
+}
+
+// The box's text: the op's number and its label (the `.named()` name leads when there is one).
+std::string BoxText(const ScheduledOp& op) { return absl::StrCat("op ", op.index, ": ", op.label); }
+
 // The model step an op belongs to: its operation name (what `.named(...)` or a
 // ScopedDmaOperation gave it, before ": " in its label) up to a bracketed detail, so that
 // "Q projection [g0 k3] operands" and "Q projection [g1 k0]" are one step "Q projection".
@@ -151,9 +167,27 @@ std::vector<StepSpan> StepSpans(const Schedule& schedule) {
 std::string ScheduleSvg(const Schedule& schedule, const std::string& title, const SvgWindow& window) {
   const int64_t from = window.from;
   const int64_t to = std::max(from + 1, window.to.value_or(schedule.makespan));
-  const int64_t span = to - from;
-  const double scale = (kWidth - kLeft - kRight) / static_cast<double>(span);
-  auto x_of = [&](int64_t cycle) { return kLeft + static_cast<double>(std::clamp(cycle, from, to) - from) * scale; };
+  // The part drawn to scale: the whole window, or the kernel's own ops with the host transfers
+  // before and after folded into bands of kFoldWidth.
+  int64_t scaled_from = from, scaled_to = to;
+  if (window.fold_host_transfers && !window.to && from == 0) {
+    const CycleSpan kernel = KernelSpan(schedule);
+    scaled_from = std::max(from, kernel.from);
+    scaled_to = std::min(to, std::max(kernel.to, scaled_from + 1));
+  }
+  const bool fold_left = scaled_from > from, fold_right = scaled_to < to;
+  const double scaled_left = kLeft + (fold_left ? kFoldWidth : 0);
+  const double scaled_right = kWidth - kRight - (fold_right ? kFoldWidth : 0);
+  const int64_t span = scaled_to - scaled_from;
+  const double scale = (scaled_right - scaled_left) / static_cast<double>(span);
+  auto x_of = [&](int64_t cycle) {
+    const int64_t c = std::clamp(cycle, from, to);
+    if (c < scaled_from) return kLeft + static_cast<double>(c - from) / static_cast<double>(scaled_from - from) * kFoldWidth;
+    if (c > scaled_to) {
+      return scaled_right + static_cast<double>(c - scaled_to) / static_cast<double>(to - scaled_to) * kFoldWidth;
+    }
+    return scaled_left + static_cast<double>(c - scaled_from) * scale;
+  };
   // Drawn: what overlaps the window (an op of no cycles: what lies in it, edges included).
   auto shown = [&](int64_t start, int64_t end) {
     return start == end ? start >= from && start <= to : start < to && end > from;
@@ -187,13 +221,17 @@ std::string ScheduleSvg(const Schedule& schedule, const std::string& title, cons
   absl::StrAppend(&svg, absl::StrFormat("<rect width=\"%.0f\" height=\"%.0f\" fill=\"#ffffff\"/>\n", kWidth, height));
   absl::StrAppend(&svg, absl::StrFormat("<text x=\"%.1f\" y=\"26\" font-size=\"16\" font-weight=\"bold\">%s</text>\n",
                                         kLeft, Escape(title)));
-  const std::string cropped =
+  std::string cropped =
       from > 0 || to < schedule.makespan ? absl::StrCat(" (cycles ", from, " to ", to, " shown)") : "";
+  if (fold_left || fold_right) {
+    absl::StrAppend(&cropped, "; host transfers folded (--window 0:", schedule.makespan, " draws them to scale)");
+  }
   absl::StrAppend(&svg, absl::StrFormat("<text x=\"%.1f\" y=\"46\" class=\"small\">makespan %d cycles, %d ops%s"
                                         "%s</text>\n",
                                         kLeft, schedule.makespan, schedule.ops.size(), cropped,
                                         schedule.warnings.empty() ? "" : ", bank-starvation warnings (red outline)"));
   absl::StrAppend(&svg, Key(kWidth - 640, 46));
+  absl::StrAppend(&svg, KeyExplanation(kLeft, 64, !schedule.warnings.empty(), fold_left || fold_right));
 
   // Lanes.
   for (Resource r : kLanes) {
@@ -205,13 +243,28 @@ std::string ScheduleSvg(const Schedule& schedule, const std::string& title, cons
                                           top + kLaneHeight / 2 + 4, ResourceName(r)));
   }
 
+  // Folded bands: grey, labelled with the cycles they hold.
+  auto band = [&](int64_t band_from, int64_t band_to) {
+    const double x = x_of(band_from), w = x_of(band_to) - x;
+    absl::StrAppend(&svg, absl::StrFormat("<rect class=\"fold\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+                                          "fill=\"#d9d9d9\" fill-opacity=\"0.6\"><title>host transfers, cycles %d to "
+                                          "%d, folded (not to scale)</title></rect>\n",
+                                          x, kTop, w, 3 * kLaneHeight, band_from, band_to));
+    absl::StrAppend(&svg, absl::StrFormat("<text x=\"%.1f\" y=\"%.1f\" class=\"small\" text-anchor=\"middle\">host</text>"
+                                          "<text x=\"%.1f\" y=\"%.1f\" class=\"small\" text-anchor=\"middle\">%d-%d</text>\n",
+                                          x + w / 2, kTop + 3 * kLaneHeight + 18, x + w / 2,
+                                          kTop + 3 * kLaneHeight + 31, band_from, band_to));
+  };
+  if (fold_left) band(from, scaled_from);
+  if (fold_right) band(scaled_to, to);
+
   // Cycle axis with a grid.
   const int64_t step = TickStep(span);
   absl::StrAppend(&svg, absl::StrFormat("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>\n",
                                         kLeft, axis_y, kWidth - kRight, axis_y));
   // Ticks counted, not stepped past `to`: `t += step` beyond a window near the int64 limit wraps.
-  const int64_t first_tick = from % step == 0 ? from : from + (step - from % step);
-  const int64_t ticks = first_tick > to ? 0 : (to - first_tick) / step + 1;
+  const int64_t first_tick = scaled_from % step == 0 ? scaled_from : scaled_from + (step - scaled_from % step);
+  const int64_t ticks = first_tick > scaled_to ? 0 : (scaled_to - first_tick) / step + 1;
   for (int64_t i = 0; i < ticks; ++i) {
     const int64_t t = first_tick + i * step;
     const double x = x_of(t);
@@ -270,7 +323,7 @@ std::string ScheduleSvg(const Schedule& schedule, const std::string& title, cons
                                           "stroke-width=\"%s\"/>",
                                           op.index, x, y, w, kBoxHeight, Fill(op.resource),
                                           starves ? "#e00000" : "#333333", starves ? "3" : "0.8"));
-    const std::string full = absl::StrCat("op ", op.index, ": ", op.label);
+    const std::string full = BoxText(op);
     const std::string number = absl::StrCat(op.index);
     if (w >= kCharWidth * static_cast<double>(full.size()) + 8) {
       absl::StrAppend(&svg, absl::StrFormat("<text x=\"%.1f\" y=\"%.1f\" class=\"box-label\">%s</text>", x + 4,

@@ -15,4 +15,12 @@ CLI::Validator NonEmptyText(const std::string& what) {
       "", "not empty");
 }
 
+void RefuseEmptyValues(CLI::App& app) {
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) RefuseEmptyValues(*sub);
+  for (CLI::Option* option : app.get_options()) {
+    if (option->get_type_size() == 0) continue;  // a switch takes no value
+    option->check(NonEmptyText("a value"));
+  }
+}
+
 }  // namespace visa::cli

@@ -201,14 +201,14 @@ samples::Sample TiledGemmSample(const std::string& name, const GemmTiles& shape,
                                   ", bf16, ", p.ToString(),
                                   "): A tiles streamed HBM -> DM under the contraction, f32 sums across K chunks");
   spec.axes = absl::StrCat("M = ", shape.m, ", N = ", shape.n, ", K = ", shape.k);
-  const int64_t out_address = int64_t{3} << 28;
   spec.operands = {{DType::kBF16, "M, K", 42, 0, StagedA(p)}, {DType::kBF16, "K, N", 43, int64_t{1} << 28, StagedB(p)}};
   spec.host_math = [shape](const std::vector<HostTensor>& in) {
     return samples::PrepareHostGemm({.rows = shape.m, .inner = shape.k, .cols = shape.n}, in[0], in[1]);
   };
-  spec.kernel = [shape, p, out_address](Context& ctx, const std::vector<HbmTensor>& in,
-                                        const MappingScope&) -> absl::StatusOr<DeviceTensor> {
-    ASSIGN_OR_RETURN(HbmTensor out, TiledGemm(ctx, shape, p, in[0], in[1], out_address));
+  spec.kernel = [shape, p](Context& ctx, const std::vector<HbmTensor>& in,
+                           const MappingScope&) -> absl::StatusOr<DeviceTensor> {
+    constexpr int64_t kOutAddress = int64_t{3} << 28;
+    ASSIGN_OR_RETURN(HbmTensor out, TiledGemm(ctx, shape, p, in[0], in[1], kOutAddress));
     return out;
   };
   spec.readback = "M, N";
