@@ -36,7 +36,7 @@ TEST(MoeReferenceTest, BlocksFollowThePagesExample) {
 TEST(MoeReferenceTest, TiesGoToTheHigherExpertId) {
   const MoeShape shape{.tokens = 1, .hidden = 1, .ffn = 1, .experts = 4, .top_k = 2, .block = 1};
   const MoeRouting r = ReferenceRouting(shape, {1.0f, 2.0f, 1.0f, 2.0f});
-  EXPECT_THAT(r.topk, ::testing::ElementsAre(1, 3));
+  EXPECT_THAT(r.topk, ::testing::ElementsAre(3, 1));
   EXPECT_THAT(r.rank, ::testing::ElementsAre(3, 1, 2, 0));
   EXPECT_NEAR(r.weights[0], 0.5, 1e-12);
 }
@@ -60,7 +60,7 @@ TEST(MoeReferenceTest, TheSkewedCaseSendsEveryTokenToExpert3) {
 
 class MoeRoutingTest : public ::testing::TestWithParam<MoeCase> {};
 
-TEST_P(MoeRoutingTest, RanksEqualTheReferenceOnBothBackends) {
+TEST_P(MoeRoutingTest, TopKEqualsTheReferenceOnBothBackends) {
   const MoeShape shape;
   const MoeInputs in = MakeMoeInputs(shape, GetParam());
   const MoeRouting want = ReferenceRouting(shape, ReferenceScores(shape, in.x, in.w_router));
@@ -69,12 +69,18 @@ TEST_P(MoeRoutingTest, RanksEqualTheReferenceOnBothBackends) {
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ(got->scores, want.scores);
   EXPECT_EQ(got->rank, want.rank);
+  EXPECT_EQ(got->topk, want.topk);
+  ASSERT_EQ(got->weights.size(), want.weights.size());
+  // f32 exp, sum and division of the K = 2 weights: a few f32 ulps of values at most 1.
+  for (size_t i = 0; i < want.weights.size(); ++i) EXPECT_NEAR(got->weights[i], want.weights[i], 1e-6) << i;
   absl::StatusOr<std::unique_ptr<jit::JitBackend>> jit = jit::JitBackend::Create({.threads = 2});
   ASSERT_TRUE(jit.ok()) << jit.status();
   absl::StatusOr<MoeRoutingRun> compiled = RunMoeRouting(**jit, shape, in.x, in.w_router);
   ASSERT_TRUE(compiled.ok()) << compiled.status();
   EXPECT_EQ(compiled->rank, got->rank);
   EXPECT_EQ(compiled->scores, got->scores);
+  EXPECT_EQ(compiled->topk, got->topk);
+  EXPECT_EQ(compiled->weights, got->weights);
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, MoeRoutingTest,

@@ -33,6 +33,19 @@ absl::StatusOr<DmTensor> PackScores(Context& ctx, const MappingScope& m, const M
 absl::StatusOr<DmTensor> RankExperts(Context& ctx, const MappingScope& m, const MoeShape& shape,
                                      const DmTensor& packed_cmp);
 
+// 2.3 Filtering: the K packed values of rank < K, best first ([R, 1 # 2] i32 per token): for each
+// slot r the one-hot sum over i of (Rank[i] == r ? Packed[i] : 0). The page's filter compaction
+// is not in the DSL (its Filter stage keeps the stream's shape), so the selection is this sum;
+// it lists the K in rank order instead of expert order.
+absl::StatusOr<DmTensor> SelectTopK(Context& ctx, const MappingScope& m, const MoeShape& shape, const DmTensor& rank,
+                                    const DmTensor& packed);
+// Unpacking: TopK_Indices = Selected & 0xffff (i32 [R, 1 # 2]); TopK_Scores = the upper 16 bits as a
+// bf16 score, here as the f32 of the same value (f32 [R, 1 # 2]).
+absl::StatusOr<DmTensor> UnpackIndices(Context& ctx, const MappingScope& m, const DmTensor& selected);
+absl::StatusOr<DmTensor> UnpackScores(Context& ctx, const MappingScope& m, const DmTensor& selected);
+// The softmax over the K scores: routing_weights [R, 1 # 2] f32 per token.
+absl::StatusOr<DmTensor> RoutingWeights(Context& ctx, const MappingScope& m, const DmTensor& scores);
+
 }  // namespace visa::models
 
 namespace visa::models {
@@ -41,6 +54,8 @@ namespace visa::models {
 struct MoeRoutingRun {
   std::vector<int32_t> rank;  // [T, E] (the device's I read back as E)
   std::vector<float> scores;  // [T, E] the router's bf16 scores
+  std::vector<int32_t> topk;  // [T, K] best first
+  std::vector<double> weights;  // [T, K]
   Program program;
 };
 absl::StatusOr<MoeRoutingRun> RunMoeRouting(Backend& backend, const MoeShape& shape, const std::vector<double>& x,

@@ -33,7 +33,7 @@ double Silu(double v) { return v / (1.0 + std::exp(-v)); }
 }  // namespace
 
 std::string MoeShape::Axes() const {
-  return absl::StrCat("T = ", tokens, ", D = ", hidden, ", F = ", ffn, ", E = ", experts, ", I = ", experts);
+  return absl::StrCat("T = ", tokens, ", D = ", hidden, ", F = ", ffn, ", E = ", experts, ", I = ", experts, ", R = ", top_k);
 }
 
 int64_t MoeShape::WorstGrid() const { return (tokens * top_k - experts) / block + experts; }
@@ -66,8 +66,7 @@ MoeRouting ReferenceRouting(const MoeShape& shape, const std::vector<float>& sco
       return RanksBefore(scores[At(t, E, a)], a, scores[At(t, E, b)], b);
     });
     for (int64_t place = 0; place < E; ++place) r.rank[At(t, E, order[static_cast<size_t>(place)])] = static_cast<int32_t>(place);
-    std::vector<int64_t> chosen(order.begin(), order.begin() + K);
-    std::sort(chosen.begin(), chosen.end());
+    const std::vector<int64_t> chosen(order.begin(), order.begin() + K);
     double max = -INFINITY;
     for (int64_t e : chosen) max = std::max(max, static_cast<double>(scores[At(t, E, e)]));
     double sum = 0;

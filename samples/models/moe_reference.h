@@ -4,9 +4,11 @@
 // offset by sequential loops, each expert's SwiGLU FFN runs token by token.
 //
 // Decided here (the page leaves it open, the kernel's packing implies it): among tied scores the
-// higher expert id ranks first (the packed value keeps the id in its low 16 bits), and the K
-// selected experts of a token are listed in ascending expert id (the order the filter compaction
-// keeps), with their weights in the same order.
+// higher expert id ranks first (the packed value keeps the id in its low 16 bits). The K selected
+// experts of a token are listed best first (rank 0, 1, ...): the DSL's Filter stage does not
+// compact (dsl/vector_filter.cc), so the kernel selects the entry of rank r for each r < K (a
+// one-hot sum), which lists them in rank order; the page's compaction would keep them in expert
+// order. The routing and the layer's output do not depend on the order.
 #pragma once
 
 #include <cstdint>
@@ -22,7 +24,7 @@ struct MoeShape {
   int64_t experts = 32;  // E
   int64_t top_k = 2;    // K
   int64_t block = 8;    // B
-  std::string Axes() const;  // "T = 64, D = 64, F = 32, E = 32, I = 32"
+  std::string Axes() const;  // "T = 64, D = 64, F = 32, E = 32, I = 32, R = 2"
   // The page's worst-case grid: every expert's last block holds one token, (T*K - E) / B + E.
   int64_t WorstGrid() const;
 };
@@ -31,7 +33,7 @@ struct MoeShape {
 struct MoeRouting {
   std::vector<float> scores;          // [T, E] as given (the router's bf16 values)
   std::vector<int32_t> rank;          // [T, E]: experts scoring above this one (ties: higher id first)
-  std::vector<int32_t> topk;          // [T, K], ascending expert id
+  std::vector<int32_t> topk;          // [T, K], best first
   std::vector<double> weights;        // [T, K]: softmax over the K selected scores
 };
 
