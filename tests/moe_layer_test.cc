@@ -5,12 +5,15 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <sstream>
 
 #include "interp/interpreter.h"
 #include "jit/jit_backend.h"
 #include "samples/models/moe_cases.h"
 #include "samples/models/moe_layer.h"
 #include "samples/models/moe_reference.h"
+#include "samples/sample.h"
+#include "tools/check_command.h"
 
 namespace visa::models {
 namespace {
@@ -86,6 +89,23 @@ TEST_P(MoeRoutingTest, TopKEqualsTheReferenceOnBothBackends) {
 INSTANTIATE_TEST_SUITE_P(Cases, MoeRoutingTest,
                          ::testing::Values(MoeCase::kRandom, MoeCase::kSkewed, MoeCase::kTied, MoeCase::kWorstGrid),
                          [](const auto& info) { return std::string(MoeCaseName(info.param)); });
+
+// The samples: each case checked against the reference, and `visa check` finds every op's result
+// identical on the two backends.
+TEST(MoeSampleTest, RoutingSamplesMatchTheReferenceAndAreIdenticalOnBothBackends) {
+  for (const char* name : {"moe_routing", "moe_routing_worst_grid"}) {
+    const samples::Sample* sample = samples::FindSample(name);
+    ASSERT_NE(sample, nullptr) << name;
+    interp::Interpreter interpreter;
+    absl::StatusOr<samples::SampleRun> run = sample->Run(interpreter);
+    ASSERT_TRUE(run.ok()) << run.status();
+    EXPECT_FALSE(run->mismatch.has_value()) << run->Summary(name);
+    EXPECT_GT(run->elements, 0);
+    std::ostringstream out, err;
+    EXPECT_EQ(cli::CheckSampleCommand({.sample = name, .progress = false}, out, err), 0) << out.str() << err.str();
+    EXPECT_THAT(out.str(), ::testing::HasSubstr("identical"));
+  }
+}
 
 }  // namespace
 }  // namespace visa::models

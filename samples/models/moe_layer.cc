@@ -1,6 +1,7 @@
 // The Mixture of Experts kernel's stages (moe_layer.h).
 #include "samples/models/moe_layer.h"
 
+#include <chrono>
 #include <memory>
 #include <vector>
 
@@ -238,10 +239,11 @@ absl::StatusOr<DmTensor> RoutingWeights(Context& ctx, const MappingScope& m, con
 namespace visa::models {
 
 absl::StatusOr<MoeRoutingRun> RunMoeRouting(Backend& backend, const MoeShape& shape, const std::vector<double>& x,
-                                            const std::vector<double>& w_router) {
+                                            const std::vector<double>& w_router,
+                                            const DeviceOptions& device_options) {
   ASSIGN_OR_RETURN(Axes axes, Axes::Parse(shape.Axes()));
   MappingScope m(axes);
-  ASSIGN_OR_RETURN(std::unique_ptr<Device> device, Device::Create(1, {}));
+  ASSIGN_OR_RETURN(std::unique_ptr<Device> device, Device::Create(1, device_options));
   Context ctx(*device, backend);
   // W_router^T [E, D]: the GEMM tile's weights are laid out by columns.
   std::vector<double> w_t(w_router.size());
@@ -254,6 +256,7 @@ absl::StatusOr<MoeRoutingRun> RunMoeRouting(Backend& backend, const MoeShape& sh
   ASSIGN_OR_RETURN(HostTensor w_host, HostTensor::FromValues(DType::kBF16, m.m("E, D"), w_t));
   ASSIGN_OR_RETURN(HbmTensor x_hbm, x_host.to_hbm(ctx.pdma, Address::Any(), m.m("1"), m.m("T, D")));
   ASSIGN_OR_RETURN(HbmTensor w_hbm, w_host.to_hbm(ctx.pdma, Address::Any(), m.m("1"), m.m("E, D")));
+  const auto start = std::chrono::steady_clock::now();
   ASSIGN_OR_RETURN(DmTensor scores, RouterScores(ctx, m, shape, x_hbm, w_hbm));
   ASSIGN_OR_RETURN(DmTensor packed_cmp, PackScores(ctx, m, shape, scores, /*comparable=*/true, "moe pack scores"));
   ASSIGN_OR_RETURN(DmTensor rank, RankExperts(ctx, m, shape, packed_cmp));
@@ -263,6 +266,8 @@ absl::StatusOr<MoeRoutingRun> RunMoeRouting(Backend& backend, const MoeShape& sh
   ASSIGN_OR_RETURN(DmTensor topk_scores, UnpackScores(ctx, m, selected));
   ASSIGN_OR_RETURN(DmTensor weights, RoutingWeights(ctx, m, topk_scores));
   MoeRoutingRun run;
+  run.kernel_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  run.device_resident_bytes = device->resident_bytes();
   ASSIGN_OR_RETURN(HostTensor topk_host, ReadAs(topk, m.m("T, R")));
   for (double v : topk_host.ToValues()) run.topk.push_back(static_cast<int32_t>(v));
   ASSIGN_OR_RETURN(HostTensor weights_host, ReadAs(weights, m.m("T, R")));

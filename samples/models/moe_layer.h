@@ -9,6 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "runtime/backend.h"
+#include "runtime/device.h"
 #include "runtime/program.h"
 #include "dsl/mapping_parser.h"
 #include "runtime/tensor.h"
@@ -57,8 +58,11 @@ struct MoeRoutingRun {
   std::vector<int32_t> topk;  // [T, K] best first
   std::vector<double> weights;  // [T, K]
   Program program;
+  double kernel_seconds = 0;          // the stages on the backend, without set-up and read-back
+  int64_t device_resident_bytes = 0;  // device memory touched after the kernel
 };
 absl::StatusOr<MoeRoutingRun> RunMoeRouting(Backend& backend, const MoeShape& shape, const std::vector<double>& x,
-                                            const std::vector<double>& w_router);
+                                            const std::vector<double>& w_router,
+                                            const DeviceOptions& device_options = {});
 
 }  // namespace visa::models
