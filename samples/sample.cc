@@ -9,6 +9,7 @@
 #include "dsl/status_macros.h"
 #include "interp/index_move.h"
 #include "runtime/transfer.h"
+#include "samples/models/moe_samples.h"
 #include "samples/models/tiling_samples.h"
 
 namespace visa::samples {
@@ -194,7 +195,7 @@ std::vector<Sample>& Registry() {
     std::vector<Sample> all;
     for (auto group : {FetchCommitSamples(), SwitchSamples(), EngineSamples(), ContractionSamples(), VectorSamples(),
                        PrimitiveSamples(), CollectiveSamples(), VectorReduceSamples(), IndirectFetchSamples(),
-                       ModelSamples(), TilingSamples()}) {
+                       ModelSamples(), TilingSamples(), MoeSamples()}) {
       all.insert(all.end(), group.begin(), group.end());
     }
     return all;
