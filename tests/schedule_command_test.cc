@@ -12,26 +12,21 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "tests/common/schedule_test_helpers.h"
+
 #include "nlohmann/json.hpp"
 
 namespace visa::cli {
 namespace {
+
+using schedule_test::RunSchedule;
+using Result = schedule_test::ScheduleResult;
 
 using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::StartsWith;
 using nlohmann::json;
 
-struct Result {
-  int code;
-  std::string out, err;
-};
-
-Result Schedule(ScheduleOptions options) {
-  std::ostringstream out, err;
-  int code = ScheduleSampleCommand(options, out, err);
-  return {code, out.str(), err.str()};
-}
 
 std::string ReadFile(const std::string& path) {
   std::ifstream file(path, std::ios::binary);
@@ -47,7 +42,7 @@ int Count(const std::string& text, const std::string& what) {
 }
 
 TEST(ScheduleCommand, TablePrintsEveryOpAndTheMakespan) {
-  Result r = Schedule({.sample = "gemm_double_buffered"});
+  Result r = RunSchedule({.sample = "gemm_double_buffered"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, StartsWith("# gemm_double_buffered: "));
   EXPECT_THAT(r.out, HasSubstr("op   resource      start        end     cycles  waited on"));
@@ -57,7 +52,7 @@ TEST(ScheduleCommand, TablePrintsEveryOpAndTheMakespan) {
 }
 
 TEST(ScheduleCommand, JsonLoadsBackWithOneEntryPerOp) {
-  Result r = Schedule({.sample = "gemm_double_buffered", .json = true});
+  Result r = RunSchedule({.sample = "gemm_double_buffered", .json = true});
   ASSERT_EQ(r.code, 0) << r.err;
   json j = json::parse(r.out);
   EXPECT_EQ(j["sample"], "gemm_double_buffered");
@@ -93,7 +88,7 @@ TEST(ScheduleCommand, JsonLoadsBackWithOneEntryPerOp) {
 
 TEST(ScheduleCommand, TraceHasATrackPerResourceAnEventPerOpAndFlowsForHazards) {
   const std::string path = ::testing::TempDir() + "/schedule_gemm_trace.json";
-  Result r = Schedule({.sample = "gemm", .trace_path = path});
+  Result r = RunSchedule({.sample = "gemm", .trace_path = path});
   ASSERT_EQ(r.code, 0) << r.err;
   json trace = json::parse(ReadFile(path));
   ASSERT_TRUE(trace["traceEvents"].is_array());
@@ -133,7 +128,7 @@ void ExpectRendersWithBoxes(const std::string& svg_path, int boxes) {
 
 TEST(ScheduleCommand, SvgOfTheGemmHasOneBoxPerOp) {
   const std::string path = ::testing::TempDir() + "/schedule_gemm.svg";
-  Result r = Schedule({.sample = "gemm", .svg_path = path});
+  Result r = RunSchedule({.sample = "gemm", .svg_path = path});
   ASSERT_EQ(r.code, 0) << r.err;
   ExpectRendersWithBoxes(path, 7);
   const std::string svg = ReadFile(path);
@@ -145,9 +140,9 @@ TEST(ScheduleCommand, SvgOfTheGemmHasOneBoxPerOp) {
 // the kernel's ops get the width; the key says what arrows, hatching and bands mean.
 TEST(ScheduleCommand, SvgFoldsHostTransfersAndExplainsItsMarks) {
   const std::string path = ::testing::TempDir() + "/schedule_gemm_folded.svg";
-  Result r = Schedule({.sample = "gemm", .svg_path = path});
+  Result r = RunSchedule({.sample = "gemm", .svg_path = path});
   ASSERT_EQ(r.code, 0) << r.err;
-  json j = json::parse(Schedule({.sample = "gemm", .json = true}).out);
+  json j = json::parse(RunSchedule({.sample = "gemm", .json = true}).out);
   const std::string svg = ReadFile(path);
   EXPECT_THAT(svg, HasSubstr("<title>host transfers, cycles 0 to " + j["ops"][2]["start"].dump() +
                              ", folded (not to scale)</title>"));
@@ -160,19 +155,19 @@ TEST(ScheduleCommand, SvgFoldsHostTransfersAndExplainsItsMarks) {
   EXPECT_GT(width, 900);
   // An explicit window draws to scale, no band.
   const std::string scaled = ::testing::TempDir() + "/schedule_gemm_scaled.svg";
-  ASSERT_EQ(Schedule({.sample = "gemm", .svg_path = scaled, .svg_window = "0:" + j["makespan"].dump()}).code, 0);
+  ASSERT_EQ(RunSchedule({.sample = "gemm", .svg_path = scaled, .svg_window = "0:" + j["makespan"].dump()}).code, 0);
   EXPECT_THAT(ReadFile(scaled), Not(HasSubstr("class=\"fold\"")));
 }
 
 TEST(ScheduleCommand, SvgWindowDrawsOnlyTheOpsInside) {
   // From the first TRF load's start to the download's start: the loads and contractions (ops 4-7);
   // op 3 ends where the window begins and op 8 starts where it ends.
-  json j = json::parse(Schedule({.sample = "gemm_double_buffered", .json = true}).out);
+  json j = json::parse(RunSchedule({.sample = "gemm_double_buffered", .json = true}).out);
   const int64_t from = j["ops"][4]["start"], to = j["ops"][8]["start"];
   ASSERT_EQ(j["ops"][3]["end"].get<int64_t>(), from);
   const std::string window = std::to_string(from) + ":" + std::to_string(to);
   const std::string path = ::testing::TempDir() + "/schedule_double_buffered.svg";
-  Result r = Schedule({.sample = "gemm_double_buffered", .svg_path = path, .svg_window = window});
+  Result r = RunSchedule({.sample = "gemm_double_buffered", .svg_path = path, .svg_window = window});
   ASSERT_EQ(r.code, 0) << r.err;
   ExpectRendersWithBoxes(path, 4);
   const std::string svg = ReadFile(path);
@@ -184,7 +179,7 @@ TEST(ScheduleCommand, SvgWindowDrawsOnlyTheOpsInside) {
 // limit) and every tick label is a cycle of the schedule, none negative.
 TEST(ScheduleCommand, AWindowToTheInt64LimitIsCutAtTheMakespan) {
   const std::string path = ::testing::TempDir() + "/schedule_huge_window.svg";
-  Result r = Schedule({.sample = "gemm", .svg_path = path, .svg_window = "0:9223372036854775807"});
+  Result r = RunSchedule({.sample = "gemm", .svg_path = path, .svg_window = "0:9223372036854775807"});
   ASSERT_EQ(r.code, 0) << r.err;
   const std::string svg = ReadFile(path);
   EXPECT_THAT(svg, Not(HasSubstr(">-")));  // no wrapped, negative tick label
@@ -213,12 +208,12 @@ TEST(ScheduleCommand, EmptyFlagValuesAreRefused) {
 TEST(ScheduleCommand, ColumnWalkDuringDmaWarnsOfBankStarvation) {
   // Its table: op 2 copies dm#2 to HBM while op 3 fetches dm#2 down its columns; both only read
   // dm#2, so both start when the load (op 1) ends.
-  Result r = Schedule({.sample = "column_walk_during_dma"});
+  Result r = RunSchedule({.sample = "column_walk_during_dma"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("warning: bank starvation: op 3 makes 128 consecutive accesses to DM bank 0 "
                                "while DMA op 2 is active"));
   EXPECT_EQ(r.err, "");
-  Result j = Schedule({.sample = "column_walk_during_dma", .json = true});
+  Result j = RunSchedule({.sample = "column_walk_during_dma", .json = true});
   ASSERT_EQ(j.code, 0) << j.err;
   json warnings = json::parse(j.out)["warnings"];
   ASSERT_EQ(warnings.size(), 1u);
@@ -228,14 +223,14 @@ TEST(ScheduleCommand, ColumnWalkDuringDmaWarnsOfBankStarvation) {
   EXPECT_THAT(j.err, HasSubstr("warning: bank starvation: op 3"));  // JSON on stdout, the warning on stderr
   // The picture outlines the walk in red.
   const std::string path = ::testing::TempDir() + "/schedule_column_walk.svg";
-  ASSERT_EQ(Schedule({.sample = "column_walk_during_dma", .svg_path = path}).code, 0);
+  ASSERT_EQ(RunSchedule({.sample = "column_walk_during_dma", .svg_path = path}).code, 0);
   ExpectRendersWithBoxes(path, 4);
   EXPECT_THAT(ReadFile(path), HasSubstr("data-op=\"3\" x="));
   EXPECT_THAT(ReadFile(path), HasSubstr("stroke=\"#e00000\""));
 }
 
 TEST(ScheduleCommand, AvoidStarvationRunsTheWalkAfterTheDma) {
-  Result r = Schedule({.sample = "column_walk_during_dma", .json = true, .avoid_starvation = true});
+  Result r = RunSchedule({.sample = "column_walk_during_dma", .json = true, .avoid_starvation = true});
   ASSERT_EQ(r.code, 0) << r.err;
   json j = json::parse(r.out);
   EXPECT_TRUE(j["warnings"].empty());
@@ -246,28 +241,28 @@ TEST(ScheduleCommand, AvoidStarvationRunsTheWalkAfterTheDma) {
 }
 
 TEST(ScheduleCommand, Errors) {
-  Result unknown = Schedule({.sample = "no_such_sample"});
+  Result unknown = RunSchedule({.sample = "no_such_sample"});
   EXPECT_EQ(unknown.code, 2);
   EXPECT_THAT(unknown.err, HasSubstr("error: unknown sample `no_such_sample`"));
   for (const char* window : {"5", "10:5", "-1:4", "a:b"}) {
-    Result bad = Schedule({.sample = "gemm", .svg_path = ::testing::TempDir() + "/w.svg", .svg_window = window});
+    Result bad = RunSchedule({.sample = "gemm", .svg_path = ::testing::TempDir() + "/w.svg", .svg_window = window});
     EXPECT_EQ(bad.code, 2) << window;
     EXPECT_THAT(bad.err, HasSubstr("error: --window: expected FROM:TO")) << window;
     EXPECT_THAT(bad.err, HasSubstr("; the schedule spans cycles 0 to ")) << window;
   }
-  Result window_alone = Schedule({.sample = "gemm", .svg_window = "0:10"});
+  Result window_alone = RunSchedule({.sample = "gemm", .svg_window = "0:10"});
   EXPECT_EQ(window_alone.code, 2);
   EXPECT_EQ(window_alone.err, "error: --window says which cycles the SVG draws; add --svg FILE\n");
   // A window past the schedule draws nothing: refused, naming the makespan.
-  json j = json::parse(Schedule({.sample = "gemm", .json = true}).out);
+  json j = json::parse(RunSchedule({.sample = "gemm", .json = true}).out);
   const int64_t makespan = j["makespan"];
-  Result past = Schedule({.sample = "gemm", .svg_path = ::testing::TempDir() + "/w.svg",
+  Result past = RunSchedule({.sample = "gemm", .svg_path = ::testing::TempDir() + "/w.svg",
                           .svg_window = std::to_string(makespan) + ":" + std::to_string(makespan + 10)});
   EXPECT_EQ(past.code, 2);
   EXPECT_THAT(past.err, HasSubstr("error: --window: FROM " + std::to_string(makespan) +
                                   " is at or past the schedule's makespan of " + std::to_string(makespan)));
   EXPECT_THAT(past.err, HasSubstr("the schedule spans cycles 0 to " + std::to_string(makespan)));
-  Result unwritable = Schedule({.sample = "gemm", .svg_path = "/nonexistent-dir/x.svg"});
+  Result unwritable = RunSchedule({.sample = "gemm", .svg_path = "/nonexistent-dir/x.svg"});
   EXPECT_EQ(unwritable.code, 2);
   EXPECT_THAT(unwritable.err, HasSubstr("error: --svg: cannot write"));
 }

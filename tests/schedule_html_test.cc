@@ -14,11 +14,17 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "tests/common/schedule_test_helpers.h"
+
 #include "tools/kernel_span.h"
 #include "tools/schedule_command.h"
 
 namespace visa::cli {
 namespace {
+
+using schedule_test::Op;
+using schedule_test::RunSchedule;
+using Result = schedule_test::ScheduleResult;
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -26,18 +32,6 @@ using ::testing::Not;
 using ::testing::StartsWith;
 using nlohmann::json;
 
-ScheduledOp Op(int index, const std::string& label, Resource resource, int64_t start, int64_t end,
-               WaitReason::Kind kind = WaitReason::Kind::kNone, int on = -1) {
-  ScheduledOp op;
-  op.index = index;
-  op.label = label;
-  op.resource = resource;
-  op.start = op.ready = start;
-  op.end = end;
-  op.waited_on.kind = kind;
-  op.waited_on.on = on;
-  return op;
-}
 
 TEST(ScheduleHtmlTest, CriticalPathFollowsWhatEachOpWaitedOnFromTheLastOp) {
   using K = WaitReason::Kind;
@@ -86,16 +80,6 @@ std::string ReadFile(const std::string& path) {
   return text.str();
 }
 
-struct Result {
-  int code;
-  std::string out, err;
-};
-
-Result Schedule(ScheduleOptions options) {
-  std::ostringstream out, err;
-  int code = ScheduleSampleCommand(options, out, err);
-  return {code, out.str(), err.str()};
-}
 
 // The JSON the page embeds.
 json EmbeddedJson(const std::string& page) {
@@ -109,7 +93,7 @@ json EmbeddedJson(const std::string& page) {
 // The page of SAMPLE checked against `visa schedule SAMPLE --json`; returns the embedded JSON.
 json CheckPage(const std::string& sample) {
   const std::string path = ::testing::TempDir() + "/viewer_" + sample + ".html";
-  Result r = Schedule({.sample = sample, .html_path = path});
+  Result r = RunSchedule({.sample = sample, .html_path = path});
   EXPECT_EQ(r.code, 0) << r.err;
   const std::string page = ReadFile(path);
   EXPECT_THAT(page, StartsWith("<!DOCTYPE html>"));
@@ -120,7 +104,7 @@ json CheckPage(const std::string& sample) {
   EXPECT_THAT(page, Not(HasSubstr("url(http")));
   EXPECT_THAT(page, Not(HasSubstr("fetch(")));
   const json viewer = EmbeddedJson(page);
-  const json table = json::parse(Schedule({.sample = sample, .json = true}).out);
+  const json table = json::parse(RunSchedule({.sample = sample, .json = true}).out);
   EXPECT_EQ(viewer["makespan"], table["makespan"]);
   EXPECT_EQ(viewer["ops"].size(), table["ops"].size());
   std::map<std::string, int64_t> busy;
@@ -191,7 +175,7 @@ TEST(ScheduleHtmlTest, TransformerLayerPageIsLabelledByStep) {
 // chip it writes, DMA ops found on every chip (the ChipShuffle steps write each chip's HBM).
 TEST(ScheduleHtmlTest, SeveralChipsGetLanesEach) {
   const std::string path = ::testing::TempDir() + "/viewer_all_reduce.html";
-  ASSERT_EQ(Schedule({.sample = "all_reduce_4chip", .html_path = path}).code, 0);
+  ASSERT_EQ(RunSchedule({.sample = "all_reduce_4chip", .html_path = path}).code, 0);
   const json viewer = EmbeddedJson(ReadFile(path));
   EXPECT_EQ(viewer["chips"], 4);
   ASSERT_EQ(viewer["lanes"].size(), 12u);
@@ -210,7 +194,7 @@ TEST(ScheduleHtmlTest, SeveralChipsGetLanesEach) {
 // in their details).
 TEST(ScheduleHtmlTest, StarvingOpsAreFlagged) {
   const std::string path = ::testing::TempDir() + "/viewer_column_walk.html";
-  ASSERT_EQ(Schedule({.sample = "column_walk_during_dma", .html_path = path}).code, 0);
+  ASSERT_EQ(RunSchedule({.sample = "column_walk_during_dma", .html_path = path}).code, 0);
   const json viewer = EmbeddedJson(ReadFile(path));
   ASSERT_EQ(viewer["warnings"].size(), 1u);
   EXPECT_THAT(viewer["warnings"][0]["message"].get<std::string>(), HasSubstr("bank starvation: op 3"));
@@ -223,14 +207,14 @@ TEST(ScheduleHtmlTest, StarvingOpsAreFlagged) {
 
 TEST(ScheduleHtmlTest, VectorPassesAreLabelledByWhatTheyCompute) {
   const std::string path = ::testing::TempDir() + "/viewer_softmax.html";
-  ASSERT_EQ(Schedule({.sample = "vector_row_softmax", .html_path = path}).code, 0);
+  ASSERT_EQ(RunSchedule({.sample = "vector_row_softmax", .html_path = path}).code, 0);
   const json viewer = EmbeddedJson(ReadFile(path));
   EXPECT_EQ(viewer["ops"][2]["label"], "fetch > collect > vector[Max reduce] > commit -> dm#3");
   EXPECT_EQ(viewer["ops"][4]["label"], "fetch > collect > vector[SubF Exp Add reduce] > commit -> dm#5");
   EXPECT_EQ(viewer["ops"][6]["label"], "fetch > collect > vector[SubF Exp DivF] > commit -> dm#7");
   // The SVG too; the table keeps the scheduler's labels.
   const std::string svg = ::testing::TempDir() + "/softmax.svg";
-  Result r = Schedule({.sample = "vector_row_softmax", .svg_path = svg});
+  Result r = RunSchedule({.sample = "vector_row_softmax", .svg_path = svg});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(ReadFile(svg), HasSubstr("vector[SubF Exp Add reduce]"));
   EXPECT_THAT(r.out, HasSubstr("fetch > collect > vector > commit -> dm#5"));
@@ -238,7 +222,7 @@ TEST(ScheduleHtmlTest, VectorPassesAreLabelledByWhatTheyCompute) {
 
 TEST(ScheduleHtmlTest, JitTimesEveryOp) {
   const std::string path = ::testing::TempDir() + "/viewer_dot_jit.html";
-  Result r = Schedule({.sample = "dot", .html_path = path, .jit_times = true});
+  Result r = RunSchedule({.sample = "dot", .html_path = path, .jit_times = true});
   ASSERT_EQ(r.code, 0) << r.err;
   const json viewer = EmbeddedJson(ReadFile(path));
   EXPECT_EQ(viewer["host_measured"], true);
@@ -256,10 +240,10 @@ TEST(ScheduleHtmlTest, JitTimesEveryOp) {
 }
 
 TEST(ScheduleHtmlTest, Errors) {
-  Result jit_alone = Schedule({.sample = "gemm", .jit_times = true});
+  Result jit_alone = RunSchedule({.sample = "gemm", .jit_times = true});
   EXPECT_EQ(jit_alone.code, 2);
   EXPECT_EQ(jit_alone.err, "error: --jit measures the host's time per op for the viewer; add --html FILE\n");
-  Result unwritable = Schedule({.sample = "gemm", .html_path = "/nonexistent-dir/x.html"});
+  Result unwritable = RunSchedule({.sample = "gemm", .html_path = "/nonexistent-dir/x.html"});
   EXPECT_EQ(unwritable.code, 2);
   EXPECT_THAT(unwritable.err, HasSubstr("error: --html: cannot write"));
 }

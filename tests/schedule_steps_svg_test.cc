@@ -4,24 +4,19 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "tests/common/schedule_test_helpers.h"
+
 #include "runtime/scheduler.h"
 #include "tools/schedule_svg.h"
 
 namespace visa::cli {
 namespace {
 
+using schedule_test::Op;
+
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-ScheduledOp Op(int index, const std::string& label, Resource resource, int64_t start, int64_t end) {
-  ScheduledOp op;
-  op.index = index;
-  op.label = label;
-  op.resource = resource;
-  op.start = op.ready = start;
-  op.end = end;
-  return op;
-}
 
 TEST(ScheduleStepsSvgTest, NamedOpsAreSpannedByStep) {
   Schedule s;
