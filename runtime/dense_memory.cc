@@ -19,6 +19,8 @@ bool AllZero(const uint8_t* data, size_t size) {
   return std::all_of(data, data + size, [](uint8_t b) { return b == 0; });
 }
 
+constexpr size_t kHugePageBytes = size_t{2} << 20;
+
 int64_t PageBytes() {
   static const int64_t page = sysconf(_SC_PAGESIZE);
   return page;
@@ -39,10 +41,17 @@ bool DenseMemory::AnyResident(int64_t address, size_t size) const {
 }
 
 DenseMemory::DenseMemory(int64_t capacity) : capacity_(capacity) {
-  void* block = mmap(nullptr, static_cast<size_t>(capacity), PROT_READ | PROT_WRITE,
+  // Reserved with a huge page's slack and trimmed to a huge-page-aligned start, so a block the
+  // device advises huge pages for (device.cc) is made of whole huge pages.
+  const size_t slack = static_cast<size_t>(capacity) >= kHugePageBytes ? kHugePageBytes : 0;
+  void* block = mmap(nullptr, static_cast<size_t>(capacity) + slack, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   VISA_CHECK(block != MAP_FAILED, "DenseMemory: the host refused to reserve device memory");
-  data_ = static_cast<uint8_t*>(block);
+  const uintptr_t start = reinterpret_cast<uintptr_t>(block);
+  const uintptr_t aligned = slack == 0 ? start : (start + slack - 1) / slack * slack;
+  if (aligned > start) munmap(block, aligned - start);
+  if (slack > aligned - start) munmap(reinterpret_cast<void*>(aligned + capacity), slack - (aligned - start));
+  data_ = reinterpret_cast<uint8_t*>(aligned);
 }
 
 DenseMemory::~DenseMemory() { munmap(data_, static_cast<size_t>(capacity_)); }

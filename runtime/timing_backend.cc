@@ -1,6 +1,8 @@
 // TimingBackend: wall time around the inner backend's Run.
 #include "runtime/timing_backend.h"
 
+#include <sys/resource.h>
+
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
@@ -8,11 +10,19 @@
 namespace visa {
 namespace {
 
+int64_t MinorFaults() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_minflt;
+}
+
 template <typename Fn>
 absl::Status Timed(std::vector<TimingBackend::OpTime>& times, std::string kind, Fn run) {
+  const int64_t faults = MinorFaults();
   const auto start = std::chrono::steady_clock::now();
   absl::Status status = run();
-  times.push_back({std::move(kind), std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()});
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  times.push_back({std::move(kind), seconds, MinorFaults() - faults});
   return status;
 }
 

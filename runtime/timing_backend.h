@@ -2,6 +2,7 @@
 // so `visa bench` and the benchmarks can say which op a kernel's time goes to.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,9 @@ class TimingBackend : public Backend {
   struct OpTime {
     std::string kind;  // "pipeline main", "pipeline sub", "dma tdma", ...
     double seconds = 0;
+    // Minor page faults the process took during the op (every thread's): on a fresh device, the
+    // pages the op touched first.
+    int64_t page_faults = 0;
   };
 
   explicit TimingBackend(Backend& inner) : inner_(inner) {}

@@ -121,6 +121,33 @@ TEST(BenchAllCliTest, PerOpBytesAreTheOpDescriptions) {
   EXPECT_EQ(json["ops"][1]["kind"], "pipeline main");
 }
 
+// Each op's run on a fresh device counts the pages it touched first: the kernel's first op writes
+// 32 B into each of its DM slices, a page per slice that nothing touched before.
+TEST(BenchAllCliTest, PerOpPageFaultsCountTheFreshPagesAnOpTouches) {
+  Result r = Bench({.sample = kSmall, .json = true, .repeat = 1, .threads = 1, .max_interp_seconds = 0});
+  ASSERT_EQ(r.code, 0) << r.err;
+  nlohmann::json json = Parse(r.out);
+  ASSERT_FALSE(json["ops"].empty());
+  for (const nlohmann::json& op : json["ops"]) {
+    ASSERT_TRUE(op["jit_run_page_faults"].is_number_integer()) << op.dump();
+    EXPECT_GE(op["jit_run_page_faults"].get<int64_t>(), 0);
+  }
+  EXPECT_GE(json["ops"][0]["jit_run_page_faults"].get<int64_t>(), 1) << json["ops"][0].dump();
+  Result text = Bench({.sample = kSmall, .repeat = 1, .threads = 1, .max_interp_seconds = 0});
+  EXPECT_THAT(text.out, HasSubstr(" faults "));
+}
+
+// A decode loop launches its traced program several times after its prefill: the per-op figures
+// are those of the last launch (the run timed more ops than the trace holds).
+TEST(BenchAllCliTest, ADecodeLoopsPerOpFiguresAreItsLastLaunch) {
+  Result r = Bench({.sample = "llama_small_generate", .json = true, .repeat = 1, .threads = 1,
+                    .max_interp_seconds = 0});
+  ASSERT_EQ(r.code, 0) << r.err;
+  nlohmann::json json = Parse(r.out);
+  ASSERT_FALSE(json["ops"].empty());
+  for (const nlohmann::json& op : json["ops"]) EXPECT_TRUE(op["jit_run_s"].is_number()) << op.dump();
+}
+
 TEST(BenchAllCliTest, ARunnerSampleReportsItsHostReference) {
   Result r = Bench({.sample = kRunner, .json = true, .repeat = 1, .threads = 1, .max_interp_seconds = 0});
   ASSERT_EQ(r.code, 0) << r.err;

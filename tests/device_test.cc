@@ -431,6 +431,20 @@ TEST(Device, SramUnitsAreContiguousBlocksAddressableInPlace) {
   EXPECT_EQ(device.UnitData(Tier::kDm, 512), nullptr);
 }
 
+// The register files are advised 2 MiB pages (a load fills most of each 2 MiB it touches): their
+// blocks must start on a 2 MiB boundary for the host to use whole huge pages.
+TEST(Device, RegisterFileBlocksStartOnAHugePageBoundary) {
+  Device device(2);
+  constexpr uintptr_t kHuge = uintptr_t{2} << 20;
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(device.UnitData(Tier::kTrf, 0)) % kHuge, 0u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(device.UnitData(Tier::kVrf, 0)) % kHuge, 0u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(device.UnitData(Tier::kDm, 0)) % kHuge, 0u);
+  // The last unit is still inside its block: the trimmed reservation keeps the whole capacity.
+  const int64_t last_vrf = device.Units(Tier::kVrf) - 1;
+  ASSERT_TRUE(device.WriteVrf({1, 1, 255}, Device::UnitStride(Tier::kVrf) - 4, std::vector<uint8_t>(4, 7)).ok());
+  EXPECT_EQ(device.UnitData(Tier::kVrf, last_vrf)[Device::UnitStride(Tier::kVrf) - 1], 7);
+}
+
 TEST(Device, SramCostsOnlyTheTouchedPages) {
   Device device(1);
   ASSERT_TRUE(device.WriteDm({0, 0, 0}, 0, std::vector<uint8_t>(3 * 4096, 0)).ok());  // zeros: nothing

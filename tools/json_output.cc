@@ -89,6 +89,7 @@ nlohmann::json BenchJson(const SampleFigures& f) {
                    {"read_bytes", op.read_bytes},
                    {"written_bytes", op.written_bytes},
                    {"jit_run_s", op.fresh_seconds},
+                   {"jit_run_page_faults", op.fresh_page_faults},
                    {"jit_warm_s", Seconds(op.warm)},
                    {"memcpy_s", op.memcpy_seconds},
                    {"jit_over_memcpy", RatioJson(op_fresh, op_memcpy)},

@@ -38,6 +38,28 @@ bool IsDeviceOp(const Op& op) {
   return dma == nullptr || (dma->src.handle && dma->dst.handle);
 }
 
+// The name TimingBackend gives the op's run: "pipeline main", "dma tdma", ...
+std::string KindOf(const Op& op) {
+  if (const auto* pipe = std::get_if<PipelineOp>(&op.body)) return absl::StrCat("pipeline ", ContextName(pipe->context));
+  return absl::StrCat("dma ", ContextName(std::get<DmaOp>(op.body).context));
+}
+
+// Where the program's ops begin among the ops a run timed: 0 when the run is one launch of the
+// program; for a run that launches its program several times after other ops (a decode loop after
+// its prefill), the last launch, when its ops are the program's kinds in order.
+absl::StatusOr<size_t> LastLaunchOf(const std::vector<OpFigures>& ops, const std::vector<TimingBackend::OpTime>& timed) {
+  const auto mismatch = [&] {
+    return absl::InternalError(absl::StrCat("the JIT ran ", timed.size(), " ops, the trace recorded ", ops.size(),
+                                            " and they are not the run's last ", ops.size()));
+  };
+  if (timed.size() < ops.size()) return mismatch();
+  const size_t first = timed.size() - ops.size();
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (timed[first + i].kind != ops[i].kind) return mismatch();
+  }
+  return first;
+}
+
 // memcpy of `bytes` between two buffers already touched (no page faults): the floor a move of
 // those bytes is held to. Small copies are repeated in a loop so the clock's cost vanishes.
 double MemcpySeconds(int64_t bytes, int repeat) {
@@ -124,21 +146,21 @@ absl::Status MeasureFresh(const samples::Sample& sample, jit::JitBackend& jit, i
   }
   f.jit_fresh = Median(whole);
   TimingBackend timed(jit);
-  std::vector<std::vector<double>> per_op(f.ops.size());
+  std::vector<std::vector<double>> per_op(f.ops.size()), faults(f.ops.size());
   for (int r = 0; r < repeat; ++r) {
     timed.Clear();
     ASSIGN_OR_RETURN(samples::SampleRun run, sample.Run(timed));
     if (run.mismatch) return absl::InternalError(absl::StrCat("the JIT's result is wrong: ", *run.mismatch));
-    if (timed.times().size() != f.ops.size()) {
-      return absl::InternalError(absl::StrCat("the JIT ran ", timed.times().size(), " ops, the trace recorded ",
-                                              f.ops.size()));
+    ASSIGN_OR_RETURN(const size_t first, LastLaunchOf(f.ops, timed.times()));
+    for (size_t i = 0; i < f.ops.size(); ++i) {
+      per_op[i].push_back(timed.times()[first + i].seconds);
+      faults[i].push_back(static_cast<double>(timed.times()[first + i].page_faults));
     }
-    for (size_t i = 0; i < f.ops.size(); ++i) per_op[i].push_back(timed.times()[i].seconds);
     progress.Step("jit fresh run, per op");
   }
   for (size_t i = 0; i < f.ops.size(); ++i) {
     f.ops[i].fresh_seconds = Median(per_op[i]);
-    f.ops[i].kind = timed.times()[i].kind;
+    f.ops[i].fresh_page_faults = static_cast<int64_t>(Median(faults[i]));
   }
   return absl::OkStatus();
 }
@@ -248,6 +270,7 @@ absl::StatusOr<SampleFigures> MeasureWholeKernel(const samples::Sample& sample, 
     if (!IsDeviceOp(op)) continue;
     OpDescription description = Describe(op);
     OpFigures figures;
+    figures.kind = KindOf(op);
     figures.resource = ResourceName(description.resource);
     for (const MemoryRange& range : description.reads) figures.read_bytes += range.total_bytes();
     for (const MemoryRange& range : description.writes) figures.written_bytes += range.total_bytes();
@@ -290,15 +313,16 @@ std::string WholeKernelText(const SampleFigures& f) {
                                          X(Ratio(fresh, memcpy)), X(Ratio(f.jit_warm, memcpy))));
   absl::StrAppend(&text, absl::StrFormat("  warm relaunch per op: fastest op %s us, outside the ops %s us\n",
                                          Us(f.warm_fastest_op), Us(f.warm_outside_ops_per_op)));
-  absl::StrAppend(&text, absl::StrFormat("  %4s %-18s %-5s %10s %10s %11s %11s %11s %9s %9s\n", "op", "kind", "res",
-                                         "read", "written", "fresh ms", "warm ms", "memcpy ms", "fresh/cp",
-                                         "warm/cp"));
+  absl::StrAppend(&text, absl::StrFormat("  %4s %-18s %-5s %10s %10s %11s %7s %11s %11s %9s %9s\n", "op", "kind",
+                                         "res", "read", "written", "fresh ms", "faults", "warm ms", "memcpy ms",
+                                         "fresh/cp", "warm/cp"));
   for (size_t i = 0; i < f.ops.size(); ++i) {
     const OpFigures& op = f.ops[i];
     const Figure cp = Figure::Of(op.memcpy_seconds);
-    absl::StrAppend(&text, absl::StrFormat("  %4d %-18s %-5s %10s %10s %11s %11s %11s %9s %9s\n",
+    absl::StrAppend(&text, absl::StrFormat("  %4d %-18s %-5s %10s %10s %11s %7d %11s %11s %9s %9s\n",
                                            static_cast<int>(i), op.kind, op.resource, Bytes(op.read_bytes),
-                                           Bytes(op.written_bytes), Ms(op.fresh_seconds), Ms(op.warm),
+                                           Bytes(op.written_bytes), Ms(op.fresh_seconds), op.fresh_page_faults,
+                                           Ms(op.warm),
                                            Ms(op.memcpy_seconds), X(Ratio(Figure::Of(op.fresh_seconds), cp)),
                                            X(Ratio(op.warm, cp))));
   }

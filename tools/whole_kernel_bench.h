@@ -37,7 +37,8 @@ struct OpFigures {
   std::string kind;  // "pipeline main", "dma tdma", ...
   std::string resource;  // "main", "sub", "dma" (runtime/op_description.h)
   int64_t read_bytes = 0, written_bytes = 0;  // the op's description's ranges
-  double fresh_seconds = 0;   // in the run on a fresh device
+  double fresh_seconds = 0;   // in the run on a fresh device (its last launch of the program, for a decode loop)
+  int64_t fresh_page_faults = 0;  // minor page faults during it: the pages it touched first
   Figure warm;                // in a warm relaunch
   double memcpy_seconds = 0;  // memcpy of `written_bytes`, warm buffers
 };
