@@ -70,19 +70,44 @@ void WrittenBytes::MarkBits(Page& page, int64_t from, int64_t to) {
 
 void WrittenBytes::MarkPart(Page& page, int64_t from, int64_t to) {
   if (page.bits == nullptr) {
-    const int64_t run_end = page.run_start + page.marked;
-    if (page.marked == 0 || (from <= run_end && to >= page.run_start)) {  // overlapping or adjacent
-      const int64_t start = page.marked == 0 ? from : std::min(from, page.run_start);
-      page.marked = std::max(to, page.marked == 0 ? to : run_end) - start;
-      page.run_start = start;
+    // The runs with [from, to) merged in: those before it, the merged one, those after it.
+    std::array<Run, kMaxRuns + 1> merged;
+    int count = 0;
+    int64_t start = from, end = to;
+    int i = 0;
+    for (; i < page.run_count && page.runs[i].end < start; ++i) merged[count++] = page.runs[i];
+    for (; i < page.run_count && page.runs[i].start <= end; ++i) {  // overlapping or touching
+      start = std::min<int64_t>(start, page.runs[i].start);
+      end = std::max<int64_t>(end, page.runs[i].end);
+    }
+    merged[count++] = Run{static_cast<int32_t>(start), static_cast<int32_t>(end)};
+    for (; i < page.run_count; ++i) merged[count++] = page.runs[i];
+    if (count <= kMaxRuns) {
+      page.marked = 0;
+      for (int r = 0; r < count; ++r) {
+        page.runs[r] = merged[r];
+        page.marked += merged[r].end - merged[r].start;
+      }
+      page.run_count = count;
       return;
     }
     page.bits = std::make_unique<uint64_t[]>(kWordsPerPage + kSummaryWords);  // zeros: unwritten
-    const int64_t run_start = page.run_start;
     page.marked = 0;
-    MarkBits(page, run_start, run_end);
+    for (int r = 0; r < page.run_count; ++r) MarkBits(page, page.runs[r].start, page.runs[r].end);
+    page.run_count = 0;
   }
   MarkBits(page, from, to);
+}
+
+int64_t WrittenBytes::FirstOutsideRuns(const Page& page, int64_t from, int64_t to) {
+  for (int r = 0; r < page.run_count && from < to; ++r) {
+    const Run& run = page.runs[r];
+    if (run.end <= from) continue;
+    if (run.start > from) return from;
+    from = run.end;  // runs never touch: the byte after a run is unmarked
+    return std::min(from, to);
+  }
+  return from;
 }
 
 WrittenBytes::Recent& WrittenBytes::RecentSlot(int64_t address, int64_t size) {
@@ -109,12 +134,14 @@ void WrittenBytes::Mark(int64_t address, int64_t size) {
     } else if (at == start && page_end == start + length) {
       page.bits.reset();
       page.marked = length;
-      page.run_start = 0;
+      page.run_count = 1;
+      page.runs[0] = Run{0, static_cast<int32_t>(length)};
     } else {
       MarkPart(page, at - start, page_end - start);
       if (page.marked == length) {
         page.bits.reset();
-        page.run_start = 0;
+        page.run_count = 1;
+        page.runs[0] = Run{0, static_cast<int32_t>(length)};
       }
     }
     at = page_end;
@@ -130,10 +157,9 @@ std::optional<int64_t> WrittenBytes::FirstUnwritten(int64_t address, int64_t siz
     auto it = pages_.find(index);
     if (it == pages_.end()) return at;
     const Page& page = it->second;
-    if (page.bits == nullptr) {  // one run (the whole page once complete)
-      const int64_t run_start = start + page.run_start, run_end = run_start + page.marked;
-      if (at < run_start || at >= run_end) return at;
-      if (page_end > run_end) return run_end;
+    if (page.bits == nullptr) {  // runs (one, the whole page, once complete)
+      const int64_t outside = start + FirstOutsideRuns(page, at - start, page_end - start);
+      if (outside < page_end) return outside;
       at = page_end;
       continue;
     }

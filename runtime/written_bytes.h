@@ -13,15 +13,16 @@
 namespace visa {
 
 // One bit per memory byte, kept a page (64 KiB of memory) at a time: a page nothing marked costs
-// nothing, a page marked in one contiguous run costs only its entry (the run's ends), a page
-// partly marked otherwise costs an 8 KiB bitmap (and a 128-byte summary with a bit per full
+// nothing, a page marked in at most kMaxRuns disjoint runs costs only its entry (the runs' ends),
+// a page marked in more runs costs an 8 KiB bitmap (and a 128-byte summary with a bit per full
 // bitmap word), and a page marked completely (what whole tensors written unit by unit leave) drops
-// its bitmap and costs only its entry. (One run per page is what a small tensor in every slice
-// leaves, e.g. the GEMM's 2 KiB output in each of 256 slices: 2 MiB of bitmaps otherwise.) So a 48 GB HBM
-// whose kernels touch a few megabytes costs a few kilobytes, and a run writing 50 MB of DM in
-// whole units costs almost nothing. A fresh shadow says nothing was written. Addresses are the
-// memory's linear addresses; ranges must lie inside [0, capacity) (callers pass ranges the device
-// has already bounds-checked).
+// its bitmap and costs only its entry. (A few runs per page is what small tensors in every slice
+// leave, e.g. a kernel's inputs and outputs of 32 bytes in each of 256 slices: with a bitmap from
+// the second run on, 2 MiB of bitmaps per tensor, whose first touch was 40 % of a fresh run's page
+// faults.) So a 48 GB HBM whose kernels touch a few megabytes costs a few kilobytes, and a run
+// writing 50 MB of DM in whole units costs almost nothing. A fresh shadow says nothing was
+// written. Addresses are the memory's linear addresses; ranges must lie inside [0, capacity)
+// (callers pass ranges the device has already bounds-checked).
 class WrittenBytes {
  public:
   explicit WrittenBytes(int64_t capacity);
@@ -48,11 +49,20 @@ class WrittenBytes {
   // memory per compare instead of 64 bytes.
   static constexpr int64_t kSummaryWords = kWordsPerPage / 64;
 
+  // Disjoint runs a page may hold before it takes a bitmap.
+  static constexpr int kMaxRuns = 8;
+  // Bytes [start, end) of a page (offsets from the page's first byte).
+  struct Run {
+    int32_t start = 0;
+    int32_t end = 0;
+  };
   struct Page {
     int64_t marked = 0;               // bytes of the page marked so far
-    // Bitmap then summary; null while the marked bytes are one run (all of them once complete).
+    // Bitmap then summary; null while the marked bytes are at most kMaxRuns runs (one, the whole
+    // page, once complete).
     std::unique_ptr<uint64_t[]> bits;
-    int64_t run_start = 0;            // without a bitmap: the run's first byte (from the page's)
+    int run_count = 0;                // without a bitmap: runs[0, run_count), sorted, disjoint,
+    std::array<Run, kMaxRuns> runs{};  // never touching
   };
 
   void CheckRange(int64_t address, int64_t size) const;
@@ -60,8 +70,11 @@ class WrittenBytes {
   int64_t PageLength(int64_t page) const;
   // Marks bits [from, to) of a partly marked page, counting the newly marked ones.
   static void MarkBits(Page& page, int64_t from, int64_t to);
-  // Marks [from, to) of a page that is not complete: extends its run, or gives it a bitmap.
+  // Marks [from, to) of a page that is not complete: merges it into its runs, or gives it a
+  // bitmap when they would be more than kMaxRuns.
   static void MarkPart(Page& page, int64_t from, int64_t to);
+  // Without a bitmap: the first byte of [from, to) (page offsets) no run holds, or `to`.
+  static int64_t FirstOutsideRuns(const Page& page, int64_t from, int64_t to);
 
   // Ranges marked before, remembered in a small direct-mapped table: marks are never undone, so
   // a range found there is still marked, and the same range marked again (every later run of a
