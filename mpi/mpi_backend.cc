@@ -14,6 +14,7 @@
 #include "runtime/device.h"
 #include "runtime/host_read_hook.h"
 #include "runtime/host_tensor.h"
+#include "runtime/kept_chips.h"
 #include "runtime/transfer.h"
 #include "runtime/window_write.h"
 
@@ -50,6 +51,7 @@ std::optional<int> SoleOwner(const std::vector<int>& chips, const Session& sessi
 }  // namespace
 
 MpiBackend::MpiBackend(Backend& inner, Session& session) : inner_(inner), session_(session) {
+  KeepOwnChipsOf(session.rank(), session.ranks());  // other ranks' chips' HBM is never committed here
   SetHostReadHook([this](const DeviceTensor& src) { return GatherChips(src, "a host read-back"); });
 }
 
@@ -74,6 +76,7 @@ absl::Status MpiBackend::Run(const PipelineOp& op, const PipelineTensors& tensor
   // A pipeline runs on each chip's slices alone: nothing crosses chips, so nothing is exchanged.
   if (WritesOnlyOthersChips(tensors.output)) {
     ++skipped_;
+    ++session_.stats().skipped;
     return absl::OkStatus();
   }
   RETURN_IF_ERROR(inner_.Run(op, tensors));
@@ -87,6 +90,7 @@ absl::Status MpiBackend::Run(const DmaOp& op, const DmaTensors& tensors) {
   ++ops_;
   if (WritesOnlyOthersChips(tensors.dst)) {
     ++skipped_;
+    ++session_.stats().skipped;
     return absl::OkStatus();
   }
   RETURN_IF_ERROR(inner_.Run(op, tensors));
@@ -158,6 +162,7 @@ absl::Status MpiBackend::ExchangeChipMove(const DeviceTensor& src, int from_chip
   std::vector<uint8_t> bytes(static_cast<size_t>(StorageBytes(src.dtype(), layout.size())));
   RETURN_IF_ERROR(session_.ReceiveInto(sender, absl::MakeSpan(bytes), what));
   ASSIGN_OR_RETURN(HostTensor received, HostTensor::FromBytes(src.dtype(), layout, std::move(bytes)));
+  const KeepEveryChip into_another_ranks_chip;
   return WriteIntoWindow(received, src);
 }
 
@@ -187,6 +192,7 @@ absl::Status MpiBackend::GatherChips(const DeviceTensor& tensor, const std::stri
   RETURN_IF_ERROR(session_.ExchangeBlocks(sends, receives, absl::StrCat(what, ", ", tensor.ToString())));
   if (receives.empty()) return absl::OkStatus();
   ASSIGN_OR_RETURN(HostTensor gathered, HostTensor::FromBytes(tensor.dtype(), tensor.full_mapping(), std::move(bytes)));
+  const KeepEveryChip into_other_ranks_chips;
   return WriteIntoWindow(gathered, tensor);
 }
 

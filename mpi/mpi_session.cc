@@ -291,9 +291,8 @@ absl::Status Session::ExchangeBlocks(absl::Span<const Outgoing> sends, absl::Spa
     }
     std::this_thread::yield();
   }
-  for (const Incoming& in : receives) stats_.bytes += static_cast<int64_t>(in.bytes.size());
-  stats_.received += static_cast<int64_t>(receives.size());
-  stats_.sent += static_cast<int64_t>(sends.size());
+  ++stats_.gathers;
+  for (const Incoming& in : receives) stats_.gathered_bytes += static_cast<int64_t>(in.bytes.size());
   return absl::OkStatus();
 }
 

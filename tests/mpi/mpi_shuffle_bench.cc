@@ -2,7 +2,12 @@
 // an HBM tensor of `MiB` MiB per chip on a 4-chip device, over MpiBackend on the JIT (or the
 // interpreter), and MPI's own point-to-point bandwidth for the same message size measured in the
 // same run.
+// Each rank also prints its peak RSS: the device's HBM is 2 x 4 x MiB (the input and a shuffle's
+// output), which each rank keeps only for its own chips (runtime/kept_chips.h).
 // Usage: mpiexec -np 2 mpi_shuffle_bench [MiB per chip, default 16] [shuffles, default 5] [jit|interp]
+// (-np 1 gives the memory of one process holding every chip, without the MPI figures.)
+#include <sys/resource.h>
+
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -49,10 +54,15 @@ absl::Status Bench(Session& session, int64_t mib, int shuffles, bool jit) {
   const int64_t bytes = after.bytes - before.bytes;
   const double seconds = after.seconds - before.seconds;
   const int64_t message = exchanges > 0 ? bytes / exchanges : 1;
+  struct rusage usage {};
+  getrusage(RUSAGE_SELF, &usage);
+  std::cerr << absl::StrFormat("rank %d of %d: peak RSS %.1f MB\n", session.rank(), session.ranks(),
+                               usage.ru_maxrss / 1024.0);
+  if (session.ranks() == 1) return absl::OkStatus();
   ASSIGN_OR_RETURN(double reference, session.PointToPointBandwidth(message, 10));
   if (session.rank() != 0) return absl::OkStatus();
   std::cout << absl::StrFormat(
-      "%d ranks, %s, %d MiB per chip, %d shuffles in %.3f s (all ops on every rank)\n"
+      "%d ranks, %s, %d MiB per chip, %d shuffles in %.3f s (each rank its own chips' moves)\n"
       "rank 0: received %d chip moves of %d bytes, %.4f s from arrival to end: %.0f MB/s\n"
       "MPI point-to-point, same size, same run: %.0f MB/s; exchange / MPI = %.0f %%\n",
       session.ranks(), jit ? "jit" : "interp", mib, shuffles, wall, exchanges, message, seconds, bytes / seconds / 1e6, reference / 1e6,
@@ -65,8 +75,8 @@ absl::Status Bench(Session& session, int64_t mib, int shuffles, bool jit) {
 
 int main(int argc, char** argv) {
   visa::mpi::Session* session = visa::mpi::Session::Launched();
-  if (session == nullptr || session->ranks() < 2) {
-    std::cerr << "error: run under mpiexec -np 2 (or more)\n";
+  if (session == nullptr) {
+    std::cerr << "error: run under mpiexec (-np 1 for memory alone, 2 or more for the exchange)\n";
     if (session != nullptr) session->End(/*clean=*/true);
     return 2;
   }
