@@ -313,6 +313,29 @@ absl::Status Session::CombineDigests() {
   return absl::OkStatus();
 }
 
+absl::StatusOr<double> Session::SingleMessageBandwidth(int64_t bytes) {
+  if (ranks_ < 2) return 0.0;
+  MPI_Bcast(&bytes, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);  // rank 0's size for everyone
+  if (rank_ > 1) return 0.0;
+  std::vector<uint8_t> buffer(static_cast<size_t>(bytes), 1);
+  const int count = static_cast<int>(bytes);
+  double best = 0;
+  for (int attempt = 0; attempt < 6; ++attempt) {  // the first is a warm-up
+    if (rank_ == 1) {
+      MPI_Send(buffer.data(), count, MPI_BYTE, 0, kBenchTag, MPI_COMM_WORLD);
+      continue;
+    }
+    int arrived = 0;
+    MPI_Status status;
+    while (!arrived) MPI_Iprobe(1, kBenchTag, MPI_COMM_WORLD, &arrived, &status);
+    const Clock::time_point start = Clock::now();
+    MPI_Recv(buffer.data(), count, MPI_BYTE, 1, kBenchTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    if (attempt > 0) best = std::max(best, static_cast<double>(bytes) / seconds);
+  }
+  return rank_ == 0 ? best : 0.0;
+}
+
 void Session::End(bool clean) {
   if (clean) {
     (void)Flush("the end");  // the posted sends complete before MPI ends

@@ -103,6 +103,10 @@ class Session {
   // (bytes/s, the best of 5 rounds of `repeats` one-way sends after a warm-up), the reference the exchanges are measured
   // against; 0 on ranks other than 0 and 1. Every rank must call it.
   absl::StatusOr<double> PointToPointBandwidth(int64_t bytes, int repeats);
+  // The same for one message at a time, timed as the exchanges are: rank 1 sends one message of
+  // `bytes`, rank 0 waits for it to arrive (MPI_Iprobe) and times its MPI_Recv into a buffer
+  // already allocated; the best of 5. 0 on ranks other than 0. Every rank must call it.
+  absl::StatusOr<double> SingleMessageBandwidth(int64_t bytes);
 
   ExchangeStats& stats() { return stats_; }
   // VISA_MPI_REPORT=1: the figures and the output digest are kept and printed by rank 0.

@@ -15,6 +15,9 @@ absl::StatusOr<std::vector<uint8_t>> Session::Receive(int, absl::string_view) {
 absl::StatusOr<double> Session::PointToPointBandwidth(int64_t, int) {
   return absl::UnimplementedError("MPI: not built");
 }
+absl::StatusOr<double> Session::SingleMessageBandwidth(int64_t) {
+  return absl::UnimplementedError("MPI: not built");
+}
 void Session::End(bool) {}
 struct Session::Pending {};
 Session::~Session() = default;
