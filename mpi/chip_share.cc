@@ -26,6 +26,12 @@ uint64_t FoldHash(uint64_t hash, absl::Span<const uint8_t> bytes) {  // FNV-1a
   return hash;
 }
 
+void ExchangeStats::Fold(int slot, absl::Span<const uint8_t> bytes) {
+  if (!kept[slot]) chip_digests[slot] = 0xcbf29ce484222325ull;
+  kept[slot] = true;
+  chip_digests[slot] = FoldHash(chip_digests[slot], bytes);
+}
+
 uint64_t TextHash(absl::string_view text) {
   return FoldHash(0xcbf29ce484222325ull,
                   absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size()));

@@ -1,6 +1,8 @@
-// MpiBackend: per-op program agreement and the point-to-point exchange of cross-rank chip moves.
+// MpiBackend: per-op program agreement, each rank executing the ops on its own chips, and the
+// exchanges that bring other ranks' chips where an op reads them.
 #include "mpi/mpi_backend.h"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <utility>
@@ -8,27 +10,16 @@
 
 #include "absl/strings/str_cat.h"
 #include "dsl/status_macros.h"
+#include "mpi/chip_parts.h"
 #include "runtime/device.h"
+#include "runtime/host_read_hook.h"
 #include "runtime/host_tensor.h"
+#include "runtime/kept_chips.h"
 #include "runtime/transfer.h"
+#include "runtime/window_write.h"
 
 namespace visa::mpi {
 namespace {
-
-// The one chip a device tensor's positions live on, or nullopt when it is host memory or spans
-// several chips (such a move runs where it is, on every rank).
-std::optional<int> SingleChip(const DeviceTensor& tensor) {
-  if (tensor.tier() == Tier::kHost) return std::nullopt;
-  const Mapping chip_level = tensor.levels().front();
-  const int64_t positions = std::min<int64_t>(chip_level.size(), tensor.device().chips());
-  std::optional<int> only;
-  for (int64_t p = 0; p < positions; ++p) {
-    if (!chip_level.map(p).live()) continue;
-    if (only) return std::nullopt;
-    only = static_cast<int>(p);
-  }
-  return only;
-}
 
 // The positions of a one-chip tensor's own chip: its Chip level without the padding that places
 // it among the device's chips (a chip view's `# c + Chip + # (chips - 1 - c)` is `Chip`).
@@ -46,16 +37,48 @@ std::string OpName(int64_t index, const std::string& text) {
   return absl::StrCat("op ", index, " (", text.substr(0, std::min<size_t>(end, 160)), ")");
 }
 
+// The one rank owning every chip in `chips`, or nullopt when they belong to several.
+std::optional<int> SoleOwner(const std::vector<int>& chips, const Session& session, int device_chips) {
+  std::optional<int> owner;
+  for (int chip : chips) {
+    const int rank = OwnerOf(chip, session.ranks(), device_chips);
+    if (owner && *owner != rank) return std::nullopt;
+    owner = rank;
+  }
+  return owner;
+}
+
 }  // namespace
+
+MpiBackend::MpiBackend(Backend& inner, Session& session) : inner_(inner), session_(session) {
+  KeepOwnChipsOf(session.rank(), session.ranks());  // other ranks' chips' HBM is never committed here
+  SetHostReadHook([this](const DeviceTensor& src) { return GatherChips(src, "a host read-back"); });
+}
+
+MpiBackend::~MpiBackend() { SetHostReadHook({}); }
 
 absl::Status MpiBackend::AgreeOn(const std::string& text) {
   return session_.Agree(TextHash(text), OpName(ops_, text));
+}
+
+bool MpiBackend::WritesOnlyOthersChips(const DeviceTensor& output) const {
+  if (!inner_.executes() || session_.ranks() == 1) return false;
+  const std::vector<int> chips = ChipsOf(output);
+  if (chips.empty()) return false;
+  const ChipShare share = session_.Share(output.device().chips());
+  return std::none_of(chips.begin(), chips.end(), [&](int chip) { return share.Owns(chip); });
 }
 
 absl::Status MpiBackend::Run(const PipelineOp& op, const PipelineTensors& tensors) {
   const std::string text = OpText(Op{op}, static_cast<size_t>(ops_));
   RETURN_IF_ERROR(AgreeOn(text));
   ++ops_;
+  // A pipeline runs on each chip's slices alone: nothing crosses chips, so nothing is exchanged.
+  if (WritesOnlyOthersChips(tensors.output)) {
+    ++skipped_;
+    ++session_.stats().skipped;
+    return absl::OkStatus();
+  }
   RETURN_IF_ERROR(inner_.Run(op, tensors));
   return Digest(tensors.output);
 }
@@ -65,41 +88,112 @@ absl::Status MpiBackend::Run(const DmaOp& op, const DmaTensors& tensors) {
   RETURN_IF_ERROR(AgreeOn(text));
   RETURN_IF_ERROR(Exchange(op, tensors, OpName(ops_, text)));
   ++ops_;
+  if (WritesOnlyOthersChips(tensors.dst)) {
+    ++skipped_;
+    ++session_.stats().skipped;
+    return absl::OkStatus();
+  }
   RETURN_IF_ERROR(inner_.Run(op, tensors));
   return Digest(tensors.dst);
 }
 
 absl::Status MpiBackend::Digest(const DeviceTensor& output) {
   if (!session_.reporting() || !inner_.executes()) return absl::OkStatus();
-  ASSIGN_OR_RETURN(HostTensor image, ReadImage(output, output.full_mapping()));
   ExchangeStats& stats = session_.stats();
-  stats.output_digest = FoldHash(stats.output_digest, image.bytes());
+  const std::vector<int> chips = ChipsOf(output);
+  if (chips.empty()) {
+    ASSIGN_OR_RETURN(HostTensor image, ReadImage(output, output.full_mapping()));
+    stats.Fold(ExchangeStats::kDigestSlots - 1, image.bytes());
+    return absl::OkStatus();
+  }
+  const ChipShare share = session_.Share(output.device().chips());
+  if (std::none_of(chips.begin(), chips.end(), [&](int chip) { return share.Owns(chip); })) return absl::OkStatus();
+  ASSIGN_OR_RETURN(HostTensor image, ReadImage(output, output.full_mapping()));
+  ASSIGN_OR_RETURN(int64_t block, ChipBlockBytes(output));
+  const bool whole = output.levels().front().size() <= 1;
+  for (int chip : chips) {
+    if (share.Owns(chip)) stats.Fold(chip, absl::MakeConstSpan(image.bytes()).subspan(whole ? 0 : chip * block, block));
+  }
   return absl::OkStatus();
 }
 
 absl::Status MpiBackend::Exchange(const DmaOp& op, const DmaTensors& tensors, const std::string& what) {
-  if (op.fill() != nullptr || op.index() != nullptr || !inner_.executes()) return absl::OkStatus();
-  const std::optional<int> from_chip = SingleChip(tensors.src);
-  const std::optional<int> to_chip = SingleChip(tensors.dst);
-  if (!from_chip || !to_chip || *from_chip == *to_chip) return absl::OkStatus();
-  const int chips = tensors.src.device().chips();
-  const int sender = OwnerOf(*from_chip, session_.ranks(), chips);
-  const int receiver = OwnerOf(*to_chip, session_.ranks(), chips);
+  if (!inner_.executes() || session_.ranks() == 1) return absl::OkStatus();
+  const int device_chips = tensors.dst.device().chips();
+  if (device_chips == 1) return absl::OkStatus();  // one chip, one owner: nothing crosses
+  const std::vector<int> to = ChipsOf(tensors.dst);
+  std::vector<const DeviceTensor*> reads;
+  if (op.fill() == nullptr) reads.push_back(&tensors.src);
+  if (tensors.index) reads.push_back(&*tensors.index);
+  if (tensors.base) reads.push_back(&*tensors.base);
+  for (const DeviceTensor* read : reads) {
+    const std::vector<int> from = ChipsOf(*read);
+    if (from.empty()) continue;
+    std::vector<int> both = from;
+    both.insert(both.end(), to.begin(), to.end());
+    if (SoleOwner(both, session_, device_chips)) continue;  // one rank holds all it reads and writes
+    const bool plain = op.fill() == nullptr && op.index() == nullptr && read == &tensors.src;
+    if (plain && from.size() == 1 && to.size() == 1) {
+      RETURN_IF_ERROR(ExchangeChipMove(*read, from[0], to[0], what));
+      continue;
+    }
+    if (plain && from == to && !tensors.dst.is_view()) {
+      ASSIGN_OR_RETURN(TransferReport plan, PlanTransfer(*read, tensors.dst.placement()));
+      if (!plan.crosses_chips) continue;  // each chip's part moves on its own chip
+    }
+    RETURN_IF_ERROR(GatherChips(*read, what));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status MpiBackend::ExchangeChipMove(const DeviceTensor& src, int from_chip, int to_chip,
+                                          const std::string& what) {
+  const int chips = src.device().chips();
+  const int sender = OwnerOf(from_chip, session_.ranks(), chips);
+  const int receiver = OwnerOf(to_chip, session_.ranks(), chips);
   if (sender == receiver) return absl::OkStatus();
-  const Mapping layout = OwnChipLayout(tensors.src);
+  const Mapping layout = OwnChipLayout(src);
   if (session_.rank() == sender) {
-    ASSIGN_OR_RETURN(HostTensor image, ReadImage(tensors.src, layout));
-    return session_.Send(receiver, image.bytes(), what);
+    ASSIGN_OR_RETURN(HostTensor image, ReadImage(src, layout));
+    session_.Post(receiver, image.bytes());
+    return absl::OkStatus();
   }
   if (session_.rank() != receiver) return absl::OkStatus();
-  ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, session_.Receive(sender, what));
-  ASSIGN_OR_RETURN(HostTensor received, HostTensor::FromBytes(tensors.src.dtype(), layout, std::move(bytes)));
-  if (!tensors.src.is_view()) return WriteInto(received, tensors.src);
-  // A window cannot be written whole: the bytes must then be what this rank holds already.
-  ASSIGN_OR_RETURN(HostTensor held, ReadImage(tensors.src, layout));
-  if (held == received) return absl::OkStatus();
-  return absl::InternalError(absl::StrCat("MPI: at ", what, " chip ", *from_chip, "'s bytes from rank ", sender,
-                                          " differ from rank ", session_.rank(), "'s"));
+  std::vector<uint8_t> bytes(static_cast<size_t>(StorageBytes(src.dtype(), layout.size())));
+  RETURN_IF_ERROR(session_.ReceiveInto(sender, absl::MakeSpan(bytes), what));
+  ASSIGN_OR_RETURN(HostTensor received, HostTensor::FromBytes(src.dtype(), layout, std::move(bytes)));
+  const KeepEveryChip into_another_ranks_chip;
+  return WriteIntoWindow(received, src);
+}
+
+absl::Status MpiBackend::GatherChips(const DeviceTensor& tensor, const std::string& what) {
+  if (session_.ranks() == 1 || !inner_.executes()) return absl::OkStatus();
+  const std::vector<int> chips = ChipsOf(tensor);
+  const int device_chips = tensor.device().chips();
+  if (chips.empty()) return absl::OkStatus();
+  ASSIGN_OR_RETURN(int64_t block, ChipBlockBytes(tensor));
+  ASSIGN_OR_RETURN(HostTensor image, ReadImage(tensor, tensor.full_mapping()));
+  std::vector<uint8_t> bytes = image.bytes();
+  const bool whole = tensor.levels().front().size() <= 1;
+  std::vector<Outgoing> sends;
+  std::vector<Incoming> receives;
+  for (int chip : chips) {
+    const int owner = OwnerOf(chip, session_.ranks(), device_chips);
+    const int64_t offset = whole ? 0 : chip * block;
+    if (owner == session_.rank()) {
+      for (int rank = 0; rank < session_.ranks(); ++rank) {
+        if (rank != owner) sends.push_back({rank, absl::MakeConstSpan(bytes).subspan(offset, block)});
+      }
+    } else {
+      receives.push_back({owner, absl::MakeSpan(bytes).subspan(offset, block)});
+    }
+  }
+  if (sends.empty() && receives.empty()) return absl::OkStatus();
+  RETURN_IF_ERROR(session_.ExchangeBlocks(sends, receives, absl::StrCat(what, ", ", tensor.ToString())));
+  if (receives.empty()) return absl::OkStatus();
+  ASSIGN_OR_RETURN(HostTensor gathered, HostTensor::FromBytes(tensor.dtype(), tensor.full_mapping(), std::move(bytes)));
+  const KeepEveryChip into_other_ranks_chips;
+  return WriteIntoWindow(gathered, tensor);
 }
 
 }  // namespace visa::mpi

@@ -1,16 +1,25 @@
 // MpiBackend: runs a program's ops under an mpirun launch (issue 32). Every rank records the same
 // program; before each op the ranks compare a hash of its text (a rank that recorded another
-// program, or stopped, is named with the op), and a DMA move from one chip to a chip another rank
-// owns (the moves of a chip shuffle) carries the source chip's bytes from their owner to the
-// destination's owner with MPI point-to-point, which writes them into its copy of the source
-// before the move runs.
+// program, or stopped, is named with the op).
 //
-// What is distributed today is the data of cross-chip moves and the agreement on the program;
-// every rank still executes every chip's share of each op (docs/multi_process.md says what is
-// missing for memory per rank to shrink).
+// Each rank executes the ops that write its own chips (mpi::ShareOf): an op whose output lies
+// only on chips other ranks own is skipped here (the executor still marks it written, so the
+// uninitialized-read tracking stays that of one process), so those chips' pages are never
+// committed on this rank. An op is SPMD over chips unless it moves data between them, so a
+// rank's copy of another rank's chip may be stale; the moves that read one are exchanged first:
+// - a move from one chip to another (a chip shuffle's moves): the source chip's owner posts its
+//   bytes (MPI_Isend, not waited for) and the destination's owner writes them into its copy of
+//   the source before the move runs;
+// - any other move that reads chips of several ranks (a relayout across chips), and every host
+//   read-back (runtime/host_read_hook.h): each owner sends its chips' part of the tensor read to
+//   every other rank, all blocks of the op at once, nonblocking.
+// An op over several chips (a pipeline on every chip) still runs whole on every rank that owns one
+// of them: its other chips' parts compute on stale bytes and are never read (see
+// docs/multi_process.md, "What is missing").
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "absl/status/status.h"
 #include "mpi/mpi_session.h"
@@ -20,7 +29,11 @@ namespace visa::mpi {
 
 class MpiBackend : public Backend {
  public:
-  MpiBackend(Backend& inner, Session& session) : inner_(inner), session_(session) {}
+  // Installs the host read-back gather (runtime/host_read_hook.h) for as long as it lives.
+  MpiBackend(Backend& inner, Session& session);
+  ~MpiBackend() override;
+  MpiBackend(const MpiBackend&) = delete;
+  MpiBackend& operator=(const MpiBackend&) = delete;
 
   const char* name() const override { return inner_.name(); }
   bool executes() const override { return inner_.executes(); }
@@ -28,18 +41,29 @@ class MpiBackend : public Backend {
   absl::Status Run(const DmaOp& op, const DmaTensors& tensors) override;
 
   int64_t ops() const { return ops_; }
+  // Ops this rank skipped because they write only other ranks' chips.
+  int64_t skipped() const { return skipped_; }
+
+  // Every chip part of `tensor` this rank does not own, from its owner (every rank calls it for
+  // the same tensor: each sends its own chips' parts to all others). `what` names the op.
+  absl::Status GatherChips(const DeviceTensor& tensor, const std::string& what);
 
  private:
   // Compares this op's text across ranks; `text` is OpText of the op.
   absl::Status AgreeOn(const std::string& text);
-  // The source chip's bytes from its owner to the destination chip's owner.
+  // Brings what the move reads from other ranks' chips to this rank (see the top comment).
   absl::Status Exchange(const DmaOp& op, const DmaTensors& tensors, const std::string& what);
-  // Folds the op's output bytes into the session's digest (when it reports).
+  // The source chip's bytes from its owner to the destination chip's owner.
+  absl::Status ExchangeChipMove(const DeviceTensor& src, int from_chip, int to_chip, const std::string& what);
+  // Whether this rank owns none of the chips `output` lies on (the op is then skipped).
+  bool WritesOnlyOthersChips(const DeviceTensor& output) const;
+  // Folds the op's output bytes on this rank's chips into the session's digests (when it reports).
   absl::Status Digest(const DeviceTensor& output);
 
   Backend& inner_;
   Session& session_;
   int64_t ops_ = 0;
+  int64_t skipped_ = 0;
 };
 
 }  // namespace visa::mpi

@@ -9,6 +9,8 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -23,6 +25,7 @@ constexpr int kAgreeTag = 101;
 constexpr int kVerdictTag = 102;
 constexpr int kDataTag = 103;
 constexpr int kBenchTag = 104;
+constexpr int kBlockTag = 105;
 
 using Clock = std::chrono::steady_clock;
 
@@ -83,6 +86,7 @@ Session* Session::Launched() {
 
 absl::Status Session::Agree(uint64_t hash, absl::string_view what) {
   ++stats_.agreements;
+  ForgetCompletedSends();
   if (ranks_ == 1) return absl::OkStatus();
   // Rank 0 collects every hash and answers each rank with a verdict: 0 all agree, r + 1 rank r
   // differs, -(r + 1) rank r did not answer.
@@ -189,8 +193,152 @@ absl::StatusOr<double> Session::PointToPointBandwidth(int64_t bytes, int repeats
   return best;
 }
 
+struct Session::Pending {
+  MPI_Request request;
+  int to;
+  std::vector<uint8_t> bytes;
+};
+
+Session::~Session() = default;
+
+void Session::ForgetCompletedSends() {
+  std::erase_if(pending_, [](const std::shared_ptr<Pending>& p) {
+    int done = 0;
+    MPI_Test(&p->request, &done, MPI_STATUS_IGNORE);
+    return done != 0;
+  });
+}
+
+void Session::Post(int to, std::vector<uint8_t> bytes) {
+  auto pending = std::make_shared<Pending>(Pending{MPI_REQUEST_NULL, to, std::move(bytes)});
+  MPI_Isend(pending->bytes.data(), static_cast<int>(pending->bytes.size()), MPI_BYTE, to, kDataTag, MPI_COMM_WORLD,
+            &pending->request);
+  ++stats_.sent;
+  pending_.push_back(std::move(pending));
+}
+
+absl::Status Session::Flush(absl::string_view what) {
+  for (std::shared_ptr<Pending>& p : pending_) {
+    if (!WaitUntil(p->request, timeout_seconds_)) {
+      const int to = p->to;
+      pending_.clear();
+      return NoAnswer(to, what, timeout_seconds_);
+    }
+  }
+  pending_.clear();
+  return absl::OkStatus();
+}
+
+absl::Status Session::ReceiveInto(int from, absl::Span<uint8_t> into, absl::string_view what) {
+  const Clock::time_point deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                        std::chrono::duration<double>(timeout_seconds_));
+  int arrived = 0;
+  MPI_Status status;
+  while (true) {
+    MPI_Iprobe(from, kDataTag, MPI_COMM_WORLD, &arrived, &status);
+    if (arrived) break;
+    if (Clock::now() > deadline) return NoAnswer(from, what, timeout_seconds_);
+    ForgetCompletedSends();  // progress this rank's own sends while it waits (two ranks may swap chips)
+    std::this_thread::yield();
+  }
+  int count = 0;
+  MPI_Get_count(&status, MPI_BYTE, &count);
+  if (count != static_cast<int64_t>(into.size())) {
+    return absl::InternalError(absl::StrCat("MPI: at ", what, " rank ", from, " sent ", count, " bytes, ",
+                                            into.size(), " expected"));
+  }
+  // Timed from the message's arrival (before it the sender was still computing), into a buffer
+  // already allocated, as MPI's own figure is (PointToPointBandwidth).
+  const Clock::time_point arrived_at = Clock::now();
+  MPI_Recv(into.data(), count, MPI_BYTE, from, kDataTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  ++stats_.received;
+  stats_.bytes += count;
+  stats_.seconds += std::chrono::duration<double>(Clock::now() - arrived_at).count();
+  return absl::OkStatus();
+}
+
+absl::Status Session::ExchangeBlocks(absl::Span<const Outgoing> sends, absl::Span<const Incoming> receives,
+                                     absl::string_view what) {
+  std::vector<MPI_Request> requests;
+  std::vector<int> peers;
+  for (const Incoming& in : receives) {
+    requests.emplace_back();
+    MPI_Irecv(in.bytes.data(), static_cast<int>(in.bytes.size()), MPI_BYTE, in.from, kBlockTag, MPI_COMM_WORLD,
+              &requests.back());
+    peers.push_back(in.from);
+  }
+  for (const Outgoing& out : sends) {
+    requests.emplace_back();
+    MPI_Isend(out.bytes.data(), static_cast<int>(out.bytes.size()), MPI_BYTE, out.to, kBlockTag, MPI_COMM_WORLD,
+              &requests.back());
+    peers.push_back(out.to);
+  }
+  const Clock::time_point deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                        std::chrono::duration<double>(timeout_seconds_));
+  while (true) {
+    int done = 0;
+    MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE);
+    if (done) break;
+    if (Clock::now() > deadline) {
+      int late = -1;
+      for (size_t i = 0; i < requests.size(); ++i) {
+        if (requests[i] == MPI_REQUEST_NULL) continue;
+        if (late < 0) late = peers[i];
+        MPI_Cancel(&requests[i]);
+        MPI_Request_free(&requests[i]);
+      }
+      return NoAnswer(late, what, timeout_seconds_);
+    }
+    std::this_thread::yield();
+  }
+  ++stats_.gathers;
+  for (const Incoming& in : receives) stats_.gathered_bytes += static_cast<int64_t>(in.bytes.size());
+  return absl::OkStatus();
+}
+
+absl::Status Session::CombineDigests() {
+  uint64_t mine[ExchangeStats::kDigestSlots] = {};
+  uint64_t all[ExchangeStats::kDigestSlots] = {};
+  for (int slot = 0; slot < ExchangeStats::kDigestSlots; ++slot) {
+    // The host slot is the same on every rank: rank 0's counts.
+    const bool counts = stats_.kept[slot] && (slot + 1 < ExchangeStats::kDigestSlots || rank_ == 0);
+    mine[slot] = counts ? stats_.chip_digests[slot] : 0;
+  }
+  if (MPI_Allreduce(mine, all, ExchangeStats::kDigestSlots, MPI_UINT64_T, MPI_BOR, MPI_COMM_WORLD) != MPI_SUCCESS) {
+    return absl::InternalError("MPI: combining the output digests failed");
+  }
+  stats_.output_digest = 0xcbf29ce484222325ull;
+  stats_.output_digest = FoldHash(stats_.output_digest, absl::Span<const uint8_t>(
+                                                            reinterpret_cast<const uint8_t*>(all), sizeof(all)));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<double> Session::SingleMessageBandwidth(int64_t bytes) {
+  if (ranks_ < 2) return 0.0;
+  MPI_Bcast(&bytes, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);  // rank 0's size for everyone
+  if (rank_ > 1) return 0.0;
+  std::vector<uint8_t> buffer(static_cast<size_t>(bytes), 1);
+  const int count = static_cast<int>(bytes);
+  double best = 0;
+  for (int attempt = 0; attempt < 6; ++attempt) {  // the first is a warm-up
+    if (rank_ == 1) {
+      MPI_Send(buffer.data(), count, MPI_BYTE, 0, kBenchTag, MPI_COMM_WORLD);
+      continue;
+    }
+    int arrived = 0;
+    MPI_Status status;
+    while (!arrived) MPI_Iprobe(1, kBenchTag, MPI_COMM_WORLD, &arrived, &status);
+    const Clock::time_point start = Clock::now();
+    MPI_Recv(buffer.data(), count, MPI_BYTE, 1, kBenchTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    if (attempt > 0) best = std::max(best, static_cast<double>(bytes) / seconds);
+  }
+  return rank_ == 0 ? best : 0.0;
+}
+
 void Session::End(bool clean) {
   if (clean) {
+    (void)Flush("the end");  // the posted sends complete before MPI ends
     MPI_Finalize();
   } else {
     MPI_Abort(MPI_COMM_WORLD, 2);

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -38,9 +39,29 @@ struct ExchangeStats {
   int64_t received = 0;     // and received from another:
   int64_t bytes = 0;        // their payload
   double seconds = 0;       // in MPI_Recv once each arrived (not the wait for the sender)
-  // With reporting on: FNV-1a over every op's output bytes (all chips), in op order, which a run
-  // on one process and one on several ranks must share bit for bit.
+  int64_t skipped = 0;      // ops this rank did not execute: they write only other ranks' chips
+  int64_t gathers = 0;      // tensors whose chip parts every rank exchanged (host reads, relayouts)
+  int64_t gathered_bytes = 0;  // the chip parts this rank received in them
+  // With reporting on: FNV-1a over every op's output bytes, one per chip (each chip's part of every
+  // op's output, in op order, kept by the rank that owns the chip) and one for host outputs (slot
+  // kDigestSlots - 1). At the end of a run CombineDigests folds them, in chip order, into
+  // output_digest, which a run on one process and one on several ranks must share bit for bit.
+  static constexpr int kDigestSlots = 65;  // kMaxChips chips and the host
+  uint64_t chip_digests[kDigestSlots] = {};
+  bool kept[kDigestSlots] = {};  // the slots this rank folded into
   uint64_t output_digest = 0xcbf29ce484222325ull;
+  // Folds `bytes` into slot `slot` (started at the FNV-1a offset basis on first use).
+  void Fold(int slot, absl::Span<const uint8_t> bytes);
+};
+
+// A block of bytes one rank sends to another, or receives into, in an exchange of many at once.
+struct Outgoing {
+  int to;
+  absl::Span<const uint8_t> bytes;
+};
+struct Incoming {
+  int from;
+  absl::Span<uint8_t> bytes;  // exactly as many bytes as the sender sends
 };
 
 class Session {
@@ -63,10 +84,29 @@ class Session {
   // Point-to-point payloads of a chip-to-chip move (`what` names the op for errors).
   absl::Status Send(int to, absl::Span<const uint8_t> bytes, absl::string_view what);
   absl::StatusOr<std::vector<uint8_t>> Receive(int from, absl::string_view what);
+  // A chip move's payload sent without waiting: the send completes while this rank goes on (it is
+  // tested at every agreement and waited for by Flush), so a rank that sends several moves posts
+  // them all at once instead of one rendezvous per move.
+  void Post(int to, std::vector<uint8_t> bytes);
+  // Waits (against the deadline) for every posted send to complete.
+  absl::Status Flush(absl::string_view what);
+  // A payload received into `into`, which must be exactly the size sent.
+  absl::Status ReceiveInto(int from, absl::Span<uint8_t> into, absl::string_view what);
+  // Every send and receive of one op posted at once (nonblocking), then all waited for against
+  // the deadline: the blocks of chips other ranks need.
+  absl::Status ExchangeBlocks(absl::Span<const Outgoing> sends, absl::Span<const Incoming> receives,
+                              absl::string_view what);
+  // Every rank's digests of the chips it owns, folded in chip order into stats().output_digest on
+  // every rank (a collective: every rank calls it once, at the end).
+  absl::Status CombineDigests();
   // MPI's own point-to-point bandwidth between ranks 0 and 1 for messages of rank 0's `bytes`
   // (bytes/s, the best of 5 rounds of `repeats` one-way sends after a warm-up), the reference the exchanges are measured
   // against; 0 on ranks other than 0 and 1. Every rank must call it.
   absl::StatusOr<double> PointToPointBandwidth(int64_t bytes, int repeats);
+  // The same for one message at a time, timed as the exchanges are: rank 1 sends one message of
+  // `bytes`, rank 0 waits for it to arrive (MPI_Iprobe) and times its MPI_Recv into a buffer
+  // already allocated; the best of 5. 0 on ranks other than 0. Every rank must call it.
+  absl::StatusOr<double> SingleMessageBandwidth(int64_t bytes);
 
   ExchangeStats& stats() { return stats_; }
   // VISA_MPI_REPORT=1: the figures and the output digest are kept and printed by rank 0.
@@ -75,6 +115,8 @@ class Session {
   // Ends MPI: Finalize after a clean run, Abort (every rank stops) after a failed one, so that no
   // rank waits for one that gave up.
   void End(bool clean);
+
+  ~Session();  // never run: the session lives as long as the process
 
  private:
   Session(int rank, int ranks, double timeout_seconds, bool reporting)
@@ -85,6 +127,10 @@ class Session {
   double timeout_seconds_;
   bool reporting_;
   ExchangeStats stats_;
+  // Frees the posted sends that completed (and so lets MPI progress them).
+  void ForgetCompletedSends();
+  struct Pending;  // a posted send and its buffer
+  std::vector<std::shared_ptr<Pending>> pending_;  // shared_ptr: Pending is complete only in the .cc
 };
 
 // FNV-1a of text, the hash the ranks compare; FoldHash continues one over more bytes.

@@ -15,6 +15,20 @@ absl::StatusOr<std::vector<uint8_t>> Session::Receive(int, absl::string_view) {
 absl::StatusOr<double> Session::PointToPointBandwidth(int64_t, int) {
   return absl::UnimplementedError("MPI: not built");
 }
+absl::StatusOr<double> Session::SingleMessageBandwidth(int64_t) {
+  return absl::UnimplementedError("MPI: not built");
+}
 void Session::End(bool) {}
+struct Session::Pending {};
+Session::~Session() = default;
+void Session::Post(int, std::vector<uint8_t>) {}
+absl::Status Session::Flush(absl::string_view) { return absl::UnimplementedError("MPI: not built"); }
+absl::Status Session::ReceiveInto(int, absl::Span<uint8_t>, absl::string_view) {
+  return absl::UnimplementedError("MPI: not built");
+}
+absl::Status Session::ExchangeBlocks(absl::Span<const Outgoing>, absl::Span<const Incoming>, absl::string_view) {
+  return absl::UnimplementedError("MPI: not built");
+}
+absl::Status Session::CombineDigests() { return absl::UnimplementedError("MPI: not built"); }
 
 }  // namespace visa::mpi

@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "dsl/checked_math.h"
 #include "dsl/status_macros.h"
+#include "runtime/kept_chips.h"
 
 namespace visa {
 namespace {
@@ -105,6 +106,7 @@ absl::Status Device::Read(Tier tier, int64_t unit, int64_t address, absl::Span<u
 absl::Status Device::Write(Tier tier, int64_t unit, int64_t address,
                            absl::Span<const uint8_t> data) {
   ASSIGN_OR_RETURN(Located at, Locate(tier, unit, address, static_cast<int64_t>(data.size())));
+  if (at.sparse != nullptr && !KeepsHbmOf(static_cast<int>(unit), chips_)) return absl::OkStatus();  // another rank's chip
   return at.dense != nullptr ? at.dense->Write(at.address, data) : at.sparse->Write(at.address, data);
 }
 

@@ -8,6 +8,7 @@
 #include "runtime/backend.h"
 #include "runtime/tensor_unit.h"
 #include "runtime/device.h"
+#include "runtime/host_read_hook.h"
 #include "runtime/move_descriptors.h"
 #include "runtime/tensor_rules.h"
 #include "runtime/uninitialized_reads.h"
@@ -211,6 +212,7 @@ absl::StatusOr<HostTensor> MoveToHost(Dma& dma, const DeviceTensor& src, const M
   TransferReport report;
   auto check = [](const TransferReport&) { return absl::OkStatus(); };
   if (DmaAccess::Executes(dma)) RETURN_IF_ERROR(CheckAllWritten(src, absl::StrCat("a ", dma.name(), " to_host")));
+  if (DmaAccess::Executes(dma)) RETURN_IF_ERROR(BeforeHostRead(src));  // under mpirun: other ranks' chips gathered
   ASSIGN_OR_RETURN(HostTensor out, DmaAccess::Executes(dma) ? TransferToHost(src, element, check, &report)
                                                             : HostTensor::Zeros(src.dtype(), element));
   DmaAccess::RecordHostMove(dma, report, DmaOp{dma.kind(), RefOf(src), RefOf(out)});

@@ -9,7 +9,9 @@
 #include "absl/strings/str_cat.h"
 #include "dsl/status_macros.h"
 #include "runtime/device.h"
+#include "runtime/host_read_hook.h"
 #include "runtime/relayout.h"
+#include "runtime/window_write.h"
 #include "runtime/uninitialized_reads.h"
 
 namespace visa {
@@ -540,6 +542,17 @@ absl::Status WriteInto(const HostTensor& src, const DeviceTensor& dst) {
   return absl::OkStatus();
 }
 
+absl::Status WriteIntoWindow(const HostTensor& src, const DeviceTensor& dst) {
+  if (!dst.is_view()) return WriteInto(src, dst);
+  RETURN_IF_ERROR(CheckSameType(src.dtype(), dst.dtype()));
+  TransferReport local;
+  const Staging from = ViewHost(src);
+  ASSIGN_OR_RETURN(Staging to, DescribeSource(dst));  // written where it was read, as TransferInto
+  RETURN_IF_ERROR(WriteThrough(dst.device(), dst.full_mapping(), to, src.mapping(), from, NoCheck, local));
+  MarkWritten(dst);  // its live positions now hold data
+  return absl::OkStatus();
+}
+
 absl::StatusOr<TransferReport> PlanTransfer(const DeviceTensor& src, const Placement& dst,
                                             DmaPacketScan* packets) {
   RETURN_IF_ERROR(CheckSameType(src.dtype(), dst.dtype));
@@ -571,6 +584,7 @@ absl::StatusOr<TransferReport> PlanTransfer(const DeviceTensor& src, const Place
 absl::StatusOr<HostTensor> ReadAs(const DeviceTensor& src, const Mapping& layout) {
   RETURN_IF_ERROR(src.CheckDeviceAlive());
   RETURN_IF_ERROR(CheckAllWritten(src, "a host read-back (ReadAs)"));
+  RETURN_IF_ERROR(BeforeHostRead(src));  // under mpirun: other ranks' chips gathered
   return TransferToHost(src, layout, NoCheck);
 }
 

@@ -61,6 +61,68 @@ TEST(MpiSession, AReceiveNobodySendsTimesOutNamingTheRank) {
   EXPECT_TRUE(session->Agree(TextHash("after"), "after").ok());  // the ranks meet again
 }
 
+TEST(MpiSession, PostedPayloadsArriveWholeAndInOrder) {
+  Session* session = TwoRanks();
+  if (session == nullptr) GTEST_SKIP() << "needs mpiexec -np 2";
+  std::vector<uint8_t> first(200000, 1), second(300000, 2);  // above the eager limit: rendezvous
+  if (session->rank() == 0) {
+    session->Post(1, first);
+    session->Post(1, second);
+    EXPECT_TRUE(session->Flush("op 6").ok());
+  } else {
+    std::vector<uint8_t> a(first.size()), b(second.size());
+    ASSERT_TRUE(session->ReceiveInto(0, absl::MakeSpan(a), "op 6").ok());
+    ASSERT_TRUE(session->ReceiveInto(0, absl::MakeSpan(b), "op 6").ok());
+    EXPECT_EQ(a, first);
+    EXPECT_EQ(b, second);
+  }
+  EXPECT_TRUE(session->Agree(TextHash("after"), "after").ok());
+}
+
+TEST(MpiSession, BlocksSwapBothWaysAtOnce) {
+  Session* session = TwoRanks();
+  if (session == nullptr) GTEST_SKIP() << "needs mpiexec -np 2";
+  const int other = 1 - session->rank();
+  std::vector<uint8_t> mine(100000, static_cast<uint8_t>(10 + session->rank())), theirs(100000);
+  const Outgoing send{other, mine};
+  const Incoming receive{other, absl::MakeSpan(theirs)};
+  absl::Status status = session->ExchangeBlocks({&send, 1}, {&receive, 1}, "op 10");
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_EQ(theirs, std::vector<uint8_t>(100000, static_cast<uint8_t>(10 + other)));
+}
+
+TEST(MpiSession, ABlockNobodySendsTimesOutNamingTheRank) {
+  Session* session = TwoRanks();
+  if (session == nullptr) GTEST_SKIP() << "needs mpiexec -np 2";
+  session->set_timeout_seconds(0.5);
+  if (session->rank() == 1) {
+    std::vector<uint8_t> block(64);
+    const Incoming receive{0, absl::MakeSpan(block)};
+    absl::Status status = session->ExchangeBlocks({}, {&receive, 1}, "op 11 (host read-back)");
+    ASSERT_FALSE(status.ok());
+    EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded);
+    EXPECT_NE(status.message().find("rank 0 did not answer at op 11 (host read-back)"), absl::string_view::npos)
+        << status;
+  }
+  session->set_timeout_seconds(60);
+  EXPECT_TRUE(session->Agree(TextHash("after"), "after").ok());
+}
+
+TEST(MpiSession, APayloadOfAnotherSizeIsAnError) {
+  Session* session = TwoRanks();
+  if (session == nullptr) GTEST_SKIP() << "needs mpiexec -np 2";
+  if (session->rank() == 0) {
+    session->Post(1, std::vector<uint8_t>(10, 3));
+    EXPECT_TRUE(session->Flush("op 12").ok());
+  } else {
+    std::vector<uint8_t> into(12);
+    absl::Status status = session->ReceiveInto(0, absl::MakeSpan(into), "op 12 (dma)");
+    ASSERT_FALSE(status.ok());
+    EXPECT_NE(status.message().find("rank 0 sent 10 bytes, 12 expected"), absl::string_view::npos) << status;
+  }
+  EXPECT_TRUE(session->Agree(TextHash("after"), "after").ok());
+}
+
 // Last: the late rank's hash stays unread on rank 0, so no agreement may follow.
 TEST(MpiSession, ALateRankIsNamedNotWaitedFor) {
   Session* session = TwoRanks();
