@@ -1,0 +1,104 @@
+// The Mixture of Experts index generation on the device (samples/models/moe_blocks.h): every
+// stage (histogram, blocks, global and local offsets, Scatter_Idx, Expert_IDs) equal to the host
+// reference's sequential loops on the 4 cases, the interpreter and the JIT identical; and the
+// shape rules it rejects.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <sstream>
+
+#include "interp/interpreter.h"
+#include "jit/jit_backend.h"
+#include "samples/models/moe_blocks.h"
+#include "samples/models/moe_cases.h"
+#include "samples/models/moe_reference.h"
+#include "samples/sample.h"
+#include "tools/check_command.h"
+
+namespace visa::models {
+namespace {
+
+// The reference's Expert_IDs padded to the device's grid capacity with E (the "no expert" count).
+std::vector<int32_t> PaddedExpertIds(const MoeShape& shape, const MoeBlocks& want) {
+  std::vector<int32_t> padded = want.expert_ids;
+  padded.resize(static_cast<size_t>(MoeGridCapacity(shape)), static_cast<int32_t>(shape.experts));
+  return padded;
+}
+
+void ExpectBlocksEqual(const MoeShape& shape, const MoeBlocksRun& got, const MoeBlocks& want) {
+  EXPECT_EQ(got.blocks.count, want.count);
+  EXPECT_EQ(got.blocks.num_blocks, want.num_blocks);
+  EXPECT_EQ(got.blocks.global_offset, want.global_offset);
+  EXPECT_EQ(got.blocks.local_offset, want.local_offset);
+  EXPECT_EQ(got.blocks.scatter_idx, want.scatter_idx);
+  EXPECT_EQ(got.expert_ids_capacity, PaddedExpertIds(shape, want));
+  EXPECT_EQ(got.blocks.grid, want.grid);
+}
+
+class MoeBlocksTest : public ::testing::TestWithParam<MoeCase> {};
+
+TEST_P(MoeBlocksTest, EveryStageEqualsTheReferenceOnBothBackends) {
+  const MoeShape shape;
+  const MoeInputs in = MakeMoeInputs(shape, GetParam());
+  const MoeRouting routing = ReferenceRouting(shape, ReferenceScores(shape, in.x, in.w_router));
+  const MoeBlocks want = ReferenceBlocks(shape, routing);
+  interp::Interpreter interpreter;
+  absl::StatusOr<MoeBlocksRun> got = RunMoeBlocks(interpreter, shape, in.x, in.w_router);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->topk, routing.topk);
+  ExpectBlocksEqual(shape, *got, want);
+  absl::StatusOr<std::unique_ptr<jit::JitBackend>> jit = jit::JitBackend::Create({.threads = 2});
+  ASSERT_TRUE(jit.ok()) << jit.status();
+  absl::StatusOr<MoeBlocksRun> compiled = RunMoeBlocks(**jit, shape, in.x, in.w_router);
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  EXPECT_EQ(compiled->topk, got->topk);
+  EXPECT_EQ(compiled->blocks.count, got->blocks.count);
+  EXPECT_EQ(compiled->blocks.num_blocks, got->blocks.num_blocks);
+  EXPECT_EQ(compiled->blocks.global_offset, got->blocks.global_offset);
+  EXPECT_EQ(compiled->blocks.local_offset, got->blocks.local_offset);
+  EXPECT_EQ(compiled->blocks.scatter_idx, got->blocks.scatter_idx);
+  EXPECT_EQ(compiled->expert_ids_capacity, got->expert_ids_capacity);
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, MoeBlocksTest,
+                         ::testing::Values(MoeCase::kRandom, MoeCase::kSkewed, MoeCase::kTied, MoeCase::kWorstGrid),
+                         [](const auto& info) { return std::string(MoeCaseName(info.param)); });
+
+// Another block size: B = 4 doubles the blocks (and the grid) of the same routing.
+TEST(MoeBlocksTest, ABlockSizeOfFourEqualsTheReference) {
+  const MoeShape shape{.block = 4};
+  const MoeInputs in = MakeMoeInputs(shape, MoeCase::kRandom);
+  const MoeBlocks want = ReferenceBlocks(shape, ReferenceRouting(shape, ReferenceScores(shape, in.x, in.w_router)));
+  interp::Interpreter interpreter;
+  absl::StatusOr<MoeBlocksRun> got = RunMoeBlocks(interpreter, shape, in.x, in.w_router);
+  ASSERT_TRUE(got.ok()) << got.status();
+  ExpectBlocksEqual(shape, *got, want);
+}
+
+TEST(MoeBlocksRuleTest, ABlockSizeNotAPowerOfTwoIsRejected) {
+  const MoeShape shape{.block = 6};
+  const MoeInputs in = MakeMoeInputs(MoeShape{}, MoeCase::kRandom);
+  interp::Interpreter interpreter;
+  absl::StatusOr<MoeBlocksRun> got = RunMoeBlocks(interpreter, shape, in.x, in.w_router);
+  ASSERT_FALSE(got.ok());
+  EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(got.status().message(), ::testing::HasSubstr("B = 6 must be a power of two"));
+}
+
+TEST(MoeBlocksRuleTest, ExpertsNotAMultipleOfEightAreRejected) {
+  const MoeShape shape{.experts = 12};
+  const absl::Status status = CheckMoeBlockShape(shape);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), ::testing::HasSubstr("multiples of 8"));
+}
+
+TEST(MoeBlocksRuleTest, TooManyAssignmentsForTheKeysAreRejected) {
+  const MoeShape shape{.tokens = 4096};
+  const absl::Status status = CheckMoeBlockShape(shape);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), ::testing::HasSubstr("must be below 4096"));
+}
+
+}  // namespace
+}  // namespace visa::models
