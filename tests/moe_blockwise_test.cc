@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <memory>
 #include <sstream>
 
@@ -12,6 +14,7 @@
 #include "jit/jit_backend.h"
 #include "samples/models/moe_blocks.h"
 #include "samples/models/moe_cases.h"
+#include "samples/models/moe_experts.h"
 #include "samples/models/moe_reference.h"
 #include "samples/sample.h"
 #include "tools/check_command.h"
@@ -75,6 +78,47 @@ TEST(MoeBlocksTest, ABlockSizeOfFourEqualsTheReference) {
   ASSERT_TRUE(got.ok()) << got.status();
   ExpectBlocksEqual(shape, *got, want);
 }
+
+// The layer's output within the bound against the f64 reference: the device rounds the SwiGLU
+// activation to bf16 (the down projection's operand), a relative 2^-9 of each term; the f32
+// sums, SiLU and routing weights add a few f32 ulps. 2^-8 of the sum of |terms| bounds both.
+void ExpectOutputNear(const MoeOutput& want, const std::vector<double>& got) {
+  ASSERT_EQ(got.size(), want.out.size());
+  double largest = 0;
+  for (double v : want.out) largest = std::max(largest, std::fabs(v));
+  EXPECT_GT(largest, 0.5);  // the experts' outputs are not all near zero: the bound is not vacuous
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_LE(std::fabs(got[i] - want.out[i]), 0x1p-8 * want.magnitude[i] + 1e-6)
+        << i << ": got " << got[i] << ", want " << want.out[i];
+  }
+}
+
+class MoeLayerBlockwiseTest : public ::testing::TestWithParam<MoeCase> {};
+
+TEST_P(MoeLayerBlockwiseTest, OutputNearTheReferenceAndIdenticalOnBothBackends) {
+  const MoeShape shape;
+  const MoeInputs in = MakeMoeInputs(shape, GetParam());
+  const MoeExpertWeights w = MakeMoeExpertWeights(shape);
+  const MoeRouting routing = ReferenceRouting(shape, ReferenceScores(shape, in.x, in.w_router));
+  const MoeOutput want = ReferenceMoe(shape, routing, in.x, w.w_gate, w.w_up, w.w_down);
+  interp::Interpreter interpreter;
+  absl::StatusOr<MoeLayerRun> got = RunMoeLayer(interpreter, shape, in.x, in.w_router, w);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->blocks.topk, routing.topk);
+  ExpectBlocksEqual(shape, got->blocks, ReferenceBlocks(shape, routing));
+  ExpectOutputNear(want, got->out);
+  absl::StatusOr<std::unique_ptr<jit::JitBackend>> jit = jit::JitBackend::Create({.threads = 2});
+  ASSERT_TRUE(jit.ok()) << jit.status();
+  absl::StatusOr<MoeLayerRun> compiled = RunMoeLayer(**jit, shape, in.x, in.w_router, w);
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  EXPECT_EQ(compiled->out, got->out);
+  EXPECT_EQ(compiled->blocks.blocks.scatter_idx, got->blocks.blocks.scatter_idx);
+  EXPECT_EQ(compiled->blocks.expert_ids_capacity, got->blocks.expert_ids_capacity);
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, MoeLayerBlockwiseTest,
+                         ::testing::Values(MoeCase::kRandom, MoeCase::kSkewed, MoeCase::kTied, MoeCase::kWorstGrid),
+                         [](const auto& info) { return std::string(MoeCaseName(info.param)); });
 
 TEST(MoeBlocksRuleTest, ABlockSizeNotAPowerOfTwoIsRejected) {
   const MoeShape shape{.block = 6};

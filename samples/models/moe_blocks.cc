@@ -135,15 +135,12 @@ std::vector<int32_t> ToInts(const HostTensor& host) {
   return out;
 }
 
-// The index generation's DM results, each over its axis ([axis, 1 # 2] or contiguous).
-struct DeviceBlocks {
-  std::optional<DmTensor> count, num_blocks, global_offset, local_offset, scatter_idx, expert_ids;
-};
+}  // namespace
 
-absl::StatusOr<DeviceBlocks> GenerateIndices(Context& ctx, const MappingScope& m, const MoeShape& shape,
-                                             const DmTensor& topk_by_token, Scratch& scratch) {
+absl::StatusOr<MoeDeviceBlocks> GenerateMoeIndices(Context& ctx, const MappingScope& m, const MoeShape& shape,
+                                                   const DmTensor& topk_by_token, Scratch& scratch) {
   const int64_t A = shape.tokens * shape.top_k, B = shape.block;
-  DeviceBlocks out;
+  MoeDeviceBlocks out;
   // TopK_Indices [T, K] as one list over the assignments, a = t*K + k (the page's (T, K) order).
   ASSIGN_OR_RETURN(DmTensor topk, [&]() -> absl::StatusOr<DmTensor> {
     Scratch local;
@@ -270,8 +267,6 @@ absl::StatusOr<DeviceBlocks> GenerateIndices(Context& ctx, const MappingScope& m
   return out;
 }
 
-}  // namespace
-
 absl::Status CheckMoeBlockShape(const MoeShape& shape) {
   const int64_t A = shape.tokens * shape.top_k;
   if (shape.block <= 0 || !std::has_single_bit(static_cast<uint64_t>(shape.block))) {
@@ -295,29 +290,27 @@ int64_t MoeGridCapacity(const MoeShape& shape) { return (shape.WorstGrid() + 7) 
 std::string MoeBlockAxes(const MoeShape& shape) {
   const int64_t A = shape.tokens * shape.top_k;
   return absl::StrCat(shape.Axes(), ", A = ", A, ", P = ", A, ", X = ", shape.experts, ", G = ",
-                      MoeGridCapacity(shape));
+                      MoeGridCapacity(shape), ", Z = ", shape.experts + 1, ", S = ", MoeGridCapacity(shape) * shape.block,
+                      ", Q = ", shape.block);
 }
 
-absl::StatusOr<MoeBlocksRun> RunMoeBlocks(Backend& backend, const MoeShape& shape, const std::vector<double>& x,
-                                          const std::vector<double>& w_router, const DeviceOptions& options) {
-  RETURN_IF_ERROR(CheckMoeBlockShape(shape));
-  ASSIGN_OR_RETURN(Axes axes, Axes::Parse(MoeBlockAxes(shape)));
-  MappingScope m(axes);
-  ASSIGN_OR_RETURN(std::unique_ptr<Device> device, Device::Create(1, options));
-  Context ctx(*device, backend);
+absl::StatusOr<MoeDeviceRouting> RouteMoe(Context& ctx, const MappingScope& m, const MoeShape& shape,
+                                          const std::vector<double>& x, const std::vector<double>& w_router,
+                                          Scratch& scratch) {
+  // W_router^T [E, D]: the GEMM tile's weights are laid out by columns.
   std::vector<double> w_t(w_router.size());
   for (int64_t d = 0; d < shape.hidden; ++d) {
     for (int64_t e = 0; e < shape.experts; ++e) {
       w_t[static_cast<size_t>(e * shape.hidden + d)] = w_router[static_cast<size_t>(d * shape.experts + e)];
     }
   }
+  MoeDeviceRouting out;
   ASSIGN_OR_RETURN(HostTensor x_host, HostTensor::FromValues(DType::kBF16, m.m("T, D"), x));
   ASSIGN_OR_RETURN(HostTensor w_host, HostTensor::FromValues(DType::kBF16, m.m("E, D"), w_t));
-  ASSIGN_OR_RETURN(HbmTensor x_hbm, x_host.to_hbm(ctx.pdma, Address::Any(), m.m("1"), m.m("T, D")));
+  ASSIGN_OR_RETURN(out.x, x_host.to_hbm(ctx.pdma, Address::Any(), m.m("1"), m.m("T, D")));
   ASSIGN_OR_RETURN(HbmTensor w_hbm, w_host.to_hbm(ctx.pdma, Address::Any(), m.m("1"), m.m("E, D")));
-  const auto start = std::chrono::steady_clock::now();
-  Scratch scratch;
-  ASSIGN_OR_RETURN(DmTensor scores, RouterScores(ctx, m, shape, x_hbm, w_hbm));
+  scratch(w_hbm);
+  ASSIGN_OR_RETURN(DmTensor scores, RouterScores(ctx, m, shape, *out.x, w_hbm));
   scratch(scores);
   ASSIGN_OR_RETURN(DmTensor packed_cmp, PackScores(ctx, m, shape, scores, /*comparable=*/true, "moe pack scores"));
   scratch(packed_cmp);
@@ -327,12 +320,18 @@ absl::StatusOr<MoeBlocksRun> RunMoeBlocks(Backend& backend, const MoeShape& shap
   scratch(packed);
   ASSIGN_OR_RETURN(DmTensor selected, SelectTopK(ctx, m, shape, rank, packed));
   scratch(selected);
-  ASSIGN_OR_RETURN(DmTensor topk, UnpackIndices(ctx, m, selected));
-  scratch(topk);
-  ASSIGN_OR_RETURN(DeviceBlocks blocks, GenerateIndices(ctx, m, shape, topk, scratch));
+  ASSIGN_OR_RETURN(out.topk, UnpackIndices(ctx, m, selected));
+  scratch(*out.topk);
+  ASSIGN_OR_RETURN(DmTensor topk_scores, UnpackScores(ctx, m, selected));
+  scratch(topk_scores);
+  ASSIGN_OR_RETURN(out.weights, RoutingWeights(ctx, m, topk_scores));
+  scratch(*out.weights);
+  return out;
+}
+
+absl::StatusOr<MoeBlocksRun> ReadMoeBlocks(const MoeShape& shape, const MappingScope& m, const DmTensor& topk,
+                                           const MoeDeviceBlocks& blocks) {
   MoeBlocksRun run;
-  run.kernel_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  run.device_resident_bytes = device->resident_bytes();
   ASSIGN_OR_RETURN(HostTensor topk_host, ReadAs(topk, m.m("T, R")));
   run.topk = ToInts(topk_host);
   MoeBlocks& b = run.blocks;
@@ -353,6 +352,24 @@ absl::StatusOr<MoeBlocksRun> RunMoeBlocks(Backend& backend, const MoeShape& shap
     if (e < shape.experts) b.expert_ids.push_back(e);
   }
   b.grid = static_cast<int64_t>(b.expert_ids.size());
+  return run;
+}
+
+absl::StatusOr<MoeBlocksRun> RunMoeBlocks(Backend& backend, const MoeShape& shape, const std::vector<double>& x,
+                                          const std::vector<double>& w_router, const DeviceOptions& options) {
+  RETURN_IF_ERROR(CheckMoeBlockShape(shape));
+  ASSIGN_OR_RETURN(Axes axes, Axes::Parse(MoeBlockAxes(shape)));
+  MappingScope m(axes);
+  ASSIGN_OR_RETURN(std::unique_ptr<Device> device, Device::Create(1, options));
+  Context ctx(*device, backend);
+  const auto start = std::chrono::steady_clock::now();
+  Scratch scratch;
+  ASSIGN_OR_RETURN(MoeDeviceRouting routing, RouteMoe(ctx, m, shape, x, w_router, scratch));
+  ASSIGN_OR_RETURN(MoeDeviceBlocks blocks, GenerateMoeIndices(ctx, m, shape, *routing.topk, scratch));
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSIGN_OR_RETURN(MoeBlocksRun run, ReadMoeBlocks(shape, m, *routing.topk, blocks));
+  run.kernel_seconds = seconds;
+  run.device_resident_bytes = device->resident_bytes();
   run.program = ctx.program();
   return run;
 }

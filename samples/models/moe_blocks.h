@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,8 @@
 #include "runtime/backend.h"
 #include "runtime/device.h"
 #include "runtime/program.h"
+#include "runtime/tensor.h"
+#include "samples/models/llama_steps.h"
 #include "samples/models/moe_reference.h"
 
 namespace visa::models {
@@ -40,8 +43,28 @@ absl::Status CheckMoeBlockShape(const MoeShape& shape);
 // The grid the device allocates: the page's worst case (T*K - E) / B + E, rounded up to 8.
 int64_t MoeGridCapacity(const MoeShape& shape);
 
-// The axes of the whole kernel: the routing's and the index generation's.
+// The axes of the whole kernel: the routing's, the index generation's, and the experts' (Z = E + 1
+// experts, the last one all zeros for the blocks past the grid; S = G * B block slots; Q = B).
 std::string MoeBlockAxes(const MoeShape& shape);
+
+// The index generation's DM results in one slice: count, num_blocks, global_offset, local_offset
+// and expert_ids padded ([axis, 1 # 2]), scatter_idx contiguous ([A]).
+struct MoeDeviceBlocks {
+  std::optional<DmTensor> count, num_blocks, global_offset, local_offset, scatter_idx, expert_ids;
+};
+// From the routing's TopK_Indices ([R, 1 # 2] i32 in each token's slice); DM scratch held by `scratch`.
+absl::StatusOr<MoeDeviceBlocks> GenerateMoeIndices(Context& ctx, const MappingScope& m, const MoeShape& shape,
+                                                   const DmTensor& topk_by_token, Scratch& scratch);
+
+// The routing on the device (moe_layer.h) from host inputs: x in HBM (bf16 [T, D]), TopK_Indices
+// and the routing weights ([R, 1 # 2] i32 / f32 in each token's slice).
+struct MoeDeviceRouting {
+  std::optional<HbmTensor> x;
+  std::optional<DmTensor> topk, weights;
+};
+absl::StatusOr<MoeDeviceRouting> RouteMoe(Context& ctx, const MappingScope& m, const MoeShape& shape,
+                                          const std::vector<double>& x, const std::vector<double>& w_router,
+                                          Scratch& scratch);
 
 // The index generation's results read back, as the reference's MoeBlocks plus the device's
 // capacity-sized Expert_IDs.
@@ -53,6 +76,9 @@ struct MoeBlocksRun {
   double kernel_seconds = 0;
   int64_t device_resident_bytes = 0;
 };
+
+absl::StatusOr<MoeBlocksRun> ReadMoeBlocks(const MoeShape& shape, const MappingScope& m, const DmTensor& topk,
+                                           const MoeDeviceBlocks& blocks);
 
 // The routing (moe_layer.h) and then the index generation, on `backend`, on a device of its own.
 absl::StatusOr<MoeBlocksRun> RunMoeBlocks(Backend& backend, const MoeShape& shape, const std::vector<double>& x,
