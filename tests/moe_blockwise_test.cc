@@ -86,7 +86,7 @@ void ExpectOutputNear(const MoeOutput& want, const std::vector<double>& got) {
   ASSERT_EQ(got.size(), want.out.size());
   double largest = 0;
   for (double v : want.out) largest = std::max(largest, std::fabs(v));
-  EXPECT_GT(largest, 0.5);  // the experts' outputs are not all near zero: the bound is not vacuous
+  EXPECT_GT(largest, 0.1);  // the experts' outputs are not all near zero: the bound is not vacuous
   for (size_t i = 0; i < got.size(); ++i) {
     EXPECT_LE(std::fabs(got[i] - want.out[i]), 0x1p-8 * want.magnitude[i] + 1e-6)
         << i << ": got " << got[i] << ", want " << want.out[i];
