@@ -120,6 +120,22 @@ INSTANTIATE_TEST_SUITE_P(Cases, MoeLayerBlockwiseTest,
                          ::testing::Values(MoeCase::kRandom, MoeCase::kSkewed, MoeCase::kTied, MoeCase::kWorstGrid),
                          [](const auto& info) { return std::string(MoeCaseName(info.param)); });
 
+// The layer samples: checked against the reference by the sample itself, and `visa check` finds
+// every op's result identical on the two backends.
+TEST(MoeLayerSampleTest, TheWorstGridSampleMatchesTheReferenceAndIsIdenticalOnBothBackends) {
+  const char* name = "moe_layer_worst_grid";
+  const samples::Sample* sample = samples::FindSample(name);
+  ASSERT_NE(sample, nullptr) << name;
+  interp::Interpreter interpreter;
+  absl::StatusOr<samples::SampleRun> run = sample->Run(interpreter);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_FALSE(run->mismatch.has_value()) << run->Summary(name);
+  EXPECT_GT(run->elements, 0);
+  std::ostringstream out, err;
+  EXPECT_EQ(cli::CheckSampleCommand({.sample = name, .progress = false}, out, err), 0) << out.str() << err.str();
+  EXPECT_THAT(out.str(), ::testing::HasSubstr("identical"));
+}
+
 TEST(MoeBlocksRuleTest, ABlockSizeNotAPowerOfTwoIsRejected) {
   const MoeShape shape{.block = 6};
   const MoeInputs in = MakeMoeInputs(MoeShape{}, MoeCase::kRandom);

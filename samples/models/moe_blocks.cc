@@ -30,9 +30,8 @@ absl::StatusOr<DmTensor> ConstantToDm(Context& ctx, const MappingScope& m, const
                                       const std::vector<double>& values, const std::string& step) {
   ASSIGN_OR_RETURN(HostTensor host, HostTensor::FromValues(DType::kI32, m.m(axis), values));
   ScopedDmaOperation named(ctx.tdma, step);
-  Scratch scratch;
   ASSIGN_OR_RETURN(HbmTensor hbm, host.to_hbm(ctx.pdma, Address::Any(), m.m("1"), m.m(axis)));
-  scratch(hbm);
+  // The upload is an input of the program (set up outside it): kept for a relaunch.
   return hbm.to_dm(ctx.tdma, Address::Any(), Cluster(m), OneSlice(m), m.m(axis));
 }
 
@@ -309,7 +308,7 @@ absl::StatusOr<MoeDeviceRouting> RouteMoe(Context& ctx, const MappingScope& m, c
   ASSIGN_OR_RETURN(HostTensor w_host, HostTensor::FromValues(DType::kBF16, m.m("E, D"), w_t));
   ASSIGN_OR_RETURN(out.x, x_host.to_hbm(ctx.pdma, Address::Any(), m.m("1"), m.m("T, D")));
   ASSIGN_OR_RETURN(HbmTensor w_hbm, w_host.to_hbm(ctx.pdma, Address::Any(), m.m("1"), m.m("E, D")));
-  scratch(w_hbm);
+  // w_hbm is kept: a relaunch reads the uploaded inputs again.
   ASSIGN_OR_RETURN(DmTensor scores, RouterScores(ctx, m, shape, *out.x, w_hbm));
   scratch(scores);
   ASSIGN_OR_RETURN(DmTensor packed_cmp, PackScores(ctx, m, shape, scores, /*comparable=*/true, "moe pack scores"));

@@ -64,14 +64,13 @@ absl::StatusOr<HbmTensor> Dispatch(Context& ctx, const MappingScope& m, const Mo
   std::vector<double> token_of;
   for (int64_t a = 0; a < shape.tokens * shape.top_k; ++a) token_of.push_back(static_cast<double>(a / shape.top_k));
   ASSIGN_OR_RETURN(HbmTensor token_index, Upload(ctx, m, DType::kI32, "A", token_of));
-  scratch(token_index);
+  // Uploaded inputs (token_index, the empty blocks, the weight tables) are kept for a relaunch.
   ScopedDmaOperation named(ctx.tdma, "moe dispatch: blockwise scatter");
   ASSIGN_OR_RETURN(DeviceTensor rows, Gather(ctx.tdma, x, token_index, "T", InHbm(m, "A, D")));
   scratch(rows);
   const int64_t slots = m.m("S").size();
   ASSIGN_OR_RETURN(HbmTensor empty, Upload(ctx, m, DType::kBF16, "S, D",
                                            std::vector<double>(static_cast<size_t>(slots * shape.hidden), 0.0)));
-  scratch(empty);
   ASSIGN_OR_RETURN(DeviceTensor blocked, Scatter(ctx.tdma, rows, scatter_idx, empty, "S", InHbm(m, "S, D")));
   return HbmTensor(blocked);
 }
@@ -83,11 +82,8 @@ absl::StatusOr<HbmTensor> BlockwiseSwiGlu(Context& ctx, const MappingScope& m, c
                                           const MoeExpertWeights& w, Scratch& scratch) {
   const int64_t E = shape.experts, D = shape.hidden, F = shape.ffn;
   ASSIGN_OR_RETURN(HbmTensor gate_t, Upload(ctx, m, DType::kBF16, "Z, F, D", TransposedWithZeroExpert(w.w_gate, E, D, F)));
-  scratch(gate_t);
   ASSIGN_OR_RETURN(HbmTensor up_t, Upload(ctx, m, DType::kBF16, "Z, F, D", TransposedWithZeroExpert(w.w_up, E, D, F)));
-  scratch(up_t);
   ASSIGN_OR_RETURN(HbmTensor down_t, Upload(ctx, m, DType::kBF16, "Z, D, F", TransposedWithZeroExpert(w.w_down, E, F, D)));
-  scratch(down_t);
   std::optional<HbmTensor> gate_g, up_g, down_g;
   {
     ScopedDmaOperation named(ctx.tdma, "moe weight gather by Expert_IDs");
