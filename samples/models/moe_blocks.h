@@ -4,9 +4,10 @@
 //
 // The page computes its cumsums "in the Vector Engine using branch logging" (Section 4): an add
 // whose operand is read on branches 1, 2 and written back on branches 0, 1, a register carried
-// from one element to the next. The DSL's Vector Engine has no operand write (its operands are
-// immediates, VRF tensors loaded before the pipeline and the stash, which is the same element's
-// snapshot), so no value is carried along the stream. The nearest construction here is the
+// from one element to the next. The DSL takes the logger's ids (BranchMode::Vrf, ids pre-written
+// to the VRF), but its Vector Engine has no operand write (its operands are immediates, VRF
+// tensors loaded before the pipeline and the stash, which is the same element's snapshot), so no
+// value is carried along the stream. The nearest construction here is the
 // cumsum as a masked all-pairs sum, the TopK ranking's own pattern (2.2): cumsum(v)[i] = sum over
 // j of (j < i ? v[j] : 0), the mask a Comparison branch on the index difference j - i and the sum
 // the intra-slice reduce. Likewise the page's filter compaction (not in the DSL: its Filter keeps
