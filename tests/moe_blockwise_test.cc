@@ -1,7 +1,7 @@
 // The Mixture of Experts index generation on the device (samples/models/moe_blocks.h): every
 // stage (histogram, blocks, global and local offsets, Scatter_Idx, Expert_IDs) equal to the host
 // reference's sequential loops on the 4 cases, the interpreter and the JIT identical; and the
-// shape rules it rejects.
+// rules it rejects (the shape rules, and the dispatch's scatter past the slots).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -10,8 +10,13 @@
 #include <memory>
 #include <sstream>
 
+#include "dsl/mapping_parser.h"
 #include "interp/interpreter.h"
 #include "jit/jit_backend.h"
+#include "runtime/host_tensor.h"
+#include "runtime/indirect_dma.h"
+#include "runtime/program.h"
+#include "runtime/transfer.h"
 #include "samples/models/moe_blocks.h"
 #include "samples/models/moe_cases.h"
 #include "samples/models/moe_experts.h"
@@ -144,6 +149,43 @@ TEST(MoeBlocksRuleTest, ABlockSizeNotAPowerOfTwoIsRejected) {
   ASSERT_FALSE(got.ok());
   EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(got.status().message(), ::testing::HasSubstr("B = 6 must be a power of two"));
+}
+
+// The dispatch's rule: a Scatter_Idx past the blocked tensor's G * B slots (here S itself) fails
+// the scatter, naming the rule, instead of writing outside x_blocked.
+TEST(MoeBlocksRuleTest, AScatterIndexPastTheSlotsIsRejected) {
+  const MoeShape shape;
+  absl::StatusOr<Axes> axes = Axes::Parse(MoeBlockAxes(shape));
+  ASSERT_TRUE(axes.ok()) << axes.status();
+  MappingScope m(*axes);
+  absl::StatusOr<std::unique_ptr<Device>> device = Device::Create(1);
+  ASSERT_TRUE(device.ok()) << device.status();
+  interp::Interpreter interpreter;
+  Context ctx(**device, interpreter);
+  const int64_t A = shape.tokens * shape.top_k, S = m.m("S").size();
+  std::vector<double> index(static_cast<size_t>(A));
+  for (int64_t a = 0; a < A; ++a) index[static_cast<size_t>(a)] = static_cast<double>(a);
+  index.back() = static_cast<double>(S);
+  auto upload = [&](DType dtype, const std::string& element, const std::vector<double>& values) {
+    absl::StatusOr<HostTensor> host = HostTensor::FromValues(dtype, m.m(element), values);
+    EXPECT_TRUE(host.ok()) << host.status();
+    absl::StatusOr<HbmTensor> hbm = host->to_hbm(ctx.pdma, Address::Any(), m.m("1"), m.m(element));
+    EXPECT_TRUE(hbm.ok()) << hbm.status();
+    return *hbm;
+  };
+  const HbmTensor rows = upload(DType::kBF16, "A, D", std::vector<double>(static_cast<size_t>(A * shape.hidden), 1.0));
+  const HbmTensor idx = upload(DType::kI32, "A", index);
+  const HbmTensor empty = upload(DType::kBF16, "S, D", std::vector<double>(static_cast<size_t>(S * shape.hidden), 0.0));
+  absl::Status status = absl::OkStatus();
+  absl::StatusOr<DeviceTensor> blocked =
+      Scatter(ctx.tdma, rows, idx, empty, "S", Destination{Tier::kHbm, Address::Any(), {m.m("1"), m.m("S, D")}});
+  if (!blocked.ok()) {
+    status = blocked.status();
+  } else {
+    status = ReadAs(*blocked, m.m("S, D")).status();
+  }
+  EXPECT_FALSE(status.ok());
+  EXPECT_THAT(status.message(), ::testing::HasSubstr("Indirect Access"));
 }
 
 TEST(MoeBlocksRuleTest, ExpertsNotAMultipleOfEightAreRejected) {
