@@ -110,7 +110,7 @@ absl::StatusOr<DmTensor> MaskedSum(Context& ctx, const MappingScope& m, const Dm
       .commit(m.m(outer + ", 1 # 2"), Address::Any());
 }
 
-// One elementwise Fxp pass over a contiguous [axis] tensor: src op1 a1, then op2 a2 if given.
+// One elementwise Fxp pass with an immediate over a contiguous [axis] i32 tensor.
 absl::StatusOr<DmTensor> Elementwise(Context& ctx, const MappingScope& m, const DmTensor& src, const std::string& axis,
                                      FxpBinaryOp op, int32_t value, const std::string& step) {
   return Enter(ctx.main.begin(src.view())
