@@ -532,6 +532,7 @@ absl::Status TransferInto(const DeviceTensor& src, const DeviceTensor& dst, Tran
 }
 
 absl::Status WriteInto(const HostTensor& src, const DeviceTensor& dst) {
+  RETURN_IF_ERROR(dst.CheckDeviceAlive());  // a handle outliving its Device must not reach the freed memory
   RETURN_IF_ERROR(CheckSameType(src.dtype(), dst.dtype()));
   RETURN_IF_ERROR(CheckWholeTensor(dst));
   TransferReport local;
