@@ -15,6 +15,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "dsl/status_macros.h"
 
 namespace visa::mpi {
 namespace {
@@ -136,28 +137,37 @@ absl::Status Session::Send(int to, absl::Span<const uint8_t> bytes, absl::string
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<uint8_t>> Session::Receive(int from, absl::string_view what) {
-  const Clock::time_point start = Clock::now();
-  const Clock::time_point deadline = start + std::chrono::duration_cast<Clock::duration>(
-                                                 std::chrono::duration<double>(timeout_seconds_));
+absl::StatusOr<int> Session::AwaitMessage(int from, absl::string_view what) {
+  const Clock::time_point deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                        std::chrono::duration<double>(timeout_seconds_));
   int arrived = 0;
   MPI_Status status;
   while (true) {
     MPI_Iprobe(from, kDataTag, MPI_COMM_WORLD, &arrived, &status);
     if (arrived) break;
     if (Clock::now() > deadline) return NoAnswer(from, what, timeout_seconds_);
+    ForgetCompletedSends();  // progress this rank's own sends while it waits (two ranks may swap chips)
     std::this_thread::yield();
   }
   int count = 0;
   MPI_Get_count(&status, MPI_BYTE, &count);
-  std::vector<uint8_t> bytes(static_cast<size_t>(count));
-  // Timed from the message's arrival (before it the sender was still computing) with the buffer
-  // ready, as MPI's own figure is (PointToPointBandwidth).
+  return count;
+}
+
+void Session::ReceiveArrived(int from, absl::Span<uint8_t> into) {
+  // Timed from the message's arrival (before it the sender was still computing), into a buffer
+  // already allocated.
   const Clock::time_point arrived_at = Clock::now();
-  MPI_Recv(bytes.data(), count, MPI_BYTE, from, kDataTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  MPI_Recv(into.data(), static_cast<int>(into.size()), MPI_BYTE, from, kDataTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   ++stats_.received;
-  stats_.bytes += count;
+  stats_.bytes += static_cast<int64_t>(into.size());
   stats_.seconds += std::chrono::duration<double>(Clock::now() - arrived_at).count();
+}
+
+absl::StatusOr<std::vector<uint8_t>> Session::Receive(int from, absl::string_view what) {
+  ASSIGN_OR_RETURN(const int count, AwaitMessage(from, what));
+  std::vector<uint8_t> bytes(static_cast<size_t>(count));
+  ReceiveArrived(from, absl::MakeSpan(bytes));
   return bytes;
 }
 
@@ -230,30 +240,12 @@ absl::Status Session::Flush(absl::string_view what) {
 }
 
 absl::Status Session::ReceiveInto(int from, absl::Span<uint8_t> into, absl::string_view what) {
-  const Clock::time_point deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                                        std::chrono::duration<double>(timeout_seconds_));
-  int arrived = 0;
-  MPI_Status status;
-  while (true) {
-    MPI_Iprobe(from, kDataTag, MPI_COMM_WORLD, &arrived, &status);
-    if (arrived) break;
-    if (Clock::now() > deadline) return NoAnswer(from, what, timeout_seconds_);
-    ForgetCompletedSends();  // progress this rank's own sends while it waits (two ranks may swap chips)
-    std::this_thread::yield();
-  }
-  int count = 0;
-  MPI_Get_count(&status, MPI_BYTE, &count);
+  ASSIGN_OR_RETURN(const int count, AwaitMessage(from, what));
   if (count != static_cast<int64_t>(into.size())) {
     return absl::InternalError(absl::StrCat("MPI: at ", what, " rank ", from, " sent ", count, " bytes, ",
                                             into.size(), " expected"));
   }
-  // Timed from the message's arrival (before it the sender was still computing), into a buffer
-  // already allocated, as MPI's own figure is (PointToPointBandwidth).
-  const Clock::time_point arrived_at = Clock::now();
-  MPI_Recv(into.data(), count, MPI_BYTE, from, kDataTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-  ++stats_.received;
-  stats_.bytes += count;
-  stats_.seconds += std::chrono::duration<double>(Clock::now() - arrived_at).count();
+  ReceiveArrived(from, into);
   return absl::OkStatus();
 }
 

@@ -129,6 +129,12 @@ class Session {
   ExchangeStats stats_;
   // Frees the posted sends that completed (and so lets MPI progress them).
   void ForgetCompletedSends();
+  // The byte count of the next data message from `from` once it has arrived, progressing this
+  // rank's own sends while it waits; DeadlineExceeded naming the rank past the timeout.
+  absl::StatusOr<int> AwaitMessage(int from, absl::string_view what);
+  // Receives that message into `into` (its size), timed from its arrival as MPI's own figure is
+  // (PointToPointBandwidth), and counts it.
+  void ReceiveArrived(int from, absl::Span<uint8_t> into);
   struct Pending;  // a posted send and its buffer
   std::vector<std::shared_ptr<Pending>> pending_;  // shared_ptr: Pending is complete only in the .cc
 };

@@ -16,6 +16,9 @@ int64_t MinorFaults() {
   return usage.ru_minflt;
 }
 
+std::string Kind(const PipelineOp& op) { return absl::StrCat("pipeline ", ContextName(op.context)); }
+std::string Kind(const DmaOp& op) { return absl::StrCat("dma ", ContextName(op.context)); }
+
 template <typename Fn>
 absl::Status Timed(std::vector<TimingBackend::OpTime>& times, std::string kind, Fn run) {
   const int64_t faults = MinorFaults();
@@ -28,12 +31,16 @@ absl::Status Timed(std::vector<TimingBackend::OpTime>& times, std::string kind, 
 
 }  // namespace
 
+std::string TimingBackend::KindOf(const Op& op) {
+  return std::visit([](const auto& body) { return Kind(body); }, op.body);
+}
+
 absl::Status TimingBackend::Run(const PipelineOp& op, const PipelineTensors& tensors) {
-  return Timed(times_, absl::StrCat("pipeline ", ContextName(op.context)), [&] { return inner_.Run(op, tensors); });
+  return Timed(times_, Kind(op), [&] { return inner_.Run(op, tensors); });
 }
 
 absl::Status TimingBackend::Run(const DmaOp& op, const DmaTensors& tensors) {
-  return Timed(times_, absl::StrCat("dma ", ContextName(op.context)), [&] { return inner_.Run(op, tensors); });
+  return Timed(times_, Kind(op), [&] { return inner_.Run(op, tensors); });
 }
 
 }  // namespace visa

@@ -27,6 +27,9 @@ class TimingBackend : public Backend {
   absl::Status Run(const PipelineOp& op, const PipelineTensors& tensors) override;
   absl::Status Run(const DmaOp& op, const DmaTensors& tensors) override;
 
+  // The kind an op's time is recorded under: "pipeline main", "dma tdma", ...
+  static std::string KindOf(const Op& op);
+
   // Every op run so far, in order.
   const std::vector<OpTime>& times() const { return times_; }
   void Clear() { times_.clear(); }

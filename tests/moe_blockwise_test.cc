@@ -22,6 +22,7 @@
 #include "samples/models/moe_experts.h"
 #include "samples/models/moe_reference.h"
 #include "samples/sample.h"
+#include "tests/common/sample_check_helpers.h"
 #include "tools/check_command.h"
 
 namespace visa::models {
@@ -128,17 +129,7 @@ INSTANTIATE_TEST_SUITE_P(Cases, MoeLayerBlockwiseTest,
 // The layer samples: checked against the reference by the sample itself, and `visa check` finds
 // every op's result identical on the two backends.
 TEST(MoeLayerSampleTest, TheWorstGridSampleMatchesTheReferenceAndIsIdenticalOnBothBackends) {
-  const char* name = "moe_layer_worst_grid";
-  const samples::Sample* sample = samples::FindSample(name);
-  ASSERT_NE(sample, nullptr) << name;
-  interp::Interpreter interpreter;
-  absl::StatusOr<samples::SampleRun> run = sample->Run(interpreter);
-  ASSERT_TRUE(run.ok()) << run.status();
-  EXPECT_FALSE(run->mismatch.has_value()) << run->Summary(name);
-  EXPECT_GT(run->elements, 0);
-  std::ostringstream out, err;
-  EXPECT_EQ(cli::CheckSampleCommand({.sample = name, .progress = false}, out, err), 0) << out.str() << err.str();
-  EXPECT_THAT(out.str(), ::testing::HasSubstr("identical"));
+  sample_test::ExpectMatchesReferenceAndBackendsAgree("moe_layer_worst_grid");
 }
 
 TEST(MoeBlocksRuleTest, ABlockSizeNotAPowerOfTwoIsRejected) {

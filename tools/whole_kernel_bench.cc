@@ -38,12 +38,6 @@ bool IsDeviceOp(const Op& op) {
   return dma == nullptr || (dma->src.handle && dma->dst.handle);
 }
 
-// The name TimingBackend gives the op's run: "pipeline main", "dma tdma", ...
-std::string KindOf(const Op& op) {
-  if (const auto* pipe = std::get_if<PipelineOp>(&op.body)) return absl::StrCat("pipeline ", ContextName(pipe->context));
-  return absl::StrCat("dma ", ContextName(std::get<DmaOp>(op.body).context));
-}
-
 // Where the program's ops begin among the ops a run timed: 0 when the run is one launch of the
 // program; for a run that launches its program several times after other ops (a decode loop after
 // its prefill), the last launch, when its ops are the program's kinds in order.
@@ -270,7 +264,7 @@ absl::StatusOr<SampleFigures> MeasureWholeKernel(const samples::Sample& sample, 
     if (!IsDeviceOp(op)) continue;
     OpDescription description = Describe(op);
     OpFigures figures;
-    figures.kind = KindOf(op);
+    figures.kind = TimingBackend::KindOf(op);
     figures.resource = ResourceName(description.resource);
     for (const MemoryRange& range : description.reads) figures.read_bytes += range.total_bytes();
     for (const MemoryRange& range : description.writes) figures.written_bytes += range.total_bytes();
