@@ -59,6 +59,12 @@ struct VrfImage {
   ReadyNest nest;
   Tier tier = Tier::kVrf;
   int64_t src_offset = 0;  // bytes from the VRF memory's first unit to the operand's first element
+  Mapping layout;          // the operand's positions, as the nest reads them
+  int64_t positions = 0;
+  // When every written run of the output reads a contiguous run of the operand: each run's first
+  // operand position. The kernels then read the VRF in place and the image is never built.
+  bool in_place = false;
+  std::vector<int64_t> run_sources;
 };
 
 struct Plan {
@@ -84,6 +90,37 @@ struct Plan {
 };
 
 using Planned = std::variant<Plan, std::string>;
+
+// Where each written run [first, last) of `to` reads `from` when it reads one contiguous run of
+// it (the move's runs, as the image's nest makes them): that run's first position; nullopt when
+// some run reads scattered positions, or positions past `from_positions`.
+std::optional<std::vector<int64_t>> RunSources(const Mapping& to, const Mapping& from, int64_t from_positions,
+                                               const std::vector<std::pair<int64_t, int64_t>>& runs) {
+  std::vector<MoveRun> reads;
+  bool contiguous = true;
+  const std::optional<int64_t> unheld = ForEachRun(to, from, MatchRule::kByDigit, [&](absl::Span<const MoveRun> chunk) {
+    for (const MoveRun& run : chunk) {
+      contiguous = contiguous && (run.src_stride == 1 || run.length == 1);
+      if (!reads.empty() && reads.back().dst + reads.back().length == run.dst &&
+          reads.back().src + reads.back().length == run.src) {
+        reads.back().length += run.length;
+      } else {
+        reads.push_back(MoveRun{run.dst, run.src, run.length, 1});
+      }
+    }
+  });
+  if (unheld || !contiguous) return std::nullopt;
+  std::vector<int64_t> sources;
+  size_t at = 0;  // both lists ascend by destination
+  for (const auto& [first, last] : runs) {
+    while (at < reads.size() && reads[at].dst + reads[at].length <= first) ++at;
+    if (at == reads.size() || reads[at].dst > first || reads[at].dst + reads[at].length < last) return std::nullopt;
+    const int64_t source = reads[at].src + (first - reads[at].dst);
+    if (source + (last - first) > from_positions) return std::nullopt;
+    sources.push_back(source);
+  }
+  return sources;
+}
 
 // Copying run by run pays per run; below this mean length the move kernel copies instead.
 constexpr int64_t kMinCopyRunLength = 64;
@@ -270,7 +307,8 @@ absl::StatusOr<Planned> MakePlan(KernelCache& kernels, const PipelineOp& op, con
       const uint8_t* vrf_memory = operand.device().UnitData(operand.tier(), 0);
       if (!nest || !source || vrf_memory == nullptr) return Planned(std::string("a VRF operand's move has no loop nest"));
       segment.images.push_back(static_cast<int>(plan.images.size()));
-      plan.images.push_back(VrfImage{image.vrf, *std::move(nest), operand.tier(), source->data - vrf_memory});
+      plan.images.push_back(VrfImage{image.vrf, *std::move(nest), operand.tier(), source->data - vrf_memory,
+                                     image.layout, image.positions, false, {}});
     }
     ASSIGN_OR_RETURN(segment.fn, kernels.Vector(shape.segments.specs[s]));
     plan.segments.push_back(std::move(segment));
@@ -320,8 +358,14 @@ absl::StatusOr<Planned> MakePlan(KernelCache& kernels, const PipelineOp& op, con
   }
   for (const auto& [first, last] : plan.runs) plan.longest_run = std::max(plan.longest_run, last - first);
   plan.compare = !shape.segments.specs.empty() && shape.segments.specs.front().compare.has_value();
-  for (size_t k = 0; k < plan.images.size(); ++k) {
-    plan.image_data.emplace_back(new uint32_t[static_cast<size_t>(extent)]);
+  for (VrfImage& image : plan.images) {
+    if (std::optional<std::vector<int64_t>> sources = RunSources(shape.to, image.layout, image.positions, plan.runs)) {
+      image.in_place = true;
+      image.run_sources = *std::move(sources);
+      plan.image_data.emplace_back();
+    } else {
+      plan.image_data.emplace_back(new uint32_t[static_cast<size_t>(extent)]);
+    }
   }
   return Planned(std::move(plan));
 }
@@ -365,11 +409,18 @@ absl::Status RunPlan(KernelCache& kernels, const Plan& plan, const PipelineTenso
   const bool copy_by_run = !plan.run_sources.empty();
   if (!copy_by_run) plan.move.Run(out, in);
   kernels.Count(plan.move);
+  // Each operand's base: its VRF memory when read in place (run_sources), else its image.
+  std::vector<const uint32_t*> operands;
   for (size_t k = 0; k < plan.images.size(); ++k) {
     const VrfImage& image = plan.images[k];
     const uint8_t* vrf = tensors.vrf_operands[image.vrf].device().UnitData(image.tier, 0) + image.src_offset;
+    if (image.in_place) {
+      operands.push_back(reinterpret_cast<const uint32_t*>(vrf));
+      continue;
+    }
     image.nest.Run(reinterpret_cast<uint8_t*>(plan.image_data[k].get()), vrf);
     kernels.Count(image.nest);
+    operands.push_back(plan.image_data[k].get());
   }
   uint32_t* data = reinterpret_cast<uint32_t*>(out);
   Parallel(static_cast<int64_t>(plan.runs.size()), ThreadsFor(plan.written, kernels.threads()),
@@ -385,7 +436,10 @@ absl::Status RunPlan(KernelCache& kernels, const Plan& plan, const PipelineTenso
                if (copy_by_run) std::memcpy(data + first, in + 4 * plan.run_sources[r], static_cast<size_t>(4 * (last - first)));
                for (const Plan::Segment& segment : plan.segments) {
                  bases.clear();
-                 for (int k : segment.images) bases.push_back(plan.image_data[k].get() + first);
+                 for (int k : segment.images) {
+                   const VrfImage& image = plan.images[k];
+                   bases.push_back(operands[k] + (image.in_place ? image.run_sources[r] : first));
+                 }
                  segment.fn(data + first, tags.data(), bases.data(), 0, last - first);
                }
              }

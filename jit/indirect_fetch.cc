@@ -34,6 +34,13 @@ MoveNest InnerNest(const SequencerConfig& config, int64_t units, int64_t stream_
   return nest;
 }
 
+// The units the walk fills: its stream's (chip x cluster x slice). A pipeline trimmed to its live
+// units (live_units.h) walks those alone, the first units of the table; untrimmed, every unit of
+// the table's prefix.
+int64_t WalkedUnits(const FetchStage& stage) {
+  return stage.out.chip.size() * stage.out.cluster.size() * stage.out.slice.size();
+}
+
 // Elements from one slice's data to the next in the table's memory (the in-place unit).
 int64_t MemoryUnit(const DeviceTensor& tensor) {
   return Device::UnitStride(tensor.placement().tier) * 8 / StorageBits(tensor.dtype());
@@ -50,7 +57,7 @@ struct Source {
 };
 
 absl::StatusOr<Source> SourceOf(const DmTensor& table, const FetchStage& stage, int64_t max_offset) {
-  const int64_t units = table.placement().prefix_size;
+  const int64_t units = WalkedUnits(stage);
   const int64_t stream_unit = stage.out.time.size() * stage.out.packet.size();
   const int64_t head = -stage.sequencer.base_offset;
   Source source;
@@ -66,7 +73,8 @@ absl::StatusOr<Source> SourceOf(const DmTensor& table, const FetchStage& stage, 
   }
   source.nest = InnerNest(stage.sequencer, units, stream_unit, table.element().size());
   // Padded stream positions may read past the last row: stage that much more.
-  const int64_t tail = std::max<int64_t>(0, max_offset + source.nest.max_src() + 1 - head - units * table.element().size());
+  const int64_t table_positions = table.placement().prefix_size * table.element().size();
+  const int64_t tail = std::max<int64_t>(0, max_offset + source.nest.max_src() + 1 - head - table_positions);
   ASSIGN_OR_RETURN(source.staged, Staged::Read(table, tail));
   source.positions = source.staged->positions() + tail;
   source.data = source.staged->data();
@@ -108,10 +116,11 @@ absl::StatusOr<HostTensor> RunIndirectFetch(KernelCache& kernels, const DmTensor
   const SequencerEntry& entry = stage.sequencer.entries.front();
   VISA_CHECK(entry.size == loop.limit && entry.stride == loop.row_stride, "the IndirectLoop is the first entry");
   const Mapping out = stage.out.Full();
-  const int64_t units = table.placement().prefix_size;
+  const int64_t units = WalkedUnits(stage);
   const int64_t stream_unit = stage.out.time.size() * stage.out.packet.size();
-  VISA_CHECK(units * stream_unit == out.size() && stage.sequencer.stream_size() == stream_unit,
-             "an indirect fetch's entries enumerate its stream on every slice");
+  VISA_CHECK(units * stream_unit == out.size() && stage.sequencer.stream_size() == stream_unit &&
+                 units <= table.placement().prefix_size,
+             "an indirect fetch's entries enumerate its stream on every slice it walks");
   const int64_t per_step = stream_unit / loop.limit;  // stream positions one step fills on a slice
   int64_t max_offset = 0;
   for (int64_t row : rows) max_offset = std::max(max_offset, row * loop.row_stride);
@@ -159,7 +168,7 @@ absl::StatusOr<HostTensor> RunIndirectFetch(KernelCache& kernels, const DmTensor
 
 absl::Status PrepareIndirectFetch(KernelCache& kernels, const DeviceTensor& table, const FetchStage& stage) {
   VISA_CHECK(stage.indirect.has_value(), "an indirect fetch has its IndirectLoop");
-  const int64_t units = table.placement().prefix_size;
+  const int64_t units = WalkedUnits(stage);
   const int64_t stream_unit = stage.out.time.size() * stage.out.packet.size();
   const std::optional<Mapping> in_place = stage.sequencer.base_offset != 0 ? std::nullopt : InPlaceLayout(table);
   ASSIGN_OR_RETURN(ElementOp op, FetchAdapterOp(stage, /*interleaved=*/false, InPlacePositions(table)));

@@ -785,13 +785,28 @@ absl::StatusOr<std::optional<HostTensor>> JitBackend::RunFused(const FusedContra
   return Image(plan.acc_type, plan.out_layout, std::move(bytes));
 }
 
+namespace {
+
+// The staged walk, over the pipeline's live units when its padded ones can be left out
+// (live_units.h), else over every unit.
+absl::Status WalkLiveUnits(KernelCache& kernels, PaddingCache& padded, const PipelineOp& op,
+                           const PipelineTensors& tensors) {
+  if (std::optional<PipelineOp> trimmed = TrimToLiveUnits(op)) {
+    KernelRunner live_runner{kernels, tensors, padded, *trimmed, LiveUnitCount(*trimmed)};
+    return WalkPipeline(*trimmed, live_runner);
+  }
+  KernelRunner runner{kernels, tensors, padded, op, /*live_units=*/0};
+  return WalkPipeline(op, runner);
+}
+
+}  // namespace
+
 absl::Status JitBackend::Run(const PipelineOp& op, const PipelineTensors& tensors) {
   // Compiled kernels read memory as it is: the interpreter's uninitialized-read check comes first.
   RETURN_IF_ERROR(interp::CheckOpReads(op, tensors));
-  KernelRunner runner{*kernels_, tensors, padded_, op, /*live_units=*/0};
   if (op.fetch_index) {  // an IndirectLoop: offsets known only now, so never one fused or direct kernel
     ++kernels_->stats().staged_pipelines;
-    return WalkPipeline(op, runner);
+    return WalkLiveUnits(*kernels_, padded_, op, tensors);
   }
   if (!tensors.inputs.empty() && RunKept(op.serial, tensors.inputs[0], tensors.output) != nullptr) {
     ++kernels_->stats().direct_pipelines;
@@ -810,6 +825,7 @@ absl::Status JitBackend::Run(const PipelineOp& op, const PipelineTensors& tensor
         ++kernels_->stats().fused_epilogues;
         return absl::OkStatus();
       }
+      KernelRunner runner{*kernels_, tensors, padded_, op, /*live_units=*/0};
       return WalkPipelineFrom(op, fused->accumulate_stage + 1, **std::move(stream), runner);
     }
     if (!absl::IsFailedPrecondition(stream.status())) return stream.status();
@@ -837,12 +853,9 @@ absl::Status JitBackend::Run(const PipelineOp& op, const PipelineTensors& tensor
     if (reduced) return absl::OkStatus();
   }
   ++kernels_->stats().staged_pipelines;
-  if (std::optional<PipelineOp> trimmed = TrimToLiveUnits(op)) {
-    KernelRunner live_runner{*kernels_, tensors, padded_, *trimmed, LiveUnitCount(*trimmed)};
-    return WalkPipeline(*trimmed, live_runner);
-  }
-  return WalkPipeline(op, runner);
+  return WalkLiveUnits(*kernels_, padded_, op, tensors);
 }
+
 
 absl::StatusOr<const DirectPipeline*> JitBackend::DirectPlanFor(const PipelineOp& op, const DeviceTensor& input,
                                                                 const DeviceTensor& output) {

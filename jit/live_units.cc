@@ -76,7 +76,7 @@ bool ForEachShape(Stage& stage, F&& f) {
 }  // namespace
 
 std::optional<PipelineOp> TrimToLiveUnits(const PipelineOp& op) {
-  if (op.fetch_index || op.stages.empty()) return std::nullopt;
+  if (op.stages.empty()) return std::nullopt;
   const auto* begin = std::get_if<BeginStage>(&op.stages.front());
   if (begin == nullptr || begin->interleave) return std::nullopt;
   const StreamShape& units = begin->shape;

@@ -16,7 +16,7 @@ namespace visa::jit {
 // The pipeline with its units' padding removed, or nullopt when there is none to remove or the
 // trim would change what runs: the Switch Engine (it moves data between slices), Vector Engine
 // stages (tried: the tiny Llama model's pipelines then failed; their VRF operands and reductions
-// keep the padded units), a commit to some slices only, an interleaved or indirect fetch, stages
+// keep the padded units), a commit to some slices only, an interleaved fetch, stages
 // whose units differ, or live units that are not the first ones.
 std::optional<PipelineOp> TrimToLiveUnits(const PipelineOp& op);
 

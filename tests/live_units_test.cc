@@ -93,10 +93,33 @@ TEST(LiveUnits, NoPaddingNoTrim) {
   EXPECT_FALSE(TrimToLiveUnits(op).has_value());
 }
 
+// embedding_fetch gathers rows on slice `1 # 256` of cluster `1 # 2`: the indirect fetch walks the
+// one live unit, not 512 (a fresh device paid a page fault per padded slice it read).
+TEST(LiveUnits, AnIndirectFetchIsTrimmedToItsLiveUnit) {
+  std::vector<PipelineOp> pipelines = Pipelines("embedding_fetch");
+  int indirect = 0;
+  for (const PipelineOp& op : pipelines) {
+    if (!op.fetch_index) continue;
+    ++indirect;
+    ASSERT_EQ(Units(op).cluster.size() * Units(op).slice.size(), 512);
+    std::optional<PipelineOp> trimmed = TrimToLiveUnits(op);
+    ASSERT_TRUE(trimmed.has_value());
+    EXPECT_EQ(Units(*trimmed).cluster.size() * Units(*trimmed).slice.size(), 1);
+    for (const Stage& stage : trimmed->stages) {
+      if (const auto* fetch = std::get_if<FetchStage>(&stage)) {
+        EXPECT_TRUE(fetch->indirect.has_value());
+        EXPECT_EQ(fetch->out.cluster.size() * fetch->out.slice.size(), 1);
+      }
+    }
+  }
+  EXPECT_EQ(indirect, 1);
+}
+
 // The trimmed walk writes the interpreter's bits, op by op (`visa check`), on samples with padded
-// units: contractions on one slice, a convolution, an f8 matmul.
+// units: contractions on one slice, a convolution, an f8 matmul, indirect fetches.
 TEST(LiveUnits, JitEqualsInterpreterOnPaddedUnitSamples) {
-  for (const std::string name : {"batched_matmul_k", "batched_matmul_nm", "dot", "conv2d_stride2", "matmul_f8"}) {
+  for (const std::string name : {"batched_matmul_k", "batched_matmul_nm", "dot", "conv2d_stride2", "matmul_f8",
+                                 "embedding_fetch", "embedding_fetch_strided", "gathered_matmul"}) {
     std::ostringstream out, err;
     EXPECT_EQ(cli::CheckSampleCommand({.sample = name}, out, err), 0) << name << ": " << out.str() << err.str();
     EXPECT_NE(out.str().find("identical"), std::string::npos) << out.str();

@@ -3,6 +3,7 @@
 
 #include <chrono>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 
@@ -29,6 +30,37 @@ std::vector<DeviceTensor> Reads(const DmaOp& op, const DmaTensors& t) {
   if (t.base) reads.push_back(*t.base);
   return reads;
 }
+
+// Each tensor of the recorded run as a fresh handle on the same placement object, as a Launch
+// binds its tensors: a tensor the sample released while recording (its ranges given to others)
+// lives again for the relaunch, and whatever a backend derived from the placement still applies.
+class Rebinder {
+ public:
+  DeviceTensor operator()(const DeviceTensor& recorded) {
+    auto it = fresh_.find(recorded.id());
+    if (it == fresh_.end()) {
+      it = fresh_.emplace(recorded.id(), DeviceTensor::ReserveLike(recorded.device(), recorded)).first;
+    }
+    return it->second.WindowLike(recorded);
+  }
+  PipelineTensors operator()(const PipelineTensors& t) {
+    PipelineTensors out{{}, std::nullopt, (*this)(t.output), {}, std::nullopt};
+    for (const DmTensor& input : t.inputs) out.inputs.push_back(DmTensor((*this)(input)));
+    if (t.weights) out.weights = TrfTensor((*this)(*t.weights));
+    for (const DeviceTensor& vrf : t.vrf_operands) out.vrf_operands.push_back((*this)(vrf));
+    if (t.fetch_index) out.fetch_index = (*this)(*t.fetch_index);
+    return out;
+  }
+  DmaTensors operator()(const DmaTensors& t) {
+    DmaTensors out{(*this)(t.src), (*this)(t.dst), std::nullopt, std::nullopt};
+    if (t.index) out.index = (*this)(*t.index);
+    if (t.base) out.base = (*this)(*t.base);
+    return out;
+  }
+
+ private:
+  absl::flat_hash_map<int64_t, DeviceTensor> fresh_;
+};
 
 }  // namespace
 
@@ -62,10 +94,22 @@ void WarmRelaunchBackend::RelaunchAll() {
 
 absl::Status WarmRelaunchBackend::RelaunchOnce(Relaunch& relaunch) {
   const auto start = Clock::now();
-  // The run's inputs (read before any op of it wrote them) hold their ranges again, as the
-  // tensors a Launch binds do.
-  absl::flat_hash_set<int64_t> seen;
+  Rebinder rebind;
+  std::vector<Call> calls;
+  calls.reserve(recorded_.size());
   for (const Call& call : recorded_) {
+    if (const auto* pipe = std::get_if<PipelineCall>(&call)) {
+      calls.push_back(PipelineCall{pipe->op, rebind(pipe->tensors)});
+    } else {
+      const DmaCall& dma = std::get<DmaCall>(call);
+      calls.push_back(DmaCall{dma.op, rebind(dma.tensors)});
+    }
+  }
+  // The run's inputs (read before any op of it wrote them, host writes among them) claim their
+  // ranges again right before the first op that reads them, in op order, as the recording did:
+  // an input placed where an earlier, released one was takes those bytes only then.
+  absl::flat_hash_set<int64_t> seen;
+  for (const Call& call : calls) {
     std::vector<DeviceTensor> reads;
     const DeviceTensor* output = nullptr;
     if (const auto* pipe = std::get_if<PipelineCall>(&call)) {
@@ -79,20 +123,12 @@ absl::Status WarmRelaunchBackend::RelaunchOnce(Relaunch& relaunch) {
     for (const DeviceTensor& read : reads) {
       if (seen.insert(read.id()).second) read.ClaimRanges();
     }
-    seen.insert(output->id());
-  }
-  for (const Call& call : recorded_) {
+    // A view written before anything wrote its tensor (a commit_view's target) is one too.
+    if (seen.insert(output->id()).second && output->is_view()) output->ClaimRanges();
     const auto op_start = Clock::now();
-    absl::Status status;
-    const DeviceTensor* output = nullptr;
-    if (const auto* pipe = std::get_if<PipelineCall>(&call)) {
-      status = inner_.Run(pipe->op, pipe->tensors);
-      output = &pipe->tensors.output;
-    } else {
-      const DmaCall& dma = std::get<DmaCall>(call);
-      status = inner_.Run(dma.op, dma.tensors);
-      output = &dma.tensors.dst;
-    }
+    const absl::Status status = std::holds_alternative<PipelineCall>(call)
+                                    ? inner_.Run(std::get<PipelineCall>(call).op, std::get<PipelineCall>(call).tensors)
+                                    : inner_.Run(std::get<DmaCall>(call).op, std::get<DmaCall>(call).tensors);
     relaunch.op_seconds.push_back(Since(op_start));
     if (!status.ok()) return status;
     if (!output->is_view()) output->ClaimRanges();

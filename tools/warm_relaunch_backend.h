@@ -2,8 +2,9 @@
 // run (its device and every tensor still alive), runs the whole op sequence again on that device,
 // as a decode loop relaunches a prepared program: each relaunch is timed whole and op by op.
 //
-// A relaunch hands the backend the same ops with the same tensors (the placements Launch would
-// reserve again) and, like the executor, lets each new output claim its ranges after its op ran;
+// A relaunch hands the backend the same ops with a fresh handle of each tensor on the same
+// placement object, as Launch binds them (so a tensor the sample released while recording lives
+// again), and, like the executor, lets each new output claim its ranges after its op ran;
 // the tensors the run read before any op wrote them (its inputs) claim theirs first. So every op
 // finds its operands readable as in the first run. A relaunch of a program that accumulates into
 // or reads what it overwrites computes other values than the first run: the sample's result check
