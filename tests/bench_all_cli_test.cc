@@ -137,6 +137,28 @@ TEST(BenchAllCliTest, PerOpPageFaultsCountTheFreshPagesAnOpTouches) {
   EXPECT_THAT(text.out, HasSubstr(" faults "));
 }
 
+// The faults of one pipeline op on a fresh device, found by kind in the sample's JSON.
+int64_t FreshFaultsOfLastOp(const std::string& sample, const std::string& kind) {
+  Result r = Bench({.sample = sample, .json = true, .repeat = 1, .threads = 1, .max_interp_seconds = 0});
+  EXPECT_EQ(r.code, 0) << r.err;
+  nlohmann::json json = Parse(r.out);
+  int64_t faults = -1;
+  for (const nlohmann::json& op : json["ops"]) {
+    if (op["kind"] == kind) faults = op["jit_run_page_faults"].get<int64_t>();
+  }
+  EXPECT_GE(faults, 0) << "no " << kind << " op in " << json.dump();
+  return faults;
+}
+
+// A fresh device's first touches are the pages an op must write, nothing the JIT adds: the
+// elementwise product writes 32 B into each of 256 DM slices (a page each) and reads its VRF
+// operand in place (an image laid out as DM took another page per slice); the embedding fetch
+// gathers into one live slice of 512 (walking the padded ones read a page in each).
+TEST(BenchAllCliTest, AFreshPipelineTouchesOnlyThePagesItWrites) {
+  EXPECT_LE(FreshFaultsOfLastOp("vector_elementwise_mul", "pipeline main"), 256 + 8);
+  EXPECT_LE(FreshFaultsOfLastOp("embedding_fetch", "pipeline main"), 8);
+}
+
 // A decode loop launches its traced program several times after its prefill: the per-op figures
 // are those of the last launch (the run timed more ops than the trace holds).
 TEST(BenchAllCliTest, ADecodeLoopsPerOpFiguresAreItsLastLaunch) {
