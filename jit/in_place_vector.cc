@@ -53,6 +53,14 @@ struct End {
   }
 };
 
+// The pieces of a move `to` <- `from` that each written run of `to` reads, split at the runs'
+// ends: run r reads pieces [first_piece[r], first_piece[r + 1]).
+struct OperandReads {
+  std::vector<MoveRun> pieces;
+  std::vector<int64_t> first_piece;
+  bool contiguous = true;  // every run reads one piece of consecutive positions
+};
+
 // A VRF operand placed in the output's layout by a compiled move from where it lies.
 struct VrfImage {
   int vrf = 0;
@@ -63,8 +71,11 @@ struct VrfImage {
   int64_t positions = 0;
   // When every written run of the output reads a contiguous run of the operand: each run's first
   // operand position. The kernels then read the VRF in place and the image is never built.
-  bool in_place = false;
-  std::vector<int64_t> run_sources;
+  // How each written run of the output reads the operand, when every position of it reads one
+  // (OperandReads): then no image is built. `contiguous`: each run reads one contiguous run of
+  // the operand, so the kernels read the VRF in place; else each run's values are gathered into
+  // a run-sized buffer right before its kernels (a row's value broadcast over a packet).
+  std::optional<OperandReads> reads;
 };
 
 struct Plan {
@@ -91,35 +102,59 @@ struct Plan {
 
 using Planned = std::variant<Plan, std::string>;
 
-// Where each written run [first, last) of `to` reads `from` when it reads one contiguous run of
-// it (the move's runs, as the image's nest makes them): that run's first position; nullopt when
-// some run reads scattered positions, or positions past `from_positions`.
-std::optional<std::vector<int64_t>> RunSources(const Mapping& to, const Mapping& from, int64_t from_positions,
-                                               const std::vector<std::pair<int64_t, int64_t>>& runs) {
+
+// nullopt when a position of some run reads nothing, or reads past `from_positions`.
+std::optional<OperandReads> ReadsOf(const Mapping& to, const Mapping& from, int64_t from_positions,
+                                    const std::vector<std::pair<int64_t, int64_t>>& runs) {
   std::vector<MoveRun> reads;
-  bool contiguous = true;
   const std::optional<int64_t> unheld = ForEachRun(to, from, MatchRule::kByDigit, [&](absl::Span<const MoveRun> chunk) {
-    for (const MoveRun& run : chunk) {
-      contiguous = contiguous && (run.src_stride == 1 || run.length == 1);
-      if (!reads.empty() && reads.back().dst + reads.back().length == run.dst &&
-          reads.back().src + reads.back().length == run.src) {
+    for (MoveRun run : chunk) {
+      if (run.length == 1) run.src_stride = 1;
+      if (!reads.empty() && run.src_stride == 1 && reads.back().src_stride == 1 &&
+          reads.back().dst + reads.back().length == run.dst && reads.back().src + reads.back().length == run.src) {
         reads.back().length += run.length;
       } else {
-        reads.push_back(MoveRun{run.dst, run.src, run.length, 1});
+        reads.push_back(run);
       }
     }
   });
-  if (unheld || !contiguous) return std::nullopt;
-  std::vector<int64_t> sources;
+  if (unheld) return std::nullopt;
+  for (const MoveRun& read : reads) {
+    const int64_t last = read.src + (read.length - 1) * read.src_stride;
+    if (read.src < 0 || read.src_stride < 0 || last >= from_positions) return std::nullopt;
+  }
+  OperandReads out;
   size_t at = 0;  // both lists ascend by destination
   for (const auto& [first, last] : runs) {
-    while (at < reads.size() && reads[at].dst + reads[at].length <= first) ++at;
-    if (at == reads.size() || reads[at].dst > first || reads[at].dst + reads[at].length < last) return std::nullopt;
-    const int64_t source = reads[at].src + (first - reads[at].dst);
-    if (source + (last - first) > from_positions) return std::nullopt;
-    sources.push_back(source);
+    out.first_piece.push_back(static_cast<int64_t>(out.pieces.size()));
+    for (int64_t position = first; position < last;) {
+      while (at < reads.size() && reads[at].dst + reads[at].length <= position) ++at;
+      if (at == reads.size() || reads[at].dst > position) return std::nullopt;
+      const MoveRun& read = reads[at];
+      const int64_t length = std::min(read.dst + read.length, last) - position;
+      out.pieces.push_back(MoveRun{position, read.src + (position - read.dst) * read.src_stride, length,
+                                   length == 1 ? 1 : read.src_stride});
+      position += length;
+    }
+    const int64_t count = static_cast<int64_t>(out.pieces.size()) - out.first_piece.back();
+    out.contiguous = out.contiguous && count == 1 && out.pieces.back().src_stride == 1;
   }
-  return sources;
+  out.first_piece.push_back(static_cast<int64_t>(out.pieces.size()));
+  return out;
+}
+
+// Run r's values of an operand read by `reads`, from the VRF at `vrf`, into `buffer`.
+void GatherRun(const OperandReads& reads, int64_t r, int64_t first, const uint32_t* vrf, uint32_t* buffer) {
+  for (int64_t p = reads.first_piece[r]; p < reads.first_piece[r + 1]; ++p) {
+    const MoveRun& piece = reads.pieces[p];
+    uint32_t* to = buffer + (piece.dst - first);
+    const uint32_t* from = vrf + piece.src;
+    if (piece.src_stride == 1) {
+      std::memcpy(to, from, static_cast<size_t>(4 * piece.length));
+    } else {
+      for (int64_t j = 0; j < piece.length; ++j) to[j] = from[j * piece.src_stride];
+    }
+  }
 }
 
 // Copying run by run pays per run; below this mean length the move kernel copies instead.
@@ -308,7 +343,7 @@ absl::StatusOr<Planned> MakePlan(KernelCache& kernels, const PipelineOp& op, con
       if (!nest || !source || vrf_memory == nullptr) return Planned(std::string("a VRF operand's move has no loop nest"));
       segment.images.push_back(static_cast<int>(plan.images.size()));
       plan.images.push_back(VrfImage{image.vrf, *std::move(nest), operand.tier(), source->data - vrf_memory,
-                                     image.layout, image.positions, false, {}});
+                                     image.layout, image.positions, std::nullopt});
     }
     ASSIGN_OR_RETURN(segment.fn, kernels.Vector(shape.segments.specs[s]));
     plan.segments.push_back(std::move(segment));
@@ -359,13 +394,9 @@ absl::StatusOr<Planned> MakePlan(KernelCache& kernels, const PipelineOp& op, con
   for (const auto& [first, last] : plan.runs) plan.longest_run = std::max(plan.longest_run, last - first);
   plan.compare = !shape.segments.specs.empty() && shape.segments.specs.front().compare.has_value();
   for (VrfImage& image : plan.images) {
-    if (std::optional<std::vector<int64_t>> sources = RunSources(shape.to, image.layout, image.positions, plan.runs)) {
-      image.in_place = true;
-      image.run_sources = *std::move(sources);
-      plan.image_data.emplace_back();
-    } else {
-      plan.image_data.emplace_back(new uint32_t[static_cast<size_t>(extent)]);
-    }
+    image.reads = ReadsOf(shape.to, image.layout, image.positions, plan.runs);
+    // Only an operand no run can read directly gets an image as large as the output's memory.
+    plan.image_data.emplace_back(image.reads ? nullptr : new uint32_t[static_cast<size_t>(extent)]);
   }
   return Planned(std::move(plan));
 }
@@ -409,12 +440,12 @@ absl::Status RunPlan(KernelCache& kernels, const Plan& plan, const PipelineTenso
   const bool copy_by_run = !plan.run_sources.empty();
   if (!copy_by_run) plan.move.Run(out, in);
   kernels.Count(plan.move);
-  // Each operand's base: its VRF memory when read in place (run_sources), else its image.
+  // Each operand's base: its VRF memory when runs read it (image.reads), else its image.
   std::vector<const uint32_t*> operands;
   for (size_t k = 0; k < plan.images.size(); ++k) {
     const VrfImage& image = plan.images[k];
     const uint8_t* vrf = tensors.vrf_operands[image.vrf].device().UnitData(image.tier, 0) + image.src_offset;
-    if (image.in_place) {
+    if (image.reads) {
       operands.push_back(reinterpret_cast<const uint32_t*>(vrf));
       continue;
     }
@@ -430,6 +461,8 @@ absl::Status RunPlan(KernelCache& kernels, const Plan& plan, const PipelineTenso
              thread_local std::vector<uint8_t> zeros, ids;
              std::vector<uint8_t>& tags = plan.compare ? ids : zeros;
              if (static_cast<int64_t>(tags.size()) < plan.longest_run) tags.assign(plan.longest_run, 0);
+             thread_local std::vector<std::vector<uint32_t>> gathered;
+             if (gathered.size() < plan.images.size()) gathered.resize(plan.images.size());
              std::vector<const uint32_t*> bases;
              for (int64_t r = begin; r < end; ++r) {
                const auto [first, last] = plan.runs[r];
@@ -438,7 +471,16 @@ absl::Status RunPlan(KernelCache& kernels, const Plan& plan, const PipelineTenso
                  bases.clear();
                  for (int k : segment.images) {
                    const VrfImage& image = plan.images[k];
-                   bases.push_back(operands[k] + (image.in_place ? image.run_sources[r] : first));
+                   if (!image.reads) {
+                     bases.push_back(operands[k] + first);
+                   } else if (image.reads->contiguous) {
+                     bases.push_back(operands[k] + image.reads->pieces[r].src);
+                   } else {
+                     std::vector<uint32_t>& buffer = gathered[k];
+                     if (static_cast<int64_t>(buffer.size()) < plan.longest_run) buffer.resize(plan.longest_run);
+                     GatherRun(*image.reads, r, first, operands[k], buffer.data());
+                     bases.push_back(buffer.data());
+                   }
                  }
                  segment.fn(data + first, tags.data(), bases.data(), 0, last - first);
                }
