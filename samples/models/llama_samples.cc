@@ -77,10 +77,14 @@ LlamaConfig SmallConfig() {
   return c;
 }
 
-absl::StatusOr<SampleRun> PrefillRun(Backend& backend, const DeviceOptions& options) {
-  const LlamaConfig c;
-  ASSIGN_OR_RETURN(std::shared_ptr<const LlamaWeights> weights, TinyWeights());
-  const LlamaWeights& w = *weights;
+// The same split over `chips` chips, tensor parallel (llama_chip_split.h): the same weights.
+LlamaConfig OnChips(LlamaConfig c, int64_t chips) {
+  c.chips = chips;
+  return c;
+}
+
+absl::StatusOr<SampleRun> PrefillRun(Backend& backend, const DeviceOptions& options, const LlamaConfig& c,
+                                     const LlamaWeights& w) {
   const std::vector<int32_t> prompt = MakePrompt(c, kPromptSeed);
   ASSIGN_OR_RETURN(LlamaDeviceState state, UploadModel(c, w, options));
   ASSIGN_OR_RETURN(LlamaPhase phase, TracePhase(c, state, c.prompt));
@@ -96,9 +100,10 @@ absl::StatusOr<SampleRun> PrefillRun(Backend& backend, const DeviceOptions& opti
   run.elements = c.vocab;
   run.max_error = compared.max_error;
   run.mismatch = compared.mismatch;
-  run.note = absl::StrFormat("logits of the last of %d prompt tokens, bound %g (D f32 roundings of sum|h*w| + %g bf16 "
+  run.note = absl::StrFormat("%slogits of the last of %d prompt tokens, bound %g (D f32 roundings of sum|h*w| + %g bf16 "
                              "ulps of max|h*w|), greedy token %d; f32 host reference",
-                             c.prompt, compared.max_bound, kHiddenFlips, Argmax(logits));
+                             c.chips > 1 ? absl::StrCat(c.chips, " chips, tensor parallel: ") : "", c.prompt,
+                             compared.max_bound, kHiddenFlips, Argmax(logits));
   return run;
 }
 
@@ -135,7 +140,8 @@ absl::StatusOr<SampleRun> GenerateRun(Backend& backend, const DeviceOptions& opt
     run.mismatch = absl::StrCat("tokens [", absl::StrJoin(g.tokens, " "), "], the reference's [",
                                 absl::StrJoin(want, " "), "]");
   }
-  run.note = absl::StrCat("tokens [", absl::StrJoin(g.tokens, " "), "] = the host reference's greedy tokens");
+  run.note = absl::StrCat(c.chips > 1 ? absl::StrCat(c.chips, " chips, tensor parallel: ") : "", "tokens [",
+                          absl::StrJoin(g.tokens, " "), "] = the host reference's greedy tokens");
   if (print_times) {
     // The first decode launch also compiles (JIT) what the prefill did not; the later ones are
     // the steady time per token.
@@ -246,7 +252,34 @@ std::vector<Sample> ModelSamples() {
       ModelSample("llama_tiny_prefill",
                   "Llama-style decoder (2 layers, D = 256, GQA 4 query / 2 KV heads, d_k = 64, F = 512, V = 512): "
                   "prefill of 32 tokens, the last token's logits against an f32 host reference",
-                  PrefillRun),
+                  [](Backend& b, const DeviceOptions& o) -> absl::StatusOr<SampleRun> {
+                    ASSIGN_OR_RETURN(std::shared_ptr<const LlamaWeights> w, TinyWeights());
+                    return PrefillRun(b, o, LlamaConfig{}, *w);
+                  }),
+      ModelSample("llama_tiny_prefill_4chip",
+                  "llama_tiny_prefill's model split over 4 chips, tensor parallel: each chip one query head (and "
+                  "its KV head) and 128 of F; Q/K/V, gate, up split by columns, output and down projections by rows, "
+                  "an AllReduce (chip shuffle butterfly + Vector Engine add) after attention and after the MLP; "
+                  "the logits against the same host reference and bound",
+                  [](Backend& b, const DeviceOptions& o) -> absl::StatusOr<SampleRun> {
+                    ASSIGN_OR_RETURN(std::shared_ptr<const LlamaWeights> w, TinyWeights());
+                    return PrefillRun(b, o, OnChips(LlamaConfig{}, 4), *w);
+                  }),
+      ModelSample("llama_tiny_decode_4chip",
+                  "llama_tiny_decode split over 4 chips, tensor parallel (the KV caches split by heads): prefill, "
+                  "then 8 decode launches; the greedy tokens against the host reference's",
+                  [](Backend& b, const DeviceOptions& o) -> absl::StatusOr<SampleRun> {
+                    ASSIGN_OR_RETURN(std::shared_ptr<const LlamaWeights> w, TinyWeights());
+                    return GenerateRun(b, o, OnChips(LlamaConfig{}, 4), *w, 8, false);
+                  }),
+      ModelSample("llama_small_decode_4chip",
+                  "The small variant (8 prompt tokens, 32 cache positions) split over 4 chips, tensor parallel: "
+                  "prefill and 2 decode launches, the greedy tokens against the host reference's (for the "
+                  "interpreter, visa check and mpirun)",
+                  [](Backend& b, const DeviceOptions& o) {
+                    static const LlamaWeights* weights = new LlamaWeights(MakeWeights(SmallConfig()));
+                    return GenerateRun(b, o, OnChips(SmallConfig(), 4), *weights, 2, false);
+                  }),
       ModelSample("llama_tiny_decode",
                   "Llama-style decoder: prefill, then 8 launches of the traced decode program over the KV cache; "
                   "the greedy tokens against the host reference's",
