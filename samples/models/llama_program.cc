@@ -440,6 +440,7 @@ absl::StatusOr<Generation> Generate(const LlamaConfig& c, const LlamaWeights& w,
     g.tokens.push_back(static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin()));
     g.logits.push_back(std::move(logits));
   }
+  g.device_resident_bytes = state.device->resident_bytes();
   return g;
 }
 

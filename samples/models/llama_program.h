@@ -59,6 +59,7 @@ struct Generation {
   std::vector<double> decode_seconds;
   Program prefill_program, decode_program;
   std::vector<std::vector<float>> logits;  // per generated token
+  int64_t device_resident_bytes = 0;      // the device pages committed at the end (Device::resident_bytes)
 };
 absl::StatusOr<Generation> Generate(const LlamaConfig& config, const LlamaWeights& weights, Backend& backend,
                                     const std::vector<int32_t>& prompt, int64_t steps,

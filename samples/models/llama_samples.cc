@@ -83,6 +83,13 @@ LlamaConfig OnChips(LlamaConfig c, int64_t chips) {
   return c;
 }
 
+// The small variant with one layer: what the interpreter runs on 4 chips in the time of a test.
+LlamaConfig OneLayerConfig() {
+  LlamaConfig c = SmallConfig();
+  c.layers = 1;
+  return c;
+}
+
 absl::StatusOr<SampleRun> PrefillRun(Backend& backend, const DeviceOptions& options, const LlamaConfig& c,
                                      const LlamaWeights& w) {
   const std::vector<int32_t> prompt = MakePrompt(c, kPromptSeed);
@@ -265,41 +272,22 @@ std::vector<Sample> ModelSamples() {
                     ASSIGN_OR_RETURN(std::shared_ptr<const LlamaWeights> w, TinyWeights());
                     return PrefillRun(b, o, OnChips(LlamaConfig{}, 4), *w);
                   }),
+      ModelSample("llama_tiny_layer_4chip",
+                  "One layer of the tiny model split over 4 chips, tensor parallel (8 prompt tokens, 32 cache "
+                  "positions): prefill and one decode launch, each logit against the host reference within "
+                  "llama_tiny_prefill's bound, the greedy tokens the reference's (sized for the interpreter, "
+                  "visa check and mpirun)",
+                  [](Backend& b, const DeviceOptions& o) {
+                    static const LlamaConfig config = OneLayerConfig();
+                    static const LlamaWeights* weights = new LlamaWeights(MakeWeights(config));
+                    return GenerateRun(b, o, OnChips(config, 4), *weights, 1, false);
+                  }),
       ModelSample("llama_tiny_decode_4chip",
                   "llama_tiny_decode split over 4 chips, tensor parallel (the KV caches split by heads): prefill, "
                   "then 8 decode launches; the greedy tokens against the host reference's",
                   [](Backend& b, const DeviceOptions& o) -> absl::StatusOr<SampleRun> {
                     ASSIGN_OR_RETURN(std::shared_ptr<const LlamaWeights> w, TinyWeights());
                     return GenerateRun(b, o, OnChips(LlamaConfig{}, 4), *w, 8, false);
-                  }),
-      ModelSample("llama_small_decode_4chip",
-                  "The small variant (8 prompt tokens, 32 cache positions) split over 4 chips, tensor parallel: "
-                  "prefill and 2 decode launches, the greedy tokens against the host reference's (for the "
-                  "interpreter, visa check and mpirun)",
-                  [](Backend& b, const DeviceOptions& o) {
-                    static const LlamaWeights* weights = new LlamaWeights(MakeWeights(SmallConfig()));
-                    return GenerateRun(b, o, OnChips(SmallConfig(), 4), *weights, 2, false);
-                  }),
-      ModelSample("llama_tiny_decode",
-                  "Llama-style decoder: prefill, then 8 launches of the traced decode program over the KV cache; "
-                  "the greedy tokens against the host reference's",
-                  [](Backend& b, const DeviceOptions& o) -> absl::StatusOr<SampleRun> {
-                    ASSIGN_OR_RETURN(std::shared_ptr<const LlamaWeights> w, TinyWeights());
-                    return GenerateRun(b, o, LlamaConfig{}, *w, 8, false);
-                  }),
-      ModelSample("llama_tiny_generate",
-                  "Llama-style decoder: the generated tokens with the time per token on this backend and on the "
-                  "host reference",
-                  [](Backend& b, const DeviceOptions& o) -> absl::StatusOr<SampleRun> {
-                    ASSIGN_OR_RETURN(std::shared_ptr<const LlamaWeights> w, TinyWeights());
-                    return GenerateRun(b, o, LlamaConfig{}, *w, 8, true);
-                  }),
-      ModelSample("llama_small_generate",
-                  "Llama-style decoder, the small variant for the interpreter (8 prompt tokens, 32 cache positions): "
-                  "prefill and 2 decode launches, the tokens and times against the host reference",
-                  [](Backend& b, const DeviceOptions& o) {
-                    static const LlamaWeights* weights = new LlamaWeights(MakeWeights(SmallConfig()));
-                    return GenerateRun(b, o, SmallConfig(), *weights, 2, true);
                   }),
       ModelSample("llama70b_layer_decode",
                   "One Llama 3 70B layer's decode step at the manual's shapes (D = 8192, F = 28672, 64 query / 8 KV "
