@@ -263,6 +263,27 @@ std::vector<Sample> ModelSamples() {
                     ASSIGN_OR_RETURN(std::shared_ptr<const LlamaWeights> w, TinyWeights());
                     return PrefillRun(b, o, LlamaConfig{}, *w);
                   }),
+      ModelSample("llama_tiny_decode",
+                  "Llama-style decoder: prefill, then 8 launches of the traced decode program over the KV cache; "
+                  "the greedy tokens against the host reference's",
+                  [](Backend& b, const DeviceOptions& o) -> absl::StatusOr<SampleRun> {
+                    ASSIGN_OR_RETURN(std::shared_ptr<const LlamaWeights> w, TinyWeights());
+                    return GenerateRun(b, o, LlamaConfig{}, *w, 8, false);
+                  }),
+      ModelSample("llama_tiny_generate",
+                  "Llama-style decoder: the generated tokens with the time per token on this backend and on the "
+                  "host reference",
+                  [](Backend& b, const DeviceOptions& o) -> absl::StatusOr<SampleRun> {
+                    ASSIGN_OR_RETURN(std::shared_ptr<const LlamaWeights> w, TinyWeights());
+                    return GenerateRun(b, o, LlamaConfig{}, *w, 8, true);
+                  }),
+      ModelSample("llama_small_generate",
+                  "Llama-style decoder, the small variant for the interpreter (8 prompt tokens, 32 cache positions): "
+                  "prefill and 2 decode launches, the tokens and times against the host reference",
+                  [](Backend& b, const DeviceOptions& o) {
+                    static const LlamaWeights* weights = new LlamaWeights(MakeWeights(SmallConfig()));
+                    return GenerateRun(b, o, SmallConfig(), *weights, 2, true);
+                  }),
       ModelSample("llama_tiny_prefill_4chip",
                   "llama_tiny_prefill's model split over 4 chips, tensor parallel: each chip one query head (and "
                   "its KV head) and 128 of F; Q/K/V, gate, up split by columns, output and down projections by rows, "
