@@ -251,12 +251,17 @@ TEST_F(LlamaTensorParallelTest, FourChipDecodeGeneratesTheReferenceTokens) {
   EXPECT_GT(std::set<int32_t>(want.begin(), want.end()).size(), 2u);
 }
 
-// One layer, 8 prompt tokens, a cache of 32, one decode step on 4 chips: both backends, bit for bit.
+// One layer at half the tiny model's widths (llama_tiny_layer_4chip's shapes), 8 prompt tokens, a
+// cache of 32, one decode step on 4 chips: both backends, bit for bit.
 TEST_F(LlamaTensorParallelTest, TheInterpreterAndTheJitAreIdenticalOnFourChips) {
   LlamaConfig c = OnChips(LlamaConfig{}, 4);
   c.layers = 1;
   c.prompt = 8;
   c.max_positions = 32;
+  c.hidden = 128;
+  c.ffn = 256;
+  c.head_dim = 32;
+  c.vocab = 256;
   const LlamaWeights weights = MakeWeights(c);
   const std::vector<int32_t> prompt = MakePrompt(c, kPromptSeed);
   interp::Interpreter interpreter;

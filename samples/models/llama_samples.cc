@@ -83,10 +83,16 @@ LlamaConfig OnChips(LlamaConfig c, int64_t chips) {
   return c;
 }
 
-// The small variant with one layer: what the interpreter runs on 4 chips in the time of a test.
+// One layer at half the tiny model's widths (D = 128, F = 256, d_k = 32, V = 256; 8 prompt tokens,
+// 32 cache positions, 2 KV heads x 2 groups as the tiny model): what the interpreter runs on 4
+// chips, on 4 ranks each executing every chip's ops, in the time of a test.
 LlamaConfig OneLayerConfig() {
   LlamaConfig c = SmallConfig();
   c.layers = 1;
+  c.hidden = 128;
+  c.ffn = 256;
+  c.head_dim = 32;
+  c.vocab = 256;
   return c;
 }
 
@@ -294,8 +300,8 @@ std::vector<Sample> ModelSamples() {
                     return PrefillRun(b, o, OnChips(LlamaConfig{}, 4), *w);
                   }),
       ModelSample("llama_tiny_layer_4chip",
-                  "One layer of the tiny model split over 4 chips, tensor parallel (8 prompt tokens, 32 cache "
-                  "positions): prefill and one decode launch, each logit against the host reference within "
+                  "One Llama layer split over 4 chips, tensor parallel (D = 128, F = 256, 4 query / 2 KV heads, "
+                  "d_k = 32, V = 256, 8 prompt tokens, 32 cache positions): prefill and one decode launch, each logit against the host reference within "
                   "llama_tiny_prefill's bound, the greedy tokens the reference's (sized for the interpreter, "
                   "visa check and mpirun)",
                   [](Backend& b, const DeviceOptions& o) {
