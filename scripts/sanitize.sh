@@ -49,11 +49,9 @@ rm -rf "$pool" && mkdir -p "$pool"
   # prefill and the traced decode program's launches over the KV cache, at the tiny configuration;
   # llama_small_generate runs the same code at a smaller one. Checked under the sanitizers they are
   # the same instrumented paths at 6 times the cost (68 CPU seconds each in the normal build, against
-  # 20), so they are checked only by `visa check --all` in the normal build. Likewise the tiny model
-  # split over 4 chips (llama_tiny_prefill_4chip: 97 s on the interpreter alone, llama_tiny_decode_4chip
-  # more): llama_tiny_layer_4chip runs the same tensor-parallel code at 14 s and stays.
+  # 20), so they are checked only by `visa check --all` in the normal build.
   samples=$("$build_dir"/visa run --list --json | awk -F'"' '/"name":/ {name = $4} /"slow": false/ {print name}' |
-    grep -vxE 'llama_tiny_decode|llama_tiny_generate|llama_tiny_prefill_4chip|llama_tiny_decode_4chip')
+    grep -vxE 'llama_tiny_decode|llama_tiny_generate')
   for s in $samples; do printf 'sample\t%s\t%s\n' "$s" "$build_dir/visa check $s"; done
   # The hostile-input probe of every command-line flag, on the sanitized binary: a report is a crash.
   printf 'probe\t%s\t%s\n' probe_cli "bash scripts/probe_cli.sh $build_dir/visa 300"

@@ -243,7 +243,10 @@ absl::StatusOr<SampleRun> Layer70bRun(Backend& backend, const DeviceOptions& opt
 }
 
 // `slow`: the manual's full shapes, run by `visa run` and `visa check` only (a test that runs the
-// 70B layer on both backends took 20 GB and was killed).
+// 70B layer on both backends took 20 GB and was killed); also the tiny model split over 4 chips
+// (llama_tiny_prefill_4chip: 97 s on the interpreter, the decode several minutes), which the
+// sample tests would run on both backends: llama_tiny_layer_4chip runs the same code at 14 s,
+// and tests/llama_tensor_parallel_test.cc runs the tiny model on 4 chips on the JIT.
 Sample ModelSample(std::string name, std::string description,
                    std::function<absl::StatusOr<SampleRun>(Backend&, const DeviceOptions&)> runner, bool slow = false) {
   Sample s;
@@ -298,7 +301,8 @@ std::vector<Sample> ModelSamples() {
                   [](Backend& b, const DeviceOptions& o) -> absl::StatusOr<SampleRun> {
                     ASSIGN_OR_RETURN(std::shared_ptr<const LlamaWeights> w, TinyWeights());
                     return PrefillRun(b, o, OnChips(LlamaConfig{}, 4), *w);
-                  }),
+                  },
+                  /*slow=*/true),
       ModelSample("llama_tiny_layer_4chip",
                   "One Llama layer split over 4 chips, tensor parallel (D = 128, F = 256, 4 query / 2 KV heads, "
                   "d_k = 32, V = 256, 8 prompt tokens, 32 cache positions): prefill and one decode launch, each logit against the host reference within "
@@ -315,7 +319,8 @@ std::vector<Sample> ModelSamples() {
                   [](Backend& b, const DeviceOptions& o) -> absl::StatusOr<SampleRun> {
                     ASSIGN_OR_RETURN(std::shared_ptr<const LlamaWeights> w, TinyWeights());
                     return GenerateRun(b, o, OnChips(LlamaConfig{}, 4), *w, 8, false);
-                  }),
+                  },
+                  /*slow=*/true),
       ModelSample("llama70b_layer_decode",
                   "One Llama 3 70B layer's decode step at the manual's shapes (D = 8192, F = 28672, 64 query / 8 KV "
                   "heads, d_k = 128, position 1023 of a 1024-row KV cache), weights streamed HBM -> DM tile by tile; "
