@@ -38,6 +38,10 @@
 //     own (the causal mask in prefill, the unwritten tail in decode). The page's prefill scores
 //     are [s_in, s_in]; reading the cache instead keeps one program text for both phases at the
 //     cost of T / s_in times the score work.
+//   - Over several chips (LlamaConfig::chips, llama_chip_split.h) the same layer runs on every chip
+//     over its heads and F columns (`c` is one chip's shapes), every tensor on the Chip level P;
+//     the output and down projections end with an AllReduce of their partial sums before the
+//     residual add (ProjectionPlusResidual), and the gathers' row numbers live on chip 0.
 #include "samples/models/llama_program.h"
 #include "samples/models/chip_all_reduce.h"
 #include "samples/models/llama_chip_split.h"

@@ -25,7 +25,8 @@ struct LlamaDeviceState {
   std::vector<DeviceTensor> caches;   // per layer: K cache [H, T, E], V cache [H, T, E]
 };
 
-// Uploads the weights (bf16) and zeroed caches to a new one-chip device.
+// Uploads the weights (bf16) and zeroed caches to a new device of config.chips chips: on several
+// chips each chip gets its share of every layer (llama_chip_split.h) and a copy of the rest.
 absl::StatusOr<LlamaDeviceState> UploadModel(const LlamaConfig& config, const LlamaWeights& weights,
                                             const DeviceOptions& options = {});
 
