@@ -36,7 +36,8 @@ std::vector<float> Uniform(Generator& gen, int64_t n, float scale, float offset 
 
 std::string LlamaConfig::Axes(int64_t tokens) const {
   return absl::StrCat("S = ", tokens, ", T = ", max_positions, ", D = ", hidden, ", F = ", ffn, ", V = ", vocab,
-                      ", G = ", groups, ", H = ", kv_heads, ", E = ", head_dim, ", C = ", head_dim, ", L = 1");
+                      ", G = ", groups, ", H = ", kv_heads, ", E = ", head_dim, ", C = ", head_dim, ", L = 1",
+                      chips > 1 ? absl::StrCat(", P = ", chips) : "");
 }
 
 float RoundBf16(float x) {

@@ -21,9 +21,14 @@ struct LlamaConfig {
   float eps = 1e-5f;         // RMSNorm's epsilon
   float rope_theta = 10000.0f;
   uint64_t seed = 2026;
+  // The chips the layers are split over, tensor parallel (llama_chip_split.h): each chip computes
+  // its share of the heads and of F, the partial sums of the output and down projections are
+  // summed over the chips. 1: the whole model on one chip. The weights do not depend on it.
+  int64_t chips = 1;
 
   int64_t q_heads() const { return kv_heads * groups; }
-  // The axes of a program over `tokens` query positions (S), as MappingScope text.
+  // The axes of a program over `tokens` query positions (S), as MappingScope text; with more than
+  // one chip also P, the chip index.
   std::string Axes(int64_t tokens) const;
 };
 

@@ -38,7 +38,13 @@
 //     own (the causal mask in prefill, the unwritten tail in decode). The page's prefill scores
 //     are [s_in, s_in]; reading the cache instead keeps one program text for both phases at the
 //     cost of T / s_in times the score work.
+//   - Over several chips (LlamaConfig::chips, llama_chip_split.h) the same layer runs on every chip
+//     over its heads and F columns (`c` is one chip's shapes), every tensor on the Chip level P;
+//     the output and down projections end with an AllReduce of their partial sums before the
+//     residual add (ProjectionPlusResidual), and the gathers' row numbers live on chip 0.
 #include "samples/models/llama_program.h"
+#include "samples/models/chip_all_reduce.h"
+#include "samples/models/llama_chip_split.h"
 #include "samples/models/llama_steps.h"
 
 #include <algorithm>
@@ -68,12 +74,40 @@ struct LayerTensors {
   HbmTensor attn_norm, wq, wk, wv, wo, ffn_norm, gate, up, down, k_cache, v_cache;
 };
 
+// x + a @ b_t onto `spec`'s columns (the output and down projections): on one chip the residual
+// is added in the GEMM's epilogue; split over chips (c.chips > 1) each chip's product is a partial
+// sum over its heads or F columns, summed over the chips (AllReduce) before the residual is added.
+absl::StatusOr<HbmTensor> ProjectionPlusResidual(Context& ctx, const MappingScope& m, const LlamaConfig& c,
+                                                 const MatmulSpec& spec, const HbmTensor& a, const HbmTensor& b_t,
+                                                 const HbmTensor& x, const std::string& step,
+                                                 const std::string& result) {
+  const Mapping element = m.m(spec.rows + ", " + spec.cols);
+  if (c.chips == 1) {
+    ASSIGN_OR_RETURN(VrfTensor x_vrf, ResidualToVrf(ctx, m, spec, x, step));
+    ASSIGN_OR_RETURN(DmTensor sum, Matmul(ctx, m, spec, a, b_t, false, [&](Stream s) {
+                       return Enter(std::move(s)).vector_clip(ClipBinaryOpF32::kAdd, x_vrf).vector_final();
+                     }));
+    return ToHbm(ctx, sum, element, result);
+  }
+  Scratch scratch;
+  ASSIGN_OR_RETURN(DmTensor partial, Matmul(ctx, m, spec, a, b_t, false));
+  scratch(partial);
+  ASSIGN_OR_RETURN(DmTensor reduced, AllReduceTiles(ctx, m, spec, partial, c.chips, step));
+  scratch(reduced);
+  ASSIGN_OR_RETURN(VrfTensor x_vrf, ResidualToVrf(ctx, m, spec, x, step));
+  ASSIGN_OR_RETURN(DmTensor sum, AddTileInVrf(ctx, m, spec, reduced, x_vrf, step + " residual add"));
+  return ToHbm(ctx, sum, element, result);
+}
+
 
 // One transformer layer over S tokens: x [S, D] (f32, or the bf16 embedding rows) -> x_l [S, D] f32.
 // The caches come back updated (scattered in place).
+// `c` is one chip's shapes (ChipConfig): on several chips the layer computes the chip's heads and
+// F columns, its results replicated on every chip.
 absl::StatusOr<HbmTensor> Layer(Context& ctx, const MappingScope& m, const LlamaConfig& c, int64_t l, const HbmTensor& x,
                                 LayerTensors& t, const HbmTensor& positions, const HbmTensor& mask, const HbmTensor& rope) {
   const std::string at = absl::StrCat("L", l, " ");
+  const Mapping chip = m.m(ChipLevel(c));
   // 2.1 input RMSNorm.
   ASSIGN_OR_RETURN(HbmTensor x_norm, RmsNorm(ctx, m, c, x, t.attn_norm, at + "attn RMSNorm"));
   // 2.2.1 QKV projections (Contraction Engine), bf16 out.
@@ -91,7 +125,7 @@ absl::StatusOr<HbmTensor> Layer(Context& ctx, const MappingScope& m, const Llama
   {
     ScopedDmaOperation named(ctx.tdma, at + "RoPE table gather");
     ASSIGN_OR_RETURN(DeviceTensor gathered,
-                     Gather(ctx.tdma, rope, positions, "T", Destination{Tier::kHbm, Address::Any(), {m.m("1"), m.m("S, E, C")}}));
+                     Gather(ctx.tdma, rope, positions, "T", Destination{Tier::kHbm, Address::Any(), {chip, m.m("S, E, C")}}));
     t_rope = HbmTensor(gathered);
   }
   const MatmulSpec q_rope_spec{at + "RoPE Q", "S, E / 32", "G, H", "E", Over("", "C")};
@@ -104,13 +138,13 @@ absl::StatusOr<HbmTensor> Layer(Context& ctx, const MappingScope& m, const Llama
   {
     ScopedDmaOperation named(ctx.tdma, at + "K cache scatter");
     ASSIGN_OR_RETURN(DeviceTensor k_cache, Scatter(ctx.tdma, k_rope, positions, t.k_cache, "T",
-                                                   Destination{Tier::kHbm, Address(t.k_cache.address()), {m.m("1"), m.m("H, T, E")}}));
+                                                   Destination{Tier::kHbm, Address(t.k_cache.address()), {chip, m.m("H, T, E")}}));
     t.k_cache = HbmTensor(k_cache);
   }
   {
     ScopedDmaOperation named(ctx.tdma, at + "V cache scatter");
     ASSIGN_OR_RETURN(DeviceTensor v_cache, Scatter(ctx.tdma, v, positions, t.v_cache, "T",
-                                                   Destination{Tier::kHbm, Address(t.v_cache.address()), {m.m("1"), m.m("H, T, E")}}));
+                                                   Destination{Tier::kHbm, Address(t.v_cache.address()), {chip, m.m("H, T, E")}}));
     t.v_cache = HbmTensor(v_cache);
   }
   // 2.2.4.1 scores = Q_rope K^T over the cache (G broadcast from K by the slice mapping).
@@ -127,11 +161,8 @@ absl::StatusOr<HbmTensor> Layer(Context& ctx, const MappingScope& m, const Llama
   ASSIGN_OR_RETURN(HbmTensor attn, ToHbm(ctx, attn_dm, m.m("S, G, H, E"), at + "attention result"));
   // 2.2.5-6 output projection, the residual add in its epilogue (Vector Engine, clip Add).
   const MatmulSpec o_spec{at + "output projection + residual", "D / 32", "S", "D", Over("G, H", "E")};
-  ASSIGN_OR_RETURN(VrfTensor x_vrf, ResidualToVrf(ctx, m, o_spec, x, at + "output projection"));
-  ASSIGN_OR_RETURN(DmTensor x_attn_dm, Matmul(ctx, m, o_spec, attn, t.wo, false, [&](Stream s) {
-                     return Enter(std::move(s)).vector_clip(ClipBinaryOpF32::kAdd, x_vrf).vector_final();
-                   }));
-  ASSIGN_OR_RETURN(HbmTensor x_attn, ToHbm(ctx, x_attn_dm, m.m("S, D"), at + "residual result"));
+  ASSIGN_OR_RETURN(HbmTensor x_attn, ProjectionPlusResidual(ctx, m, c, o_spec, attn, t.wo, x, at + "output projection",
+                                                            at + "residual result"));
   // 2.3.1 post-attention RMSNorm.
   ASSIGN_OR_RETURN(HbmTensor x_ffn, RmsNorm(ctx, m, c, x_attn, t.ffn_norm, at + "FFN RMSNorm"));
   // 2.3.2 SwiGLU: up (f32, stays in DM), then gate with SiLU(gate) x up in its epilogue.
@@ -153,20 +184,20 @@ absl::StatusOr<HbmTensor> Layer(Context& ctx, const MappingScope& m, const Llama
   ASSIGN_OR_RETURN(HbmTensor act, ToHbm(ctx, act_dm, m.m("S, F"), at + "SwiGLU result"));
   // Down projection, the residual add in its epilogue.
   const MatmulSpec down_spec{at + "down projection + residual", "D / 32", "S", "D", Over("", "F")};
-  ASSIGN_OR_RETURN(VrfTensor x_attn_vrf, ResidualToVrf(ctx, m, down_spec, x_attn, at + "down projection"));
-  ASSIGN_OR_RETURN(DmTensor out_dm, Matmul(ctx, m, down_spec, act, t.down, false, [&](Stream s) {
-                     return Enter(std::move(s)).vector_clip(ClipBinaryOpF32::kAdd, x_attn_vrf).vector_final();
-                   }));
-  return ToHbm(ctx, out_dm, m.m("S, D"), at + "layer result");
+  return ProjectionPlusResidual(ctx, m, c, down_spec, act, t.down, x_attn, at + "down projection", at + "layer result");
 }
 
-// The forward pass over S tokens. Inputs: tokens, positions, mask, last, the weights
+// The forward pass over S tokens, `c` one chip's shapes (ChipConfig). Inputs: tokens, positions, mask, last, the weights
 // (kGlobalWeights, then kLayerWeights per layer), the caches (2 per layer). Outputs: the last
 // position's logits [L, V] f32, then the updated caches.
-KernelOf ForwardKernel(const LlamaConfig& c, int64_t tokens) {
-  auto scope = std::make_shared<MappingScope>(*MappingScope::Parse(c.Axes(tokens)));
-  return [c, scope](Context& ctx, const std::vector<DeviceTensor>& in) -> absl::StatusOr<std::vector<DeviceTensor>> {
+KernelOf ForwardKernel(const LlamaConfig& full, int64_t tokens) {
+  const absl::StatusOr<LlamaConfig> local = ChipConfig(full);
+  auto scope = local.ok() ? std::make_shared<MappingScope>(*MappingScope::Parse(local->Axes(tokens))) : nullptr;
+  return [local, scope](Context& ctx, const std::vector<DeviceTensor>& in) -> absl::StatusOr<std::vector<DeviceTensor>> {
+    RETURN_IF_ERROR(local.status());
+    const LlamaConfig& c = *local;
     const MappingScope& m = *scope;
+    const Mapping chip = m.m(ChipLevel(c));
     const HbmTensor token_ids(in[0]), positions(in[1]), mask(in[2]), last(in[3]);
     const HbmTensor embedding(in[kStepInputs]), rope(in[kStepInputs + 1]), final_norm(in[kStepInputs + 2]),
         lm_head(in[kStepInputs + 3]);
@@ -175,7 +206,7 @@ KernelOf ForwardKernel(const LlamaConfig& c, int64_t tokens) {
     {
       ScopedDmaOperation named(ctx.tdma, "embedding gather");
       ASSIGN_OR_RETURN(DeviceTensor x0, Gather(ctx.tdma, embedding, token_ids, "V",
-                                               Destination{Tier::kHbm, Address::Any(), {m.m("1"), m.m("S, D")}}));
+                                               Destination{Tier::kHbm, Address::Any(), {chip, m.m("S, D")}}));
       x = HbmTensor(x0);
     }
     std::vector<DeviceTensor> caches;
@@ -196,7 +227,7 @@ KernelOf ForwardKernel(const LlamaConfig& c, int64_t tokens) {
     {
       ScopedDmaOperation named(ctx.tdma, "last position");
       ASSIGN_OR_RETURN(DeviceTensor row, Gather(ctx.tdma, x_final, last, "S",
-                                                Destination{Tier::kHbm, Address::Any(), {m.m("1"), m.m("L, D")}}));
+                                                Destination{Tier::kHbm, Address::Any(), {chip, m.m("L, D")}}));
       x_last = HbmTensor(row);
     }
     const MatmulSpec head_spec{"LM head", "V / 32", "L", "V", Over("", "D")};
@@ -208,61 +239,100 @@ KernelOf ForwardKernel(const LlamaConfig& c, int64_t tokens) {
   };
 }
 
-absl::StatusOr<DeviceTensor> Upload(Device& device, const MappingScope& m, DType dtype, const std::string& layout,
-                                    const std::vector<double>& values) {
-  ASSIGN_OR_RETURN(HostTensor host, HostTensor::FromValues(dtype, m.m(layout), values));
+// Which chips a tensor lies on: its Chip level, and how many chips' parts its host image holds
+// (chip by chip, P outermost, when more than one).
+struct ChipPlacement {
+  std::string level;
+  int64_t parts = 1;
+  std::string HostLayout(const std::string& layout) const { return parts > 1 ? "P, " + layout : layout; }
+};
+ChipPlacement EveryChip(const LlamaConfig& c) { return {ChipLevel(c), c.chips}; }
+// Chip 0 alone: the index tensors of the gathers and scatters, which name one axis.
+ChipPlacement FirstChip(const LlamaConfig& c) { return {c.chips > 1 ? absl::StrCat("1 # ", c.chips) : "1", 1}; }
+
+// `values` holds every part, chip by chip (the same values repeated for a replicated tensor).
+absl::StatusOr<DeviceTensor> Upload(Device& device, const MappingScope& m, const ChipPlacement& on, DType dtype,
+                                    const std::string& layout, const std::vector<double>& values) {
+  ASSIGN_OR_RETURN(HostTensor host, HostTensor::FromValues(dtype, m.m(on.HostLayout(layout)), values));
   Dma pdma = Dma::Pcie(device);
-  ASSIGN_OR_RETURN(HbmTensor hbm, host.to_hbm(pdma, Address::Any(), m.m("1"), m.m(layout)));
+  ASSIGN_OR_RETURN(HbmTensor hbm, host.to_hbm(pdma, Address::Any(), m.m(on.level), m.m(layout)));
   return hbm;
 }
 
 std::vector<double> AsDoubles(const std::vector<float>& v) { return std::vector<double>(v.begin(), v.end()); }
 
+// `v` in every part of a host image.
+std::vector<double> Replicated(const ChipPlacement& on, const std::vector<double>& v) {
+  std::vector<double> out;
+  for (int64_t part = 0; part < on.parts; ++part) out.insert(out.end(), v.begin(), v.end());
+  return out;
+}
+
 }  // namespace
 
-absl::StatusOr<LlamaDeviceState> UploadModel(const LlamaConfig& c, const LlamaWeights& w, const DeviceOptions& options) {
+absl::StatusOr<LlamaDeviceState> UploadModel(const LlamaConfig& full, const LlamaWeights& w, const DeviceOptions& options) {
+  ASSIGN_OR_RETURN(const LlamaConfig c, ChipConfig(full));
   LlamaDeviceState state;
-  ASSIGN_OR_RETURN(state.device, Device::Create(1, options));
+  ASSIGN_OR_RETURN(state.device, Device::Create(c.chips, options));
   ASSIGN_OR_RETURN(MappingScope m, MappingScope::Parse(c.Axes(1)));
   Device& d = *state.device;
-  auto add = [&](const std::string& layout, const std::vector<float>& values) -> absl::Status {
-    ASSIGN_OR_RETURN(DeviceTensor t, Upload(d, m, DType::kBF16, layout, AsDoubles(values)));
+  auto add = [&](const std::string& layout, const std::vector<double>& values) -> absl::Status {
+    ASSIGN_OR_RETURN(DeviceTensor t, Upload(d, m, EveryChip(c), DType::kBF16, layout, values));
     state.weights.push_back(t);
     return absl::OkStatus();
   };
-  RETURN_IF_ERROR(add("V, D", w.embedding));
-  RETURN_IF_ERROR(add("T, E, C", w.rope));
-  RETURN_IF_ERROR(add("D", w.final_norm));
-  RETURN_IF_ERROR(add("V, D", w.lm_head));
+  auto everywhere = [&](const std::string& layout, const std::vector<float>& values) {
+    return add(layout, Replicated(EveryChip(c), AsDoubles(values)));
+  };
+  RETURN_IF_ERROR(everywhere("V, D", w.embedding));
+  RETURN_IF_ERROR(everywhere("T, E, C", w.rope));
+  RETURN_IF_ERROR(everywhere("D", w.final_norm));
+  RETURN_IF_ERROR(everywhere("V, D", w.lm_head));
   for (const LlamaLayerWeights& l : w.layers) {
-    RETURN_IF_ERROR(add("D", l.attn_norm));
-    RETURN_IF_ERROR(add("G, H, C, D", l.wq));
-    RETURN_IF_ERROR(add("H, C, D", l.wk));
-    RETURN_IF_ERROR(add("H, E, D", l.wv));
-    RETURN_IF_ERROR(add("D, G, H, E", l.wo));
-    RETURN_IF_ERROR(add("D", l.ffn_norm));
-    RETURN_IF_ERROR(add("F, D", l.gate));
-    RETURN_IF_ERROR(add("F, D", l.up));
-    RETURN_IF_ERROR(add("D, F", l.down));
+    std::vector<LlamaLayerWeights> shares;
+    for (int64_t chip = 0; chip < c.chips; ++chip) {
+      ASSIGN_OR_RETURN(const ChipHeads heads, HeadsOfChip(full, chip));
+      shares.push_back(ChipLayerWeights(full, heads, l, chip));
+    }
+    // Every chip's share of one weight, chip by chip.
+    auto split = [&](const std::string& layout, std::vector<float> LlamaLayerWeights::*weight) {
+      std::vector<double> values;
+      for (const LlamaLayerWeights& share : shares) {
+        const std::vector<double> part = AsDoubles(share.*weight);
+        values.insert(values.end(), part.begin(), part.end());
+      }
+      return add(layout, values);
+    };
+    RETURN_IF_ERROR(split("D", &LlamaLayerWeights::attn_norm));
+    RETURN_IF_ERROR(split("G, H, C, D", &LlamaLayerWeights::wq));
+    RETURN_IF_ERROR(split("H, C, D", &LlamaLayerWeights::wk));
+    RETURN_IF_ERROR(split("H, E, D", &LlamaLayerWeights::wv));
+    RETURN_IF_ERROR(split("D, G, H, E", &LlamaLayerWeights::wo));
+    RETURN_IF_ERROR(split("D", &LlamaLayerWeights::ffn_norm));
+    RETURN_IF_ERROR(split("F, D", &LlamaLayerWeights::gate));
+    RETURN_IF_ERROR(split("F, D", &LlamaLayerWeights::up));
+    RETURN_IF_ERROR(split("D, F", &LlamaLayerWeights::down));
   }
-  const std::vector<double> zeros(static_cast<size_t>(c.kv_heads * c.max_positions * c.head_dim), 0.0);
+  const std::vector<double> zeros(static_cast<size_t>(c.chips * c.kv_heads * c.max_positions * c.head_dim), 0.0);
   for (int64_t l = 0; l < c.layers; ++l) {
-    ASSIGN_OR_RETURN(DeviceTensor k, Upload(d, m, DType::kBF16, "H, T, E", zeros));
-    ASSIGN_OR_RETURN(DeviceTensor v, Upload(d, m, DType::kBF16, "H, T, E", zeros));
+    ASSIGN_OR_RETURN(DeviceTensor k, Upload(d, m, EveryChip(c), DType::kBF16, "H, T, E", zeros));
+    ASSIGN_OR_RETURN(DeviceTensor v, Upload(d, m, EveryChip(c), DType::kBF16, "H, T, E", zeros));
     state.caches.push_back(k);
     state.caches.push_back(v);
   }
   return state;
 }
 
-absl::Status ClearCaches(const LlamaConfig& c, LlamaDeviceState& state) {
+absl::Status ClearCaches(const LlamaConfig& full, LlamaDeviceState& state) {
+  ASSIGN_OR_RETURN(const LlamaConfig c, ChipConfig(full));
   ASSIGN_OR_RETURN(MappingScope m, MappingScope::Parse(c.Axes(1)));
-  const std::vector<double> zeros(static_cast<size_t>(c.kv_heads * c.max_positions * c.head_dim), 0.0);
+  const std::vector<double> zeros(static_cast<size_t>(c.chips * c.kv_heads * c.max_positions * c.head_dim), 0.0);
   Dma pdma = Dma::Pcie(*state.device);
   for (size_t i = 0; i < state.caches.size(); ++i) {
     const std::string layout = "H, T, E";
-    ASSIGN_OR_RETURN(HostTensor host, HostTensor::FromValues(DType::kBF16, m.m(layout), zeros));
-    ASSIGN_OR_RETURN(HbmTensor cache, host.to_hbm(pdma, Address(state.caches[i].address()), m.m("1"), m.m(layout)));
+    ASSIGN_OR_RETURN(HostTensor host, HostTensor::FromValues(DType::kBF16, m.m(EveryChip(c).HostLayout(layout)), zeros));
+    ASSIGN_OR_RETURN(HbmTensor cache,
+                     host.to_hbm(pdma, Address(state.caches[i].address()), m.m(EveryChip(c).level), m.m(layout)));
     state.caches[i] = cache;
   }
   return absl::OkStatus();
@@ -270,13 +340,20 @@ absl::Status ClearCaches(const LlamaConfig& c, LlamaDeviceState& state) {
 
 namespace {
 
+// Where step input `i` lives: the mask on every chip (each chip's softmax reads it); the others
+// are the row numbers of a gather or scatter (tokens, positions, last), whose index tensor names
+// one axis ("Indirect Access"), so they live on chip 0 alone and every chip's rows are moved by them.
+ChipPlacement StepInputChips(const LlamaConfig& c, size_t i) { return i == 2 ? EveryChip(c) : FirstChip(c); }
+
 // The step inputs of a phase over `tokens` positions, placed once (their values change per launch).
 absl::StatusOr<std::vector<DeviceTensor>> PlaceStepInputs(const LlamaConfig& c, Device& device, int64_t tokens) {
   ASSIGN_OR_RETURN(MappingScope m, MappingScope::Parse(c.Axes(tokens)));
   std::vector<DeviceTensor> inputs;
   for (const auto& [layout, size] : std::vector<std::pair<std::string, int64_t>>{
            {"S", tokens}, {"S", tokens}, {"S, T", tokens * c.max_positions}, {"L", 1}}) {
-    ASSIGN_OR_RETURN(DeviceTensor t, Upload(device, m, DType::kI32, layout, std::vector<double>(static_cast<size_t>(size), 0.0)));
+    const ChipPlacement on = StepInputChips(c, inputs.size());
+    ASSIGN_OR_RETURN(DeviceTensor t, Upload(device, m, on, DType::kI32, layout,
+                                            std::vector<double>(static_cast<size_t>(on.parts * size), 0.0)));
     inputs.push_back(t);
   }
   return inputs;
@@ -316,15 +393,27 @@ absl::StatusOr<std::vector<float>> RunPhase(const LlamaConfig& c, LlamaDeviceSta
   const std::vector<std::pair<std::string, std::vector<double>>> values = {
       {"S", ids}, {"S", positions}, {"S, T", mask}, {"L", {static_cast<double>(n - 1)}}};
   for (size_t i = 0; i < values.size(); ++i) {
-    ASSIGN_OR_RETURN(HostTensor host, HostTensor::FromValues(DType::kI32, m.m(values[i].first), values[i].second));
+    const ChipPlacement on = StepInputChips(c, i);
+    ASSIGN_OR_RETURN(HostTensor host, HostTensor::FromValues(DType::kI32, m.m(on.HostLayout(values[i].first)),
+                                                             Replicated(on, values[i].second)));
     RETURN_IF_ERROR(WriteInto(host, phase.step_inputs[i]));
   }
   ASSIGN_OR_RETURN(std::vector<DeviceTensor> out,
                    Launch(phase.program, *state.device, backend, Inputs(state, phase.step_inputs)));
   for (size_t i = 0; i < state.caches.size(); ++i) state.caches[i] = out[i + 1];
-  ASSIGN_OR_RETURN(HostTensor logits, ReadAs(out[0], m.m("L, V")));
+  ASSIGN_OR_RETURN(HostTensor logits, ReadAs(out[0], m.m(c.chips > 1 ? "P, L, V" : "L, V")));
+  const std::vector<double> all = logits.ToValues();
+  // Every chip computes the LM head on the same replicated hidden state: the same bits, or the
+  // AllReduce left the chips apart.
+  for (size_t i = static_cast<size_t>(c.vocab); i < all.size(); ++i) {
+    if (all[i] != all[i % static_cast<size_t>(c.vocab)]) {
+      return absl::InternalError(absl::StrCat("llama: chip ", i / static_cast<size_t>(c.vocab), "'s logit ",
+                                              i % static_cast<size_t>(c.vocab), " is ", all[i], ", chip 0's ",
+                                              all[i % static_cast<size_t>(c.vocab)]));
+    }
+  }
   std::vector<float> result;
-  for (double v : logits.ToValues()) result.push_back(static_cast<float>(v));
+  for (size_t v = 0; v < static_cast<size_t>(c.vocab); ++v) result.push_back(static_cast<float>(all[v]));
   return result;
 }
 
@@ -355,6 +444,7 @@ absl::StatusOr<Generation> Generate(const LlamaConfig& c, const LlamaWeights& w,
     g.tokens.push_back(static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin()));
     g.logits.push_back(std::move(logits));
   }
+  g.device_resident_bytes = state.device->resident_bytes();
   return g;
 }
 

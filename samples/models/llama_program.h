@@ -25,7 +25,8 @@ struct LlamaDeviceState {
   std::vector<DeviceTensor> caches;   // per layer: K cache [H, T, E], V cache [H, T, E]
 };
 
-// Uploads the weights (bf16) and zeroed caches to a new one-chip device.
+// Uploads the weights (bf16) and zeroed caches to a new device of config.chips chips: on several
+// chips each chip gets its share of every layer (llama_chip_split.h) and a copy of the rest.
 absl::StatusOr<LlamaDeviceState> UploadModel(const LlamaConfig& config, const LlamaWeights& weights,
                                             const DeviceOptions& options = {});
 
@@ -59,6 +60,7 @@ struct Generation {
   std::vector<double> decode_seconds;
   Program prefill_program, decode_program;
   std::vector<std::vector<float>> logits;  // per generated token
+  int64_t device_resident_bytes = 0;      // the device pages committed at the end (Device::resident_bytes)
 };
 absl::StatusOr<Generation> Generate(const LlamaConfig& config, const LlamaWeights& weights, Backend& backend,
                                     const std::vector<int32_t>& prompt, int64_t steps,

@@ -77,10 +77,27 @@ LlamaConfig SmallConfig() {
   return c;
 }
 
-absl::StatusOr<SampleRun> PrefillRun(Backend& backend, const DeviceOptions& options) {
-  const LlamaConfig c;
-  ASSIGN_OR_RETURN(std::shared_ptr<const LlamaWeights> weights, TinyWeights());
-  const LlamaWeights& w = *weights;
+// The same split over `chips` chips, tensor parallel (llama_chip_split.h): the same weights.
+LlamaConfig OnChips(LlamaConfig c, int64_t chips) {
+  c.chips = chips;
+  return c;
+}
+
+// One layer at half the tiny model's widths (D = 128, F = 256, d_k = 32, V = 256; 8 prompt tokens,
+// 32 cache positions, 2 KV heads x 2 groups as the tiny model): what the interpreter runs on 4
+// chips, on 4 ranks each executing every chip's ops, in the time of a test.
+LlamaConfig OneLayerConfig() {
+  LlamaConfig c = SmallConfig();
+  c.layers = 1;
+  c.hidden = 128;
+  c.ffn = 256;
+  c.head_dim = 32;
+  c.vocab = 256;
+  return c;
+}
+
+absl::StatusOr<SampleRun> PrefillRun(Backend& backend, const DeviceOptions& options, const LlamaConfig& c,
+                                     const LlamaWeights& w) {
   const std::vector<int32_t> prompt = MakePrompt(c, kPromptSeed);
   ASSIGN_OR_RETURN(LlamaDeviceState state, UploadModel(c, w, options));
   ASSIGN_OR_RETURN(LlamaPhase phase, TracePhase(c, state, c.prompt));
@@ -96,9 +113,10 @@ absl::StatusOr<SampleRun> PrefillRun(Backend& backend, const DeviceOptions& opti
   run.elements = c.vocab;
   run.max_error = compared.max_error;
   run.mismatch = compared.mismatch;
-  run.note = absl::StrFormat("logits of the last of %d prompt tokens, bound %g (D f32 roundings of sum|h*w| + %g bf16 "
+  run.note = absl::StrFormat("%slogits of the last of %d prompt tokens, bound %g (D f32 roundings of sum|h*w| + %g bf16 "
                              "ulps of max|h*w|), greedy token %d; f32 host reference",
-                             c.prompt, compared.max_bound, kHiddenFlips, Argmax(logits));
+                             c.chips > 1 ? absl::StrCat(c.chips, " chips, tensor parallel: ") : "", c.prompt,
+                             compared.max_bound, kHiddenFlips, Argmax(logits));
   return run;
 }
 
@@ -135,7 +153,8 @@ absl::StatusOr<SampleRun> GenerateRun(Backend& backend, const DeviceOptions& opt
     run.mismatch = absl::StrCat("tokens [", absl::StrJoin(g.tokens, " "), "], the reference's [",
                                 absl::StrJoin(want, " "), "]");
   }
-  run.note = absl::StrCat("tokens [", absl::StrJoin(g.tokens, " "), "] = the host reference's greedy tokens");
+  run.note = absl::StrCat(c.chips > 1 ? absl::StrCat(c.chips, " chips, tensor parallel: ") : "", "tokens [",
+                          absl::StrJoin(g.tokens, " "), "] = the host reference's greedy tokens");
   if (print_times) {
     // The first decode launch also compiles (JIT) what the prefill did not; the later ones are
     // the steady time per token.
@@ -224,7 +243,10 @@ absl::StatusOr<SampleRun> Layer70bRun(Backend& backend, const DeviceOptions& opt
 }
 
 // `slow`: the manual's full shapes, run by `visa run` and `visa check` only (a test that runs the
-// 70B layer on both backends took 20 GB and was killed).
+// 70B layer on both backends took 20 GB and was killed); also the tiny model split over 4 chips
+// (llama_tiny_prefill_4chip: 97 s on the interpreter, the decode several minutes), which the
+// sample tests would run on both backends: llama_tiny_layer_4chip runs the same code at 14 s,
+// and tests/llama_tensor_parallel_test.cc runs the tiny model on 4 chips on the JIT.
 Sample ModelSample(std::string name, std::string description,
                    std::function<absl::StatusOr<SampleRun>(Backend&, const DeviceOptions&)> runner, bool slow = false) {
   Sample s;
@@ -246,7 +268,10 @@ std::vector<Sample> ModelSamples() {
       ModelSample("llama_tiny_prefill",
                   "Llama-style decoder (2 layers, D = 256, GQA 4 query / 2 KV heads, d_k = 64, F = 512, V = 512): "
                   "prefill of 32 tokens, the last token's logits against an f32 host reference",
-                  PrefillRun),
+                  [](Backend& b, const DeviceOptions& o) -> absl::StatusOr<SampleRun> {
+                    ASSIGN_OR_RETURN(std::shared_ptr<const LlamaWeights> w, TinyWeights());
+                    return PrefillRun(b, o, LlamaConfig{}, *w);
+                  }),
       ModelSample("llama_tiny_decode",
                   "Llama-style decoder: prefill, then 8 launches of the traced decode program over the KV cache; "
                   "the greedy tokens against the host reference's",
@@ -268,6 +293,34 @@ std::vector<Sample> ModelSamples() {
                     static const LlamaWeights* weights = new LlamaWeights(MakeWeights(SmallConfig()));
                     return GenerateRun(b, o, SmallConfig(), *weights, 2, true);
                   }),
+      ModelSample("llama_tiny_prefill_4chip",
+                  "llama_tiny_prefill's model split over 4 chips, tensor parallel: each chip one query head (and "
+                  "its KV head) and 128 of F; Q/K/V, gate, up split by columns, output and down projections by rows, "
+                  "an AllReduce (chip shuffle butterfly + Vector Engine add) after attention and after the MLP; "
+                  "the logits against the same host reference and bound",
+                  [](Backend& b, const DeviceOptions& o) -> absl::StatusOr<SampleRun> {
+                    ASSIGN_OR_RETURN(std::shared_ptr<const LlamaWeights> w, TinyWeights());
+                    return PrefillRun(b, o, OnChips(LlamaConfig{}, 4), *w);
+                  },
+                  /*slow=*/true),
+      ModelSample("llama_tiny_layer_4chip",
+                  "One Llama layer split over 4 chips, tensor parallel (D = 128, F = 256, 4 query / 2 KV heads, "
+                  "d_k = 32, V = 256, 8 prompt tokens, 32 cache positions): prefill and one decode launch, each logit against the host reference within "
+                  "llama_tiny_prefill's bound, the greedy tokens the reference's (sized for the interpreter, "
+                  "visa check and mpirun)",
+                  [](Backend& b, const DeviceOptions& o) {
+                    static const LlamaConfig config = OneLayerConfig();
+                    static const LlamaWeights* weights = new LlamaWeights(MakeWeights(config));
+                    return GenerateRun(b, o, OnChips(config, 4), *weights, 1, false);
+                  }),
+      ModelSample("llama_tiny_decode_4chip",
+                  "llama_tiny_decode split over 4 chips, tensor parallel (the KV caches split by heads): prefill, "
+                  "then 8 decode launches; the greedy tokens against the host reference's",
+                  [](Backend& b, const DeviceOptions& o) -> absl::StatusOr<SampleRun> {
+                    ASSIGN_OR_RETURN(std::shared_ptr<const LlamaWeights> w, TinyWeights());
+                    return GenerateRun(b, o, OnChips(LlamaConfig{}, 4), *w, 8, false);
+                  },
+                  /*slow=*/true),
       ModelSample("llama70b_layer_decode",
                   "One Llama 3 70B layer's decode step at the manual's shapes (D = 8192, F = 28672, 64 query / 8 KV "
                   "heads, d_k = 128, position 1023 of a 1024-row KV cache), weights streamed HBM -> DM tile by tile; "
