@@ -85,16 +85,8 @@ absl::Status MpiBackend::Run(const PipelineOp& op, const PipelineTensors& tensor
 
 absl::Status MpiBackend::Run(const DmaOp& op, const DmaTensors& tensors) {
   const std::string text = OpText(Op{op}, static_cast<size_t>(ops_));
-  // A chip move across ranks is posted at both ends before the agreement, which the transfer then
-  // overlaps (the sender's chip is final once its earlier ops ran; a failed agreement ends the run).
-  const std::optional<ChipMove> move = CrossRankChipMove(op, tensors);
-  if (move) RETURN_IF_ERROR(PostChipMove(*move, tensors.src));
   RETURN_IF_ERROR(AgreeOn(text));
-  if (move) {
-    RETURN_IF_ERROR(FinishChipMove(*move, tensors.src, OpName(ops_, text)));
-  } else {
-    RETURN_IF_ERROR(Exchange(op, tensors, OpName(ops_, text)));
-  }
+  RETURN_IF_ERROR(Exchange(op, tensors, OpName(ops_, text)));
   ++ops_;
   if (WritesOnlyOthersChips(tensors.dst)) {
     ++skipped_;
@@ -141,6 +133,10 @@ absl::Status MpiBackend::Exchange(const DmaOp& op, const DmaTensors& tensors, co
     both.insert(both.end(), to.begin(), to.end());
     if (SoleOwner(both, session_, device_chips)) continue;  // one rank holds all it reads and writes
     const bool plain = op.fill() == nullptr && op.index() == nullptr && read == &tensors.src;
+    if (plain && from.size() == 1 && to.size() == 1) {
+      RETURN_IF_ERROR(ExchangeChipMove(*read, from[0], to[0], what));
+      continue;
+    }
     if (plain && from == to && !tensors.dst.is_view()) {
       ASSIGN_OR_RETURN(TransferReport plan, PlanTransfer(*read, tensors.dst.placement()));
       if (!plan.crosses_chips) continue;  // each chip's part moves on its own chip
@@ -150,32 +146,22 @@ absl::Status MpiBackend::Exchange(const DmaOp& op, const DmaTensors& tensors, co
   return absl::OkStatus();
 }
 
-std::optional<MpiBackend::ChipMove> MpiBackend::CrossRankChipMove(const DmaOp& op, const DmaTensors& tensors) const {
-  if (!inner_.executes() || session_.ranks() == 1) return std::nullopt;
-  if (op.fill() != nullptr || op.index() != nullptr || tensors.index || tensors.base) return std::nullopt;
-  const int device_chips = tensors.dst.device().chips();
-  const std::vector<int> from = ChipsOf(tensors.src), to = ChipsOf(tensors.dst);
-  if (from.size() != 1 || to.size() != 1) return std::nullopt;
-  const ChipMove move{OwnerOf(from[0], session_.ranks(), device_chips), OwnerOf(to[0], session_.ranks(), device_chips)};
-  if (move.sender == move.receiver) return std::nullopt;
-  return move;
-}
-
-absl::Status MpiBackend::PostChipMove(const ChipMove& move, const DeviceTensor& src) {
+absl::Status MpiBackend::ExchangeChipMove(const DeviceTensor& src, int from_chip, int to_chip,
+                                          const std::string& what) {
+  const int chips = src.device().chips();
+  const int sender = OwnerOf(from_chip, session_.ranks(), chips);
+  const int receiver = OwnerOf(to_chip, session_.ranks(), chips);
+  if (sender == receiver) return absl::OkStatus();
   const Mapping layout = OwnChipLayout(src);
-  if (session_.rank() == move.sender) {
+  if (session_.rank() == sender) {
     ASSIGN_OR_RETURN(HostTensor image, ReadImage(src, layout));
-    session_.Post(move.receiver, image.bytes());
-  } else if (session_.rank() == move.receiver) {
-    session_.PostReceive(move.sender, StorageBytes(src.dtype(), layout.size()));
+    session_.Post(receiver, image.bytes());
+    return absl::OkStatus();
   }
-  return absl::OkStatus();
-}
-
-absl::Status MpiBackend::FinishChipMove(const ChipMove& move, const DeviceTensor& src, const std::string& what) {
-  if (session_.rank() != move.receiver) return absl::OkStatus();
-  ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, session_.AwaitPostedReceive(what));
-  ASSIGN_OR_RETURN(HostTensor received, HostTensor::FromBytes(src.dtype(), OwnChipLayout(src), std::move(bytes)));
+  if (session_.rank() != receiver) return absl::OkStatus();
+  std::vector<uint8_t> bytes(static_cast<size_t>(StorageBytes(src.dtype(), layout.size())));
+  RETURN_IF_ERROR(session_.ReceiveInto(sender, absl::MakeSpan(bytes), what));
+  ASSIGN_OR_RETURN(HostTensor received, HostTensor::FromBytes(src.dtype(), layout, std::move(bytes)));
   const KeepEveryChip into_another_ranks_chip;
   return WriteIntoWindow(received, src);
 }

@@ -7,10 +7,9 @@
 // uninitialized-read tracking stays that of one process), so those chips' pages are never
 // committed on this rank. An op is SPMD over chips unless it moves data between them, so a
 // rank's copy of another rank's chip may be stale; the moves that read one are exchanged first:
-// - a move from one chip to another (a chip shuffle's moves): before the op's agreement the
-//   source chip's owner posts its bytes (MPI_Isend, not waited for) and the destination's owner a
-//   receive of their size (MPI_Irecv), so the transfer overlaps the agreement; after it the
-//   destination's owner writes them into its copy of the source before the move runs;
+// - a move from one chip to another (a chip shuffle's moves): the source chip's owner posts its
+//   bytes (MPI_Isend, not waited for) and the destination's owner writes them into its copy of
+//   the source before the move runs;
 // - any other move that reads chips of several ranks (a relayout across chips), and every host
 //   read-back (runtime/host_read_hook.h): each owner sends its chips' part of the tensor read to
 //   every other rank, all blocks of the op at once, nonblocking.
@@ -20,7 +19,6 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -55,17 +53,8 @@ class MpiBackend : public Backend {
   absl::Status AgreeOn(const std::string& text);
   // Brings what the move reads from other ranks' chips to this rank (see the top comment).
   absl::Status Exchange(const DmaOp& op, const DmaTensors& tensors, const std::string& what);
-  // A plain move from one chip to one chip of another rank (a chip shuffle's moves): its two ends.
-  struct ChipMove {
-    int sender;    // the source chip's owner
-    int receiver;  // the destination chip's owner
-  };
-  std::optional<ChipMove> CrossRankChipMove(const DmaOp& op, const DmaTensors& tensors) const;
-  // Before the op's agreement: the sender posts the source chip's bytes, the receiver a receive
-  // of their size.
-  absl::Status PostChipMove(const ChipMove& move, const DeviceTensor& src);
-  // After it: the receiver writes them into its copy of the source chip before the move runs.
-  absl::Status FinishChipMove(const ChipMove& move, const DeviceTensor& src, const std::string& what);
+  // The source chip's bytes from its owner to the destination chip's owner.
+  absl::Status ExchangeChipMove(const DeviceTensor& src, int from_chip, int to_chip, const std::string& what);
   // Whether this rank owns none of the chips `output` lies on (the op is then skipped).
   bool WritesOnlyOthersChips(const DeviceTensor& output) const;
   // Folds the op's output bytes on this rank's chips into the session's digests (when it reports).

@@ -16,21 +16,17 @@ void Report(Session& session) {
   const int64_t mean = stats.received > 0 ? stats.bytes / stats.received : 0;
   absl::StatusOr<double> reference = session.PointToPointBandwidth(std::max<int64_t>(mean, 1), 20);
   if (session.rank() != 0) return;
-  std::cerr << absl::StrFormat("mpi: %d ranks, %d ops agreed; rank 0 sent %d chip moves, received %d (%d bytes, waited "
-                               "%.6f s after the agreements, %.6f s from post to data)\n",
+  std::cerr << absl::StrFormat("mpi: %d ranks, %d ops agreed; rank 0 sent %d chip moves, received %d (%d bytes, %.6f s)\n",
                                session.ranks(), stats.agreements, stats.sent, stats.received, stats.bytes,
-                               stats.seconds, stats.in_flight_seconds);
+                               stats.seconds);
   std::cerr << absl::StrFormat("mpi: rank 0 skipped %d ops (they write only other ranks' chips); %d tensors gathered "
                                "across ranks, %d bytes received\n", stats.skipped, stats.gathers, stats.gathered_bytes);
   std::cerr << absl::StrFormat("mpi: output digest %016x (every op's output bytes, all chips, in op order)\n",
                                stats.output_digest);
   if (stats.received > 0 && reference.ok() && *reference > 0) {
     const double ours = static_cast<double>(stats.bytes) / std::max(stats.seconds, 1e-12);
-    const double in_flight = static_cast<double>(stats.bytes) / std::max(stats.in_flight_seconds, 1e-12);
-    std::cerr << absl::StrFormat("mpi: exchange %.1f MB/s waited (%.1f MB/s post to data), MPI point-to-point %.1f MB/s "
-                                 "for %d-byte messages: %.0f %% (%.0f %%)\n",
-                                 ours / 1e6, in_flight / 1e6, *reference / 1e6, mean, 100 * ours / *reference,
-                                 100 * in_flight / *reference);
+    std::cerr << absl::StrFormat("mpi: exchange %.1f MB/s, MPI point-to-point %.1f MB/s for %d-byte messages: %.0f %%\n",
+                                 ours / 1e6, *reference / 1e6, mean, 100 * ours / *reference);
   }
 }
 

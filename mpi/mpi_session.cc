@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
-#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -47,14 +46,12 @@ double TimeoutFromEnvironment() {
 // Polls `request` until it completes or `timeout` seconds pass; on timeout the request is
 // cancelled and false returned. Yields between polls: ranks often outnumber cores (CI runs
 // --oversubscribe), and a spinning rank would starve the one it waits for.
-// `poll` runs between tests (the agreement notes a receive posted ahead completing meanwhile).
-bool WaitUntil(MPI_Request& request, double timeout, const std::function<void()>& poll = {}) {
+bool WaitUntil(MPI_Request& request, double timeout) {
   const Clock::time_point deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                                         std::chrono::duration<double>(timeout));
   int done = 0;
   while (true) {
     MPI_Test(&request, &done, MPI_STATUS_IGNORE);
-    if (poll) poll();
     if (done) return true;
     if (Clock::now() > deadline) break;
     std::this_thread::yield();
@@ -95,13 +92,12 @@ absl::Status Session::Agree(uint64_t hash, absl::string_view what) {
   // Rank 0 collects every hash and answers each rank with a verdict: 0 all agree, r + 1 rank r
   // differs, -(r + 1) rank r did not answer.
   int64_t verdict = 0;
-  const std::function<void()> note_posted_receive = [this] { NotePostedReceive(); };
   if (rank_ == 0) {
     for (int from = 1; from < ranks_ && verdict == 0; ++from) {
       uint64_t theirs = 0;
       MPI_Request request;
       MPI_Irecv(&theirs, 1, MPI_UINT64_T, from, kAgreeTag, MPI_COMM_WORLD, &request);
-      if (!WaitUntil(request, timeout_seconds_, note_posted_receive)) {
+      if (!WaitUntil(request, timeout_seconds_)) {
         verdict = -(from + 1);
       } else if (theirs != hash) {
         verdict = from + 1;
@@ -110,14 +106,14 @@ absl::Status Session::Agree(uint64_t hash, absl::string_view what) {
     for (int to = 1; to < ranks_; ++to) {
       MPI_Request request;
       MPI_Isend(&verdict, 1, MPI_INT64_T, to, kVerdictTag, MPI_COMM_WORLD, &request);
-      WaitUntil(request, timeout_seconds_ / ranks_, note_posted_receive);  // a rank that is gone cannot block the rest
+      WaitUntil(request, timeout_seconds_ / ranks_);  // a rank that is gone cannot block the rest
     }
   } else {
     MPI_Request sent;
     MPI_Isend(&hash, 1, MPI_UINT64_T, 0, kAgreeTag, MPI_COMM_WORLD, &sent);
     MPI_Request answer;
     MPI_Irecv(&verdict, 1, MPI_INT64_T, 0, kVerdictTag, MPI_COMM_WORLD, &answer);
-    if (!WaitUntil(answer, timeout_seconds_, note_posted_receive)) {
+    if (!WaitUntil(answer, timeout_seconds_)) {
       MPI_Cancel(&sent);
       MPI_Request_free(&sent);
       return NoAnswer(0, what, timeout_seconds_);
@@ -223,10 +219,7 @@ void Session::ForgetCompletedSends() {
   });
 }
 
-double MonotonicSeconds() { return std::chrono::duration<double>(Clock::now().time_since_epoch()).count(); }
-
 void Session::Post(int to, std::vector<uint8_t> bytes) {
-  stats_.sent_at.push_back(MonotonicSeconds());
   auto pending = std::make_shared<Pending>(Pending{MPI_REQUEST_NULL, to, std::move(bytes)});
   MPI_Isend(pending->bytes.data(), static_cast<int>(pending->bytes.size()), MPI_BYTE, to, kDataTag, MPI_COMM_WORLD,
             &pending->request);
@@ -244,83 +237,6 @@ absl::Status Session::Flush(absl::string_view what) {
   }
   pending_.clear();
   return absl::OkStatus();
-}
-
-struct Session::PostedReceive {
-  MPI_Request request = MPI_REQUEST_NULL;
-  int from = 0;
-  std::vector<uint8_t> bytes;
-  Clock::time_point posted;
-  bool complete = false;  // seen complete (or failed: code)
-  int code = MPI_SUCCESS;
-  MPI_Status status{};
-  Clock::time_point seen;  // when
-};
-
-void Session::NotePostedReceive() {
-  if (posted_ == nullptr || posted_->complete) return;
-  int done = 0;
-  posted_->code = MPI_Test(&posted_->request, &done, &posted_->status);
-  if (done || posted_->code != MPI_SUCCESS) {
-    posted_->complete = true;
-    posted_->seen = Clock::now();
-  }
-}
-
-void Session::PostReceive(int from, int64_t bytes) {
-  VISA_CHECK(posted_ == nullptr, "one receive posted ahead at a time");
-  stats_.posted_at.push_back(MonotonicSeconds());
-  posted_ = std::make_shared<PostedReceive>();
-  posted_->request = MPI_REQUEST_NULL;
-  posted_->from = from;
-  posted_->bytes.resize(static_cast<size_t>(bytes));
-  posted_->posted = Clock::now();
-  MPI_Irecv(posted_->bytes.data(), static_cast<int>(bytes), MPI_BYTE, from, kDataTag, MPI_COMM_WORLD,
-            &posted_->request);
-}
-
-absl::StatusOr<std::vector<uint8_t>> Session::AwaitPostedReceive(absl::string_view what) {
-  VISA_CHECK(posted_ != nullptr, "AwaitPostedReceive without PostReceive");
-  PostedReceive& posted = *posted_;
-  const Clock::time_point posted_since = posted.posted;
-  const Clock::time_point start = Clock::now();
-  const Clock::time_point deadline = start + std::chrono::duration_cast<Clock::duration>(
-                                                 std::chrono::duration<double>(timeout_seconds_));
-  while (true) {
-    NotePostedReceive();
-    if (posted.complete) break;
-    if (Clock::now() > deadline) {
-      const int from = posted.from;
-      MPI_Cancel(&posted.request);
-      MPI_Wait(&posted.request, MPI_STATUS_IGNORE);  // returns once cancelled (MPI-3.1, 3.8.4): the buffer is free
-      posted_.reset();
-      return NoAnswer(from, what, timeout_seconds_);
-    }
-    ForgetCompletedSends();  // progress this rank's own sends while it waits (two ranks may swap chips)
-    std::this_thread::yield();
-  }
-  const Clock::time_point end = std::max(start, posted.seen);  // seen during the agreement: nothing waited
-  const int code = posted.code;
-  int count = 0;
-  if (code == MPI_SUCCESS) MPI_Get_count(&posted.status, MPI_BYTE, &count);
-  const Clock::time_point seen = posted.seen;
-  std::vector<uint8_t> bytes = std::move(posted.bytes);
-  const int from = posted.from;
-  posted_.reset();  // complete (or failed): MPI no longer holds the buffer
-  if (code != MPI_SUCCESS) {  // MPI_ERR_TRUNCATE: the buffer of the expected size was too small
-    return absl::InternalError(absl::StrCat("MPI: at ", what, " rank ", from, " sent more than the ",
-                                            bytes.size(), " bytes expected"));
-  }
-  if (count != static_cast<int>(bytes.size())) {
-    return absl::InternalError(absl::StrCat("MPI: at ", what, " rank ", from, " sent ", count, " bytes, ",
-                                            bytes.size(), " expected"));
-  }
-  ++stats_.received;
-  stats_.bytes += count;
-  stats_.seconds += std::chrono::duration<double>(end - start).count();
-  stats_.in_flight_seconds += std::chrono::duration<double>(seen - posted_since).count();
-  stats_.received_at.push_back(std::chrono::duration<double>(seen.time_since_epoch()).count());
-  return bytes;
 }
 
 absl::Status Session::ReceiveInto(int from, absl::Span<uint8_t> into, absl::string_view what) {

@@ -38,14 +38,7 @@ struct ExchangeStats {
   int64_t sent = 0;         // chip-to-chip moves this rank sent to another
   int64_t received = 0;     // and received from another:
   int64_t bytes = 0;        // their payload
-  double seconds = 0;       // waiting for them once this rank needed them: in MPI_Recv from each one's
-                            // arrival, or for a receive posted ahead, from the end of the agreement
-                            // (what the agreement did not hide)
-  double in_flight_seconds = 0;  // receives posted ahead: from the post to the data being there
-  // Each chip move's post (sent ones) and its data seen complete (received ones), in seconds of
-  // the machine's monotonic clock, which every rank on one host shares: a bench pairs them with
-  // the other end's posts (mpi_shuffle_bench).
-  std::vector<double> sent_at, posted_at, received_at;
+  double seconds = 0;       // in MPI_Recv once each arrived (not the wait for the sender)
   int64_t skipped = 0;      // ops this rank did not execute: they write only other ranks' chips
   int64_t gathers = 0;      // tensors whose chip parts every rank exchanged (host reads, relayouts)
   int64_t gathered_bytes = 0;  // the chip parts this rank received in them
@@ -97,12 +90,6 @@ class Session {
   void Post(int to, std::vector<uint8_t> bytes);
   // Waits (against the deadline) for every posted send to complete.
   absl::Status Flush(absl::string_view what);
-  // A chip move's receive of `bytes` from `from` posted ahead (before the op's agreement, so the
-  // transfer overlaps it); the session owns the buffer, so a receive never completed (the
-  // agreement failed and the run ends) writes into nothing freed. One at a time.
-  void PostReceive(int from, int64_t bytes);
-  // The posted receive's payload once it is complete (against the deadline), counted in stats().
-  absl::StatusOr<std::vector<uint8_t>> AwaitPostedReceive(absl::string_view what);
   // A payload received into `into`, which must be exactly the size sent.
   absl::Status ReceiveInto(int from, absl::Span<uint8_t> into, absl::string_view what);
   // Every send and receive of one op posted at once (nonblocking), then all waited for against
@@ -150,15 +137,7 @@ class Session {
   void ReceiveArrived(int from, absl::Span<uint8_t> into);
   struct Pending;  // a posted send and its buffer
   std::vector<std::shared_ptr<Pending>> pending_;  // shared_ptr: Pending is complete only in the .cc
-  struct PostedReceive;  // a receive posted ahead and its buffer
-  // Tests the receive posted ahead, noting when it completed (called while the agreement waits).
-  void NotePostedReceive();
-  std::shared_ptr<PostedReceive> posted_;
 };
-
-// Seconds of the monotonic clock (std::chrono::steady_clock: CLOCK_MONOTONIC, which every process
-// of one host shares).
-double MonotonicSeconds();
 
 // FNV-1a of text, the hash the ranks compare; FoldHash continues one over more bytes.
 uint64_t TextHash(absl::string_view text);

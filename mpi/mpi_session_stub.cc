@@ -4,7 +4,6 @@
 namespace visa::mpi {
 
 Session* Session::Launched() { return nullptr; }
-double MonotonicSeconds() { return 0; }
 
 absl::Status Session::Agree(uint64_t, absl::string_view) { return absl::UnimplementedError("MPI: not built"); }
 absl::Status Session::Send(int, absl::Span<const uint8_t>, absl::string_view) {
@@ -24,11 +23,6 @@ struct Session::Pending {};
 Session::~Session() = default;
 void Session::Post(int, std::vector<uint8_t>) {}
 absl::Status Session::Flush(absl::string_view) { return absl::UnimplementedError("MPI: not built"); }
-struct Session::PostedReceive {};
-void Session::PostReceive(int, int64_t) {}
-absl::StatusOr<std::vector<uint8_t>> Session::AwaitPostedReceive(absl::string_view) {
-  return absl::UnimplementedError("MPI: not built");
-}
 absl::Status Session::ReceiveInto(int, absl::Span<uint8_t>, absl::string_view) {
   return absl::UnimplementedError("MPI: not built");
 }
