@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "dsl/status_macros.h"
 #include "mpi/chip_parts.h"
+#include "mpi/chip_range_move.h"
 #include "runtime/device.h"
 #include "runtime/host_read_hook.h"
 #include "runtime/host_tensor.h"
@@ -93,8 +94,25 @@ absl::Status MpiBackend::Run(const DmaOp& op, const DmaTensors& tensors) {
     ++session_.stats().skipped;
     return absl::OkStatus();
   }
-  RETURN_IF_ERROR(inner_.Run(op, tensors));
+  ASSIGN_OR_RETURN(const bool own_parts, RunsOwnChipsOnly(op, tensors));
+  if (own_parts) {
+    const ChipShare share = session_.Share(tensors.dst.device().chips());
+    RETURN_IF_ERROR(RunChipRange(inner_, op, tensors, share.first, share.count));
+    ++session_.stats().split;
+  } else {
+    RETURN_IF_ERROR(inner_.Run(op, tensors));
+  }
   return Digest(tensors.dst);
+}
+
+absl::StatusOr<bool> MpiBackend::RunsOwnChipsOnly(const DmaOp& op, const DmaTensors& tensors) const {
+  if (!inner_.executes() || session_.ranks() == 1) return false;
+  const ChipShare share = session_.Share(tensors.dst.device().chips());
+  const std::vector<int> chips = ChipsOf(tensors.dst);
+  if (share.count == 0 || std::all_of(chips.begin(), chips.end(), [&](int chip) { return share.Owns(chip); })) {
+    return false;  // nothing of another rank's to leave out
+  }
+  return SplitsByChip(op, tensors);
 }
 
 absl::Status MpiBackend::Digest(const DeviceTensor& output) {

@@ -13,15 +13,17 @@
 // - any other move that reads chips of several ranks (a relayout across chips), and every host
 //   read-back (runtime/host_read_hook.h): each owner sends its chips' part of the tensor read to
 //   every other rank, all blocks of the op at once, nonblocking.
-// An op over several chips (a pipeline on every chip) still runs whole on every rank that owns one
-// of them: its other chips' parts compute on stale bytes and are never read (see
-// docs/multi_process.md, "What is missing").
+// A move between two tensors on every chip that keeps each element on its chip (staging HBM into
+// DM, DM back to HBM) runs only this rank's chips' parts (mpi/chip_range_move.h). A pipeline over
+// several chips still runs whole on every rank that owns one of them: its other chips' parts
+// compute on stale bytes and are never read (see docs/multi_process.md, "What is missing").
 #pragma once
 
 #include <cstdint>
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "mpi/mpi_session.h"
 #include "runtime/backend.h"
 
@@ -55,6 +57,9 @@ class MpiBackend : public Backend {
   absl::Status Exchange(const DmaOp& op, const DmaTensors& tensors, const std::string& what);
   // The source chip's bytes from its owner to the destination chip's owner.
   absl::Status ExchangeChipMove(const DeviceTensor& src, int from_chip, int to_chip, const std::string& what);
+  // Whether this rank runs only its own chips' parts of the move: it spans other ranks' chips and
+  // keeps each element on its chip (mpi/chip_range_move.h).
+  absl::StatusOr<bool> RunsOwnChipsOnly(const DmaOp& op, const DmaTensors& tensors) const;
   // Whether this rank owns none of the chips `output` lies on (the op is then skipped).
   bool WritesOnlyOthersChips(const DeviceTensor& output) const;
   // Folds the op's output bytes on this rank's chips into the session's digests (when it reports).
