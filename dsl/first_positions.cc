@@ -1,10 +1,19 @@
 // FirstPositions: one sweep of a mapping's positions instead of a search per inverted index.
 #include "dsl/first_positions.h"
 
+#include <atomic>
+
 #include "absl/hash/hash.h"
 #include "dsl/normal_form.h"
 
 namespace visa {
+namespace {
+
+std::atomic<int64_t> swept{0};
+
+}  // namespace
+
+int64_t FirstPositions::positions_swept() { return swept.load(std::memory_order_relaxed); }
 
 size_t FirstPositions::IndexHash::operator()(const Index& index) const {
   size_t h = 0;
@@ -32,6 +41,7 @@ std::optional<int64_t> FirstPositions::operator()(const Index& index) {
 }
 
 void FirstPositions::Build() {
+  swept.fetch_add(mapping_.size(), std::memory_order_relaxed);
   // Increasing positions, first holder kept: the smallest position, as Mapping::inverse's search.
   for (int64_t p = 0; p < mapping_.size(); ++p) {
     for (Cell& cell : mapping_.maps(p)) {

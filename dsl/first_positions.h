@@ -23,6 +23,10 @@ class FirstPositions {
   // Tables above this many positions are not built (their indices' inverses stay searches).
   static constexpr int64_t kMaxTablePositions = int64_t{1} << 22;
 
+  // Positions swept into tables by this process so far: the per-position work a move between
+  // layouts the normal form cannot invert costs (tests check that chip views cost none).
+  static int64_t positions_swept();
+
  private:
   struct IndexHash {
     size_t operator()(const Index& index) const;

@@ -526,9 +526,53 @@ std::optional<int64_t> MappingRuns(const Mapping& dst, const Mapping& src, Match
   return std::nullopt;
 }
 
+// A mapping whose outermost level is padded plainly on both sides, `[# a + E # n, rest]` (a
+// chip view's Chip level, runtime/chip_view.h): the same positions as `[E, rest]` shifted by
+// `a * rest.size()`, the rest padding. The normal form has no canonical form for such a left
+// pad, so without this peel a move between chip views walks every position of the device.
+struct PeeledPadding {
+  Mapping mapping;
+  int64_t offset = 0;
+};
+
+std::optional<PeeledPadding> PeelOuterPadding(const Mapping& m) {
+  const bool pair = m.kind() == Mapping::Kind::kPair;
+  Mapping outer = pair ? m.major() : m;
+  int64_t left = 0;
+  bool peeled = false;
+  while ((outer.kind() == Mapping::Kind::kPadding || outer.kind() == Mapping::Kind::kLeftPad) &&
+         outer.pad_kind() == PadKind::kTop) {
+    if (outer.kind() == Mapping::Kind::kLeftPad) left += outer.argument();
+    outer = Mapping(outer.inner());
+    peeled = true;
+  }
+  if (!peeled) return std::nullopt;
+  if (!pair) return PeeledPadding{outer, left};
+  absl::StatusOr<Mapping> inner = Mapping::MakePair(outer, m.minor());
+  if (!inner.ok()) return std::nullopt;
+  return PeeledPadding{*inner, left * m.minor().size()};
+}
+
 }  // namespace
 
 std::optional<int64_t> ForEachRun(const Mapping& dst, const Mapping& src, MatchRule rule, RunChunkFn emit) {
+  const std::optional<PeeledPadding> peeled_dst = PeelOuterPadding(dst), peeled_src = PeelOuterPadding(src);
+  if (peeled_dst || peeled_src) {
+    const int64_t dst_offset = peeled_dst ? peeled_dst->offset : 0, src_offset = peeled_src ? peeled_src->offset : 0;
+    std::vector<MoveRun> shifted;
+    const std::optional<int64_t> unheld =
+        ForEachRun(peeled_dst ? peeled_dst->mapping : dst, peeled_src ? peeled_src->mapping : src, rule,
+                   [&](absl::Span<const MoveRun> runs) {
+                     shifted.assign(runs.begin(), runs.end());
+                     for (MoveRun& run : shifted) {
+                       run.dst += dst_offset;
+                       run.src += src_offset;
+                     }
+                     emit(shifted);
+                   });
+    if (unheld) return *unheld + dst_offset;
+    return std::nullopt;
+  }
   const Layout d = Layout::Of(dst), s = Layout::Of(src);
   RunBuilder out(emit);
   std::optional<int64_t> unheld;
@@ -546,6 +590,13 @@ std::optional<int64_t> ForEachRun(const Mapping& dst, const Mapping& src, MatchR
 }
 
 std::optional<int64_t> FirstDropped(const Mapping& src, absl::FunctionRef<bool(int64_t)> read) {
+  if (const std::optional<PeeledPadding> peeled = PeelOuterPadding(src)) {
+    const int64_t offset = peeled->offset;
+    const std::optional<int64_t> dropped =
+        FirstDropped(peeled->mapping, [&](int64_t q) { return read(q + offset); });
+    if (dropped) return *dropped + offset;
+    return std::nullopt;
+  }
   const Layout s = Layout::Of(src);
   std::optional<int64_t> dropped;
   if (s.invertible()) {

@@ -11,11 +11,13 @@
 #include "absl/strings/str_cat.h"
 #include "dsl/status_macros.h"
 #include "mpi/chip_parts.h"
+#include "mpi/chip_range_move.h"
 #include "runtime/device.h"
 #include "runtime/host_read_hook.h"
 #include "runtime/host_tensor.h"
 #include "runtime/kept_chips.h"
 #include "runtime/transfer.h"
+#include "runtime/uninitialized_reads.h"
 #include "runtime/window_write.h"
 
 namespace visa::mpi {
@@ -86,15 +88,38 @@ absl::Status MpiBackend::Run(const PipelineOp& op, const PipelineTensors& tensor
 absl::Status MpiBackend::Run(const DmaOp& op, const DmaTensors& tensors) {
   const std::string text = OpText(Op{op}, static_cast<size_t>(ops_));
   RETURN_IF_ERROR(AgreeOn(text));
-  RETURN_IF_ERROR(Exchange(op, tensors, OpName(ops_, text)));
+  std::optional<HostTensor> received;
+  RETURN_IF_ERROR(Exchange(op, tensors, OpName(ops_, text), received));
   ++ops_;
   if (WritesOnlyOthersChips(tensors.dst)) {
     ++skipped_;
     ++session_.stats().skipped;
     return absl::OkStatus();
   }
-  RETURN_IF_ERROR(inner_.Run(op, tensors));
+  ASSIGN_OR_RETURN(const bool own_parts, RunsOwnChipsOnly(op, tensors));
+  if (received) {
+    // Another rank's chip arrived for this chip move: written straight into the destination chip,
+    // as the move would write it, after the read check the backends make of a move's source.
+    RETURN_IF_ERROR(CheckAllWritten(tensors.src, absl::StrCat("a ", ContextName(op.context), " move")));
+    RETURN_IF_ERROR(WriteIntoWindow(*received, tensors.dst));
+  } else if (own_parts) {
+    const ChipShare share = session_.Share(tensors.dst.device().chips());
+    RETURN_IF_ERROR(RunChipRange(inner_, op, tensors, share.first, share.count));
+    ++session_.stats().split;
+  } else {
+    RETURN_IF_ERROR(inner_.Run(op, tensors));
+  }
   return Digest(tensors.dst);
+}
+
+absl::StatusOr<bool> MpiBackend::RunsOwnChipsOnly(const DmaOp& op, const DmaTensors& tensors) const {
+  if (!inner_.executes() || session_.ranks() == 1) return false;
+  const ChipShare share = session_.Share(tensors.dst.device().chips());
+  const std::vector<int> chips = ChipsOf(tensors.dst);
+  if (share.count == 0 || std::all_of(chips.begin(), chips.end(), [&](int chip) { return share.Owns(chip); })) {
+    return false;  // nothing of another rank's to leave out
+  }
+  return SplitsByChip(op, tensors);
 }
 
 absl::Status MpiBackend::Digest(const DeviceTensor& output) {
@@ -117,7 +142,8 @@ absl::Status MpiBackend::Digest(const DeviceTensor& output) {
   return absl::OkStatus();
 }
 
-absl::Status MpiBackend::Exchange(const DmaOp& op, const DmaTensors& tensors, const std::string& what) {
+absl::Status MpiBackend::Exchange(const DmaOp& op, const DmaTensors& tensors, const std::string& what,
+                                  std::optional<HostTensor>& received) {
   if (!inner_.executes() || session_.ranks() == 1) return absl::OkStatus();
   const int device_chips = tensors.dst.device().chips();
   if (device_chips == 1) return absl::OkStatus();  // one chip, one owner: nothing crosses
@@ -134,7 +160,7 @@ absl::Status MpiBackend::Exchange(const DmaOp& op, const DmaTensors& tensors, co
     if (SoleOwner(both, session_, device_chips)) continue;  // one rank holds all it reads and writes
     const bool plain = op.fill() == nullptr && op.index() == nullptr && read == &tensors.src;
     if (plain && from.size() == 1 && to.size() == 1) {
-      RETURN_IF_ERROR(ExchangeChipMove(*read, from[0], to[0], what));
+      ASSIGN_OR_RETURN(received, ExchangeChipMove(*read, from[0], to[0], what));
       continue;
     }
     if (plain && from == to && !tensors.dst.is_view()) {
@@ -146,24 +172,22 @@ absl::Status MpiBackend::Exchange(const DmaOp& op, const DmaTensors& tensors, co
   return absl::OkStatus();
 }
 
-absl::Status MpiBackend::ExchangeChipMove(const DeviceTensor& src, int from_chip, int to_chip,
-                                          const std::string& what) {
+absl::StatusOr<std::optional<HostTensor>> MpiBackend::ExchangeChipMove(const DeviceTensor& src, int from_chip,
+                                                                        int to_chip, const std::string& what) {
   const int chips = src.device().chips();
   const int sender = OwnerOf(from_chip, session_.ranks(), chips);
   const int receiver = OwnerOf(to_chip, session_.ranks(), chips);
-  if (sender == receiver) return absl::OkStatus();
+  if (sender == receiver) return std::nullopt;
   const Mapping layout = OwnChipLayout(src);
   if (session_.rank() == sender) {
     ASSIGN_OR_RETURN(HostTensor image, ReadImage(src, layout));
     session_.Post(receiver, image.bytes());
-    return absl::OkStatus();
+    return std::nullopt;
   }
-  if (session_.rank() != receiver) return absl::OkStatus();
+  if (session_.rank() != receiver) return std::nullopt;
   std::vector<uint8_t> bytes(static_cast<size_t>(StorageBytes(src.dtype(), layout.size())));
   RETURN_IF_ERROR(session_.ReceiveInto(sender, absl::MakeSpan(bytes), what));
-  ASSIGN_OR_RETURN(HostTensor received, HostTensor::FromBytes(src.dtype(), layout, std::move(bytes)));
-  const KeepEveryChip into_another_ranks_chip;
-  return WriteIntoWindow(received, src);
+  return HostTensor::FromBytes(src.dtype(), layout, std::move(bytes));
 }
 
 absl::Status MpiBackend::GatherChips(const DeviceTensor& tensor, const std::string& what) {

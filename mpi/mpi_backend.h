@@ -8,22 +8,26 @@
 // committed on this rank. An op is SPMD over chips unless it moves data between them, so a
 // rank's copy of another rank's chip may be stale; the moves that read one are exchanged first:
 // - a move from one chip to another (a chip shuffle's moves): the source chip's owner posts its
-//   bytes (MPI_Isend, not waited for) and the destination's owner writes them into its copy of
-//   the source before the move runs;
+//   bytes (MPI_Isend, not waited for) and the destination's owner writes them straight into the
+//   destination chip, in place of the move (it keeps no copy of the other rank's chip);
 // - any other move that reads chips of several ranks (a relayout across chips), and every host
 //   read-back (runtime/host_read_hook.h): each owner sends its chips' part of the tensor read to
 //   every other rank, all blocks of the op at once, nonblocking.
-// An op over several chips (a pipeline on every chip) still runs whole on every rank that owns one
-// of them: its other chips' parts compute on stale bytes and are never read (see
-// docs/multi_process.md, "What is missing").
+// A move between two tensors on every chip that keeps each element on its chip (staging HBM into
+// DM, DM back to HBM) runs only this rank's chips' parts (mpi/chip_range_move.h). A pipeline over
+// several chips still runs whole on every rank that owns one of them: its other chips' parts
+// compute on stale bytes and are never read (see docs/multi_process.md, "What is missing").
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "mpi/mpi_session.h"
 #include "runtime/backend.h"
+#include "runtime/host_tensor.h"
 
 namespace visa::mpi {
 
@@ -51,10 +55,17 @@ class MpiBackend : public Backend {
  private:
   // Compares this op's text across ranks; `text` is OpText of the op.
   absl::Status AgreeOn(const std::string& text);
-  // Brings what the move reads from other ranks' chips to this rank (see the top comment).
-  absl::Status Exchange(const DmaOp& op, const DmaTensors& tensors, const std::string& what);
-  // The source chip's bytes from its owner to the destination chip's owner.
-  absl::Status ExchangeChipMove(const DeviceTensor& src, int from_chip, int to_chip, const std::string& what);
+  // Brings what the move reads from other ranks' chips to this rank (see the top comment); a chip
+  // move's source chip, on its destination's owner, as `received`.
+  absl::Status Exchange(const DmaOp& op, const DmaTensors& tensors, const std::string& what,
+                        std::optional<HostTensor>& received);
+  // The source chip's bytes from its owner to the destination chip's owner, which gets them (in
+  // the layout of the source's own chip); nullopt on every other rank.
+  absl::StatusOr<std::optional<HostTensor>> ExchangeChipMove(const DeviceTensor& src, int from_chip, int to_chip,
+                                                             const std::string& what);
+  // Whether this rank runs only its own chips' parts of the move: it spans other ranks' chips and
+  // keeps each element on its chip (mpi/chip_range_move.h).
+  absl::StatusOr<bool> RunsOwnChipsOnly(const DmaOp& op, const DmaTensors& tensors) const;
   // Whether this rank owns none of the chips `output` lies on (the op is then skipped).
   bool WritesOnlyOthersChips(const DeviceTensor& output) const;
   // Folds the op's output bytes on this rank's chips into the session's digests (when it reports).

@@ -19,8 +19,9 @@ void Report(Session& session) {
   std::cerr << absl::StrFormat("mpi: %d ranks, %d ops agreed; rank 0 sent %d chip moves, received %d (%d bytes, %.6f s)\n",
                                session.ranks(), stats.agreements, stats.sent, stats.received, stats.bytes,
                                stats.seconds);
-  std::cerr << absl::StrFormat("mpi: rank 0 skipped %d ops (they write only other ranks' chips); %d tensors gathered "
-                               "across ranks, %d bytes received\n", stats.skipped, stats.gathers, stats.gathered_bytes);
+  std::cerr << absl::StrFormat("mpi: rank 0 skipped %d ops (they write only other ranks' chips), ran %d moves for its "
+                               "own chips alone; %d tensors gathered across ranks, %d bytes received\n",
+                               stats.skipped, stats.split, stats.gathers, stats.gathered_bytes);
   std::cerr << absl::StrFormat("mpi: output digest %016x (every op's output bytes, all chips, in op order)\n",
                                stats.output_digest);
   if (stats.received > 0 && reference.ok() && *reference > 0) {
