@@ -15,11 +15,13 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "interp/interpreter.h"
 #include "jit/element_op.h"
 #include "jit/jit_backend.h"
 #include "jit/kernel_cache.h"
 #include "jit/object_cache.h"
 #include "jit/program_entry.h"
+#include "runtime/recording_backend.h"
 #include "runtime/trace_backend.h"
 #include "runtime/trace_options.h"
 #include "samples/sample.h"
@@ -249,6 +251,31 @@ TEST_F(ProgramCompileTest, ASamplesProgramCompilesAsAFewModulesAndLoadsAsOneEntr
   EXPECT_EQ(warm->stats().compiles, 0);
   EXPECT_EQ(warm->stats().disk_loads, 1);
   EXPECT_EQ(warm->stats().disk_hits, prepared.compiles);
+}
+
+// Every op of a sample run on a JIT whose kernels were compiled as one program writes what the
+// interpreter writes (the program's kernels are bound to the right ops).
+TEST(ProgramCompile, APreparedRunWritesWhatTheInterpreterWrites) {
+  for (const char* name : {"vector_row_softmax", "moe_routing", "vector_gemm_bias_silu"}) {
+    const samples::Sample* sample = samples::FindSample(name);
+    ASSERT_NE(sample, nullptr) << name;
+    TraceBackend trace;
+    absl::StatusOr<samples::SampleRun> traced = sample->Run(trace, TracingOptions());
+    ASSERT_TRUE(traced.ok()) << traced.status();
+    std::unique_ptr<JitBackend> jit = *JitBackend::Create({.threads = 1});
+    ASSERT_TRUE(jit->Prepare(traced->program).ok()) << name;
+    EXPECT_GT(jit->stats().compiles, jit->stats().modules) << name;
+    RecordingBackend on_jit(*jit);
+    absl::StatusOr<samples::SampleRun> jit_run = sample->Run(on_jit);
+    ASSERT_TRUE(jit_run.ok()) << jit_run.status();
+    interp::Interpreter interpreter;
+    RecordingBackend on_interpreter(interpreter);
+    absl::StatusOr<samples::SampleRun> interp_run = sample->Run(on_interpreter);
+    ASSERT_TRUE(interp_run.ok()) << interp_run.status();
+    EXPECT_EQ(FirstDifference(jit_run->program, on_jit.records(), "jit", on_interpreter.records(), "interpreter"),
+              std::nullopt)
+        << name;
+  }
 }
 
 }  // namespace
