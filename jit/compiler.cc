@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -31,6 +32,7 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
+#include "llvm/Linker/Linker.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/BLAKE3.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -481,6 +483,7 @@ std::optional<std::vector<void*>> Compiler::Impl::LinkProgramFromDisk(const std:
     if (!address) return fail(address.takeError());
     addresses.push_back(address->toPtr<void*>());
   }
+  for (size_t j = 0; j < addresses.size(); ++j) by_symbol.try_emplace(entry->kernels[j].symbol, Linked{addresses[j], ""});
   disk_links += static_cast<int64_t>(addresses.size());
   ++disk_loads;
   return addresses;
@@ -497,40 +500,64 @@ absl::StatusOr<std::vector<void*>> Compiler::Impl::BuildProgram(const std::strin
     const Optimization o = requests[fresh[j]].optimization;
     groups[{static_cast<int>(o.ir), o.codegen}].push_back(j);
   }
+  std::vector<std::string> symbols(fresh.size());
+  absl::flat_hash_set<std::string> in_program;  // symbols the program's modules define
+  size_t modules = 0;
   program_objects.clear();
   for (const auto& [levels, members] : groups) {
     auto context = std::make_unique<llvm::LLVMContext>();
-    auto module = std::make_unique<llvm::Module>(absl::StrCat(kProgramModule, levels.first, " ", levels.second), *context);
-    module->setDataLayout(jit->getDataLayout());
-    module->setTargetTriple(jit->getTargetTriple().str());
+    auto program = std::make_unique<llvm::Module>(absl::StrCat(kProgramModule, levels.first, " ", levels.second), *context);
+    program->setDataLayout(jit->getDataLayout());
+    program->setTargetTriple(jit->getTargetTriple().str());
+    bool empty = true;
     for (size_t j : members) {
-      const std::string symbol = ProgramKernelSymbol(keys[j]);
-      requests[fresh[j]].build(*module, symbol);
-      if (module->getFunction(symbol) == nullptr) {
-        return absl::InternalError(absl::StrCat("JIT: kernel `", requests[fresh[j]].kernel_key.substr(0, 80),
-                                                "` built no function"));
+      const Request& request = requests[fresh[j]];
+      // Each kernel is built as Build builds it, so its content name is the one a lazy compile
+      // of it gives: equal code under another key is linked once, here or from before.
+      const std::string name = "visa_kernel";
+      auto module = std::make_unique<llvm::Module>(name, *context);
+      module->setDataLayout(jit->getDataLayout());
+      module->setTargetTriple(jit->getTargetTriple().str());
+      request.build(*module, name);
+      const absl::string_view what = absl::string_view(request.kernel_key).substr(0, 80);
+      RETURN_IF_ERROR(Finish(*module, request.optimization, what));
+      llvm::Function* entry = module->getFunction(name);
+      if (entry == nullptr) return absl::InternalError(absl::StrCat("JIT: kernel `", what, "` built no function"));
+      symbols[j] = ContentName(IrBytes(*module));
+      if (by_symbol.contains(symbols[j]) || !in_program.insert(symbols[j]).second) continue;
+      entry->setName(symbols[j]);
+      if (llvm::Linker::linkModules(*program, std::move(module))) {
+        return absl::InternalError(absl::StrCat("JIT: kernel `", what, "` does not link into its program's module"));
       }
+      empty = false;
     }
-    const Optimization optimization = requests[fresh[members[0]]].optimization;
-    RETURN_IF_ERROR(Finish(*module, optimization, absl::StrCat("a program of ", members.size(), " kernels")));
-    if (llvm::Error added = jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(module), std::move(context)))) {
+    if (empty) continue;
+    ++modules;
+    if (llvm::Error added = jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(program), std::move(context)))) {
       return absl::InternalError(absl::StrCat("JIT: adding a program's module: ", Message(std::move(added))));
     }
   }
   std::vector<void*> addresses;
   // The first lookup into each module materializes it: its compile step runs there.
   for (size_t j = 0; j < fresh.size(); ++j) {
-    llvm::Expected<llvm::orc::ExecutorAddr> address = jit->lookup(ProgramKernelSymbol(keys[j]));
+    if (auto it = by_symbol.find(symbols[j]); it != by_symbol.end()) {
+      addresses.push_back(it->second.address);
+      continue;
+    }
+    llvm::Expected<llvm::orc::ExecutorAddr> address = jit->lookup(symbols[j]);
     if (!address) {
       return absl::InternalError(absl::StrCat("JIT: compiling kernel `", requests[fresh[j]].kernel_key.substr(0, 80),
                                               "`: ", Message(address.takeError())));
     }
+    by_symbol[symbols[j]] = Linked{address->toPtr<void*>(), ""};
     addresses.push_back(address->toPtr<void*>());
   }
-  kernels_compiled += static_cast<int64_t>(fresh.size());
-  if (cache != nullptr && program_objects.size() == groups.size()) {
+  kernels_compiled += static_cast<int64_t>(in_program.size());
+  // An entry names every kernel of the program; one whose code was linked before this program
+  // is not in its objects, so a later process without it misses the entry and compiles again.
+  if (cache != nullptr && modules > 0 && program_objects.size() == modules) {
     ProgramEntry entry;
-    for (const std::string& key : keys) entry.kernels.push_back({key, ProgramKernelSymbol(key)});
+    for (size_t j = 0; j < fresh.size(); ++j) entry.kernels.push_back({keys[j], symbols[j]});
     entry.objects = std::move(program_objects);
     // A failed write costs only a compile in a later process.
     (void)cache->Store(program_key, PackProgramEntry(entry));

@@ -5,13 +5,18 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "jit/object_cache.h"
 
 namespace visa::jit {
 namespace {
 
 constexpr absl::string_view kHeader = "visa program entry 1";
-constexpr absl::string_view kSymbolPrefix = "visa_p";
+
+// A content name: "visa_" and 64 hex digits (the form of an ObjectKey).
+bool IsContentName(absl::string_view name) {
+  return absl::ConsumePrefix(&name, "visa_") && IsObjectKey(name);
+}
 
 // The next line of `rest` (without its newline), consumed; nullopt when there is no newline.
 std::optional<absl::string_view> NextLine(absl::string_view& rest) {
@@ -29,8 +34,6 @@ std::optional<size_t> Count(std::optional<absl::string_view> line) {
 }
 
 }  // namespace
-
-std::string ProgramKernelSymbol(absl::string_view key) { return absl::StrCat(kSymbolPrefix, key); }
 
 std::string PackProgramEntry(const ProgramEntry& entry) {
   std::string out = absl::StrCat(kHeader, "\n", entry.kernels.size(), "\n");
@@ -51,7 +54,7 @@ std::optional<ProgramEntry> UnpackProgramEntry(absl::string_view payload) {
     std::optional<absl::string_view> line = NextLine(rest);
     if (!line) return std::nullopt;
     std::vector<absl::string_view> parts = absl::StrSplit(*line, ' ');
-    if (parts.size() != 2 || !IsObjectKey(parts[0]) || parts[1] != ProgramKernelSymbol(parts[0])) return std::nullopt;
+    if (parts.size() != 2 || !IsObjectKey(parts[0]) || !IsContentName(parts[1])) return std::nullopt;
     entry.kernels.push_back({std::string(parts[0]), std::string(parts[1])});
   }
   const std::optional<size_t> objects = Count(NextLine(rest));

@@ -14,7 +14,7 @@ namespace visa::jit {
 struct ProgramEntry {
   struct Kernel {
     std::string key;     // the kernel's ObjectKey
-    std::string symbol;  // the function its object defines for it
+    std::string symbol;  // its function's content name (compiler.cc: ContentName)
   };
   std::vector<Kernel> kernels;
   std::vector<std::string> objects;
@@ -24,9 +24,5 @@ std::string PackProgramEntry(const ProgramEntry& entry);
 
 // nullopt for a payload not of PackProgramEntry's form (truncated, rotted, or another kind).
 std::optional<ProgramEntry> UnpackProgramEntry(absl::string_view payload);
-
-// The symbol a program's kernel of ObjectKey `key` is linked under: distinct from the content
-// names of kernels compiled one by one, so both kinds can live in one JIT.
-std::string ProgramKernelSymbol(absl::string_view key);
 
 }  // namespace visa::jit

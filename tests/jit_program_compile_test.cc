@@ -114,6 +114,27 @@ TEST_F(ProgramCompileTest, NSmallKernelsCompileAsOneModule) {
   EXPECT_EQ(cache->stats().modules, 1);
 }
 
+// Kernels of different keys whose code is equal (copies of different lengths: the length is an
+// argument) compile once in a program, as they link once when compiled lazily.
+TEST_F(ProgramCompileTest, EqualCodeUnderTwoKeysCompilesOnce) {
+  std::unique_ptr<KernelCache> cache = NewCache(/*disk_cache=*/false);
+  cache->CollectKernels();
+  ASSERT_TRUE(cache->CompileNest(MoveNest{{{64, 1, 1}}}, CopyOp(DType::kI32)).ok());
+  ASSERT_TRUE(cache->CompileNest(MoveNest{{{32, 1, 1}}}, CopyOp(DType::kI32)).ok());
+  ASSERT_TRUE(cache->CompileCollected().ok());
+  EXPECT_EQ(cache->stats().compiles, 1);
+  EXPECT_EQ(cache->stats().modules, 1);
+  std::vector<int32_t> src(64), dst(64, -1);
+  std::iota(src.begin(), src.end(), 100);
+  for (int64_t length : {32, 64}) {
+    ASSERT_TRUE(cache->RunNest(MoveNest{{{length, 1, 1}}}, CopyOp(DType::kI32), reinterpret_cast<uint8_t*>(dst.data()),
+                               64, reinterpret_cast<const uint8_t*>(src.data()), 64).ok());
+    EXPECT_EQ(std::vector<int32_t>(dst.begin(), dst.begin() + length),
+              std::vector<int32_t>(src.begin(), src.begin() + length));
+  }
+  EXPECT_EQ(cache->stats().compiles, 1);
+}
+
 TEST_F(ProgramCompileTest, CollectedAddressesAreNullUntilCompiled) {
   std::unique_ptr<KernelCache> cache = NewCache(/*disk_cache=*/false);
   cache->CollectKernels();
@@ -197,19 +218,20 @@ TEST_F(ProgramCompileTest, ACorruptProgramEntryIsAMissAndIsRewritten) {
 TEST(ProgramEntry, RoundTripsAndRejectsWhatIsNotOne) {
   const std::string key = ObjectKey({"19", "cpu", "+f", "o", "g"}, "kernel");
   ProgramEntry entry;
-  entry.kernels.push_back({key, ProgramKernelSymbol(key)});
+  const std::string symbol = "visa_" + std::string(64, 'b');
+  entry.kernels.push_back({key, symbol});
   entry.objects.push_back("object bytes\nwith a newline");
   const std::string packed = PackProgramEntry(entry);
   std::optional<ProgramEntry> back = UnpackProgramEntry(packed);
   ASSERT_TRUE(back.has_value());
   EXPECT_EQ(back->kernels[0].key, key);
-  EXPECT_EQ(back->kernels[0].symbol, ProgramKernelSymbol(key));
+  EXPECT_EQ(back->kernels[0].symbol, symbol);
   EXPECT_EQ(back->objects, entry.objects);
   EXPECT_EQ(UnpackProgramEntry(packed.substr(0, packed.size() - 1)), std::nullopt);  // truncated
   EXPECT_EQ(UnpackProgramEntry(packed + "x"), std::nullopt);                           // trailing bytes
   EXPECT_EQ(UnpackProgramEntry("visa_" + key + "\nobject"), std::nullopt);             // a kernel entry
   ProgramEntry wrong_symbol = entry;
-  wrong_symbol.kernels[0].symbol = "visa_p" + std::string(64, 'a');
+  wrong_symbol.kernels[0].symbol = "visa_p" + std::string(63, 'a');
   EXPECT_EQ(UnpackProgramEntry(PackProgramEntry(wrong_symbol)), std::nullopt);
   ProgramEntry no_objects = entry;
   no_objects.objects.clear();
