@@ -134,7 +134,7 @@ absl::StatusOr<void*> KernelCache::Cached(const std::string& key, Optimization o
     return it->second;
   }
   if (collecting_) {
-    if (collected_keys_.emplace(key, collecting_->size()).second) collecting_->push_back({key, optimization, build});
+    if (collected_keys_.insert(key).second) collecting_->push_back({key, optimization, build});
     return nullptr;
   }
   void* address = nullptr;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "dsl/mapping.h"
 #include "jit/compiler.h"
@@ -204,7 +205,7 @@ class KernelCache {
   std::unique_ptr<Compiler> compiler_;
   // While collecting (CollectKernels): the kernels asked for, in order, each key once.
   std::optional<std::vector<Compiler::Request>> collecting_;
-  absl::flat_hash_map<std::string, size_t> collected_keys_;
+  absl::flat_hash_set<std::string> collected_keys_;
   absl::flat_hash_map<std::string, bool> same_layouts_;
   absl::flat_hash_map<std::string, bool> has_nest_;
   int threads_;
