@@ -3,15 +3,22 @@
 // errors turned into Status.
 #include "jit/compiler.h"
 
+#include <algorithm>
+#include <map>
 #include <mutex>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "dsl/status_macros.h"
 #include "dsl/vector_ops.h"
 #include "jit/generator_version.h"
 #include "jit/object_cache.h"
+#include "jit/program_entry.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/Config/llvm-config.h"
@@ -25,6 +32,7 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
+#include "llvm/Linker/Linker.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/BLAKE3.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -40,6 +48,9 @@ namespace {
 // their levels have different bitcode: different symbols. (The disk cache key has them from
 // KernelIdentity.)
 constexpr const char* kOptimizationFlag = "visa.optimization";
+// The identifier of a module holding several kernels of a program (CompileProgram): its object is
+// kept for the program's disk cache entry rather than stored by a kernel key.
+constexpr absl::string_view kProgramModule = "visa program ";
 // The SLP vectorizer stays off (the library's PipelineTuningOptions leave it off, unlike clang at
 // -O2): it made the old per-element contraction kernel 15% faster but runs none of the lane /
 // fused kernels faster and costs ~10% compile time.
@@ -218,7 +229,10 @@ struct Compiler::Impl {
   std::unique_ptr<DiskObjectCache> cache;
   CodegenConfig config;
   int64_t compiles = 0;    // modules optimized and code-generated
+  int64_t kernels_compiled = 0;  // the kernels those modules held
   int64_t disk_links = 0;  // kernels whose object came from the disk cache
+  int64_t disk_loads = 0;  // disk cache entries linked
+  std::vector<std::string> program_objects;  // objects of the program modules compiled so far
   absl::flat_hash_map<std::string, std::string> storing;  // the symbol of each key being compiled
   std::unique_ptr<llvm::orc::LLJIT> jit;
   absl::flat_hash_map<std::string, void*> by_key;       // by ObjectKey
@@ -229,6 +243,15 @@ struct Compiler::Impl {
   absl::StatusOr<void*> Build(const std::string& key, const std::string& kernel_key, Optimization optimization,
                               const BuildFn& build);
   void StoreAlias(const std::string& key, const Linked& linked);
+  // A program's kernels (CompileProgram): `keys[i]` is request `fresh[i]`'s ObjectKey, sorted.
+  std::optional<std::vector<void*>> LinkProgramFromDisk(const std::string& program_key,
+                                                        const std::vector<std::string>& keys);
+  absl::StatusOr<std::vector<void*>> BuildProgram(const std::string& program_key, const std::vector<Request>& requests,
+                                                  const std::vector<size_t>& fresh,
+                                                  const std::vector<std::string>& keys);
+  // Verifies `module` (whose kernels `what` names), tags it with its levels and tunes its
+  // functions for the host.
+  absl::Status Finish(llvm::Module& module, Optimization optimization, absl::string_view what) const;
 };
 
 Compiler::Compiler(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -302,6 +325,11 @@ absl::StatusOr<void*> Compiler::Compile(const std::string& kernel_key, Optimizat
 
 void Compiler::Impl::Compiled(const llvm::Module& module, llvm::MemoryBufferRef object) {
   ++compiles;
+  if (absl::StartsWith(module.getModuleIdentifier(), kProgramModule)) {
+    program_objects.emplace_back(object.getBuffer());
+    return;
+  }
+  ++kernels_compiled;
   auto it = storing.find(module.getModuleIdentifier());
   if (cache == nullptr || it == storing.end()) return;
   // A failed write costs only a compile in a later process; the kernel itself is fine.
@@ -337,6 +365,7 @@ std::optional<void*> Compiler::Impl::LinkFromDisk(const std::string& key) {
     return std::nullopt;
   }
   ++disk_links;
+  ++disk_loads;
   by_symbol[symbol] = Linked{address->toPtr<void*>(), key};
   return address->toPtr<void*>();
 }
@@ -358,19 +387,7 @@ absl::StatusOr<void*> Compiler::Impl::Build(const std::string& key, const std::s
   module->setTargetTriple(jit->getTargetTriple().str());
   build(*module, name);
   const absl::string_view what = absl::string_view(kernel_key).substr(0, 80);
-  module->addModuleFlag(llvm::Module::Error, kOptimizationFlag,
-                        static_cast<int>(optimization.ir) * 4 + optimization.codegen);
-  std::string problems;
-  llvm::raw_string_ostream os(problems);
-  if (llvm::verifyModule(*module, &os)) {
-    return absl::InternalError(absl::StrCat("JIT: invalid IR for kernel `", what, "`: ", problems));
-  }
-  // Every function is tuned for the host CPU so the vectorizers see its vector widths.
-  for (llvm::Function& f : *module) {
-    if (f.isDeclaration()) continue;
-    f.addFnAttr("target-cpu", config.cpu);
-    f.addFnAttr("target-features", config.features);
-  }
+  RETURN_IF_ERROR(Finish(*module, optimization, what));
   llvm::Function* entry = module->getFunction(name);
   if (entry == nullptr) return absl::InternalError(absl::StrCat("JIT: kernel `", what, "` built no function"));
   const std::string symbol = ContentName(IrBytes(*module));
@@ -393,12 +410,170 @@ absl::StatusOr<void*> Compiler::Impl::Build(const std::string& key, const std::s
   return address->toPtr<void*>();
 }
 
+absl::Status Compiler::Impl::Finish(llvm::Module& module, Optimization optimization, absl::string_view what) const {
+  module.addModuleFlag(llvm::Module::Error, kOptimizationFlag,
+                       static_cast<int>(optimization.ir) * 4 + optimization.codegen);
+  std::string problems;
+  llvm::raw_string_ostream os(problems);
+  if (llvm::verifyModule(module, &os)) {
+    return absl::InternalError(absl::StrCat("JIT: invalid IR for kernel `", what, "`: ", problems));
+  }
+  // Every function is tuned for the host CPU so the vectorizers see its vector widths.
+  for (llvm::Function& f : module) {
+    if (f.isDeclaration()) continue;
+    f.addFnAttr("target-cpu", config.cpu);
+    f.addFnAttr("target-features", config.features);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<void*>> Compiler::CompileProgram(const std::vector<Request>& requests) {
+  std::vector<std::string> keys;
+  std::vector<size_t> fresh;  // the requests to build, one per key not linked yet
+  absl::flat_hash_map<std::string, size_t> requested;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    keys.push_back(ObjectKey(impl_->config, KernelIdentity(requests[i].kernel_key, requests[i].optimization)));
+    if (!impl_->by_key.contains(keys.back()) && requested.emplace(keys.back(), i).second) fresh.push_back(i);
+  }
+  // Sorted by key: the program's entry names the set, whatever order its ops asked in.
+  std::sort(fresh.begin(), fresh.end(), [&](size_t a, size_t b) { return keys[a] < keys[b]; });
+  if (fresh.size() == 1) {
+    const Request& only = requests[fresh[0]];
+    RETURN_IF_ERROR(Compile(only.kernel_key, only.optimization, only.build).status());
+  } else if (fresh.size() > 1) {
+    std::vector<std::string> fresh_keys;
+    for (size_t i : fresh) fresh_keys.push_back(keys[i]);
+    const std::string program_key = ObjectKey(impl_->config, absl::StrCat("program\n", absl::StrJoin(fresh_keys, "\n")));
+    std::optional<std::vector<void*>> linked;
+    if (impl_->cache) linked = impl_->LinkProgramFromDisk(program_key, fresh_keys);
+    if (!linked) {
+      ASSIGN_OR_RETURN(linked, impl_->BuildProgram(program_key, requests, fresh, fresh_keys));
+    }
+    for (size_t j = 0; j < fresh.size(); ++j) impl_->by_key.emplace(fresh_keys[j], (*linked)[j]);
+  }
+  std::vector<void*> addresses;
+  for (const std::string& key : keys) addresses.push_back(impl_->by_key.at(key));
+  return addresses;
+}
+
+std::optional<std::vector<void*>> Compiler::Impl::LinkProgramFromDisk(const std::string& program_key,
+                                                                      const std::vector<std::string>& keys) {
+  std::optional<std::string> payload = cache->Load(program_key);
+  if (!payload) return std::nullopt;
+  std::optional<ProgramEntry> entry = UnpackProgramEntry(*payload);
+  if (!entry || entry->kernels.size() != keys.size()) return std::nullopt;
+  for (size_t j = 0; j < keys.size(); ++j) {
+    if (entry->kernels[j].key != keys[j]) return std::nullopt;
+  }
+  // One tracker for the entry's objects, so an entry that does not link is removed whole.
+  llvm::orc::ResourceTrackerSP tracker = jit->getMainJITDylib().createResourceTracker();
+  auto fail = [&](llvm::Error error) -> std::optional<std::vector<void*>> {
+    llvm::consumeError(std::move(error));
+    llvm::consumeError(tracker->remove());
+    return std::nullopt;
+  };
+  for (const std::string& object : entry->objects) {
+    if (llvm::Error added = jit->addObjectFile(tracker, llvm::MemoryBuffer::getMemBufferCopy(object, program_key))) {
+      return fail(std::move(added));
+    }
+  }
+  std::vector<void*> addresses;
+  for (const ProgramEntry::Kernel& kernel : entry->kernels) {
+    llvm::Expected<llvm::orc::ExecutorAddr> address = jit->lookup(kernel.symbol);
+    if (!address) return fail(address.takeError());
+    addresses.push_back(address->toPtr<void*>());
+  }
+  for (size_t j = 0; j < addresses.size(); ++j) by_symbol.try_emplace(entry->kernels[j].symbol, Linked{addresses[j], ""});
+  disk_links += static_cast<int64_t>(addresses.size());
+  ++disk_loads;
+  return addresses;
+}
+
+absl::StatusOr<std::vector<void*>> Compiler::Impl::BuildProgram(const std::string& program_key,
+                                                                const std::vector<Request>& requests,
+                                                                const std::vector<size_t>& fresh,
+                                                                const std::vector<std::string>& keys) {
+  // Levels are per module (the code generator's is the target machine's): one module per
+  // optimization the kernels use.
+  std::map<std::pair<int, int>, std::vector<size_t>> groups;  // (ir, codegen) -> positions in `fresh`
+  for (size_t j = 0; j < fresh.size(); ++j) {
+    const Optimization o = requests[fresh[j]].optimization;
+    groups[{static_cast<int>(o.ir), o.codegen}].push_back(j);
+  }
+  std::vector<std::string> symbols(fresh.size());
+  absl::flat_hash_set<std::string> in_program;  // symbols the program's modules define
+  size_t modules = 0;
+  program_objects.clear();
+  for (const auto& [levels, members] : groups) {
+    auto context = std::make_unique<llvm::LLVMContext>();
+    auto program = std::make_unique<llvm::Module>(absl::StrCat(kProgramModule, levels.first, " ", levels.second), *context);
+    program->setDataLayout(jit->getDataLayout());
+    program->setTargetTriple(jit->getTargetTriple().str());
+    bool empty = true;
+    for (size_t j : members) {
+      const Request& request = requests[fresh[j]];
+      // Each kernel is built as Build builds it, so its content name is the one a lazy compile
+      // of it gives: equal code under another key is linked once, here or from before.
+      const std::string name = "visa_kernel";
+      auto module = std::make_unique<llvm::Module>(name, *context);
+      module->setDataLayout(jit->getDataLayout());
+      module->setTargetTriple(jit->getTargetTriple().str());
+      request.build(*module, name);
+      const absl::string_view what = absl::string_view(request.kernel_key).substr(0, 80);
+      RETURN_IF_ERROR(Finish(*module, request.optimization, what));
+      llvm::Function* entry = module->getFunction(name);
+      if (entry == nullptr) return absl::InternalError(absl::StrCat("JIT: kernel `", what, "` built no function"));
+      symbols[j] = ContentName(IrBytes(*module));
+      if (by_symbol.contains(symbols[j]) || !in_program.insert(symbols[j]).second) continue;
+      entry->setName(symbols[j]);
+      if (llvm::Linker::linkModules(*program, std::move(module))) {
+        return absl::InternalError(absl::StrCat("JIT: kernel `", what, "` does not link into its program's module"));
+      }
+      empty = false;
+    }
+    if (empty) continue;
+    ++modules;
+    if (llvm::Error added = jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(program), std::move(context)))) {
+      return absl::InternalError(absl::StrCat("JIT: adding a program's module: ", Message(std::move(added))));
+    }
+  }
+  std::vector<void*> addresses;
+  // The first lookup into each module materializes it: its compile step runs there.
+  for (size_t j = 0; j < fresh.size(); ++j) {
+    if (auto it = by_symbol.find(symbols[j]); it != by_symbol.end()) {
+      addresses.push_back(it->second.address);
+      continue;
+    }
+    llvm::Expected<llvm::orc::ExecutorAddr> address = jit->lookup(symbols[j]);
+    if (!address) {
+      return absl::InternalError(absl::StrCat("JIT: compiling kernel `", requests[fresh[j]].kernel_key.substr(0, 80),
+                                              "`: ", Message(address.takeError())));
+    }
+    by_symbol[symbols[j]] = Linked{address->toPtr<void*>(), ""};
+    addresses.push_back(address->toPtr<void*>());
+  }
+  kernels_compiled += static_cast<int64_t>(in_program.size());
+  // An entry names every kernel of the program; one whose code was linked before this program
+  // is not in its objects, so a later process without it misses the entry and compiles again.
+  if (cache != nullptr && modules > 0 && program_objects.size() == modules) {
+    ProgramEntry entry;
+    for (size_t j = 0; j < fresh.size(); ++j) entry.kernels.push_back({keys[j], symbols[j]});
+    entry.objects = std::move(program_objects);
+    // A failed write costs only a compile in a later process.
+    (void)cache->Store(program_key, PackProgramEntry(entry));
+  }
+  program_objects.clear();
+  return addresses;
+}
+
 const CodegenConfig& Compiler::config() const { return impl_->config; }
 
 std::string Compiler::target() const { return absl::StrCat(impl_->config.cpu); }
 
 std::string Compiler::disk_cache_directory() const { return impl_->cache ? impl_->cache->directory() : ""; }
 int64_t Compiler::compiles() const { return impl_->compiles; }
+int64_t Compiler::kernels_compiled() const { return impl_->kernels_compiled; }
+int64_t Compiler::disk_loads() const { return impl_->disk_loads; }
 int64_t Compiler::disk_hits() const { return impl_->disk_links; }
 int64_t Compiler::disk_writes() const { return impl_->cache ? impl_->cache->writes() : 0; }
 

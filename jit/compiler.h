@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -64,15 +65,31 @@ class Compiler {
   // in this process returns that one's address (and is stored on disk under its own key too).
   absl::StatusOr<void*> Compile(const std::string& kernel_key, Optimization optimization, const BuildFn& build);
 
+  // One kernel of a program compiled ahead (CompileProgram).
+  struct Request {
+    std::string kernel_key;
+    Optimization optimization;
+    BuildFn build;
+  };
+  // The addresses of a program's kernels, in the requests' order. Kernels linked before in this
+  // process are not built again; the others, when there are several, are compiled together: one
+  // module per optimization among them, each optimized and code-generated once (the fixed cost of
+  // a module, paid once rather than per kernel), and with the disk cache on stored as one entry
+  // keyed by the set of their identities (program_entry.h), which a later process links whole.
+  // A single new kernel goes Compile's way (its own entry, shared with a lazy compile of it).
+  absl::StatusOr<std::vector<void*>> CompileProgram(const std::vector<Request>& requests);
+
   // What the disk cache key depends on besides each kernel's identity.
   const CodegenConfig& config() const;
 
   // "skylake-avx512 (+avx2,+avx512f,...)": what the code is tuned for.
   std::string target() const;
 
-  // Modules optimized and code-generated; the disk cache's directory (empty when it is off) and
-  // the objects loaded from it and stored in it.
+  // Modules optimized and code-generated, and the kernels they held; the disk cache's directory
+  // (empty when it is off), the kernels linked from it, its entries read and those written.
   int64_t compiles() const;
+  int64_t kernels_compiled() const;
+  int64_t disk_loads() const;
   std::string disk_cache_directory() const;
   int64_t disk_hits() const;
   int64_t disk_writes() const;

@@ -1009,7 +1009,16 @@ absl::StatusOr<double> JitBackend::Prepare(const Program& program) {
   const uint64_t hash = program.Hash();
   if (prepared_.contains(hash)) return 0.0;
   const auto start = std::chrono::steady_clock::now();
-  for (const Op& op : program.ops) RETURN_IF_ERROR(PrepareOp(op));
+  // Every kernel the ops need is known here: they compile as one program (KernelCache::
+  // CollectKernels), paying a module's fixed cost once instead of per kernel.
+  kernels_->CollectKernels();
+  for (const Op& op : program.ops) {
+    if (absl::Status prepared = PrepareOp(op); !prepared.ok()) {
+      kernels_->DiscardCollected();
+      return prepared;
+    }
+  }
+  RETURN_IF_ERROR(kernels_->CompileCollected());
   prepared_.insert(hash);
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }

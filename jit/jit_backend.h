@@ -59,8 +59,10 @@ class JitBackend : public Backend {
   absl::Status Run(const PipelineOp& op, const PipelineTensors& tensors) override;
   absl::Status Run(const DmaOp& op, const DmaTensors& tensors) override;
 
-  // Compiles every kernel `program` needs before it runs (Launch then only runs code). A program
-  // whose hash was prepared before costs one lookup. Returns the seconds spent compiling.
+  // Compiles every kernel `program` needs before it runs (Launch then only runs code), together:
+  // the kernels not compiled in this process yet form one program (Compiler::CompileProgram: a
+  // module per optimization level, one disk cache entry). A program whose hash was prepared before
+  // costs one lookup. Returns the seconds spent compiling.
   absl::StatusOr<double> Prepare(const Program& program);
   // The same for a kernel not traced yet: traces it on `inputs` (launch.h, Trace) and prepares
   // the Program, which it returns for Launch.

@@ -101,6 +101,31 @@ absl::StatusOr<const std::vector<int64_t>*> KernelCache::RunsFor(const Plan& pla
   return &*plan.runs;
 }
 
+absl::Status KernelCache::Timed(const std::function<absl::Status()>& compile, absl::string_view what) {
+  const auto start = std::chrono::steady_clock::now();
+  const double cpu_start = ThreadCpuSeconds();
+  const int64_t modules = compiler_->compiles(), kernels = compiler_->kernels_compiled();
+  const int64_t links = compiler_->disk_hits(), loads = compiler_->disk_loads(), writes = compiler_->disk_writes();
+  RETURN_IF_ERROR(compile());
+  stats_.compile_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const int64_t compiled = compiler_->kernels_compiled() - kernels, linked = compiler_->disk_hits() - links;
+  stats_.compiles += compiled;
+  stats_.modules += compiler_->compiles() - modules;
+  // Optimizing and generating code leaves megabytes of freed LLVM memory in the heap; give it
+  // back, so it does not add to the device memory a run touches afterwards (peak memory).
+  if (compiled > 0) malloc_trim(0);
+  stats_.disk_hits += linked;
+  stats_.disk_loads += compiler_->disk_loads() - loads;
+  stats_.disk_writes += compiler_->disk_writes() - writes;
+  if (compiled + linked == 0) ++stats_.cache_hits;  // code equal to another key's, linked before
+  if (std::getenv("VISA_JIT_DEBUG") != nullptr) {
+    std::fprintf(stderr, "kernel %.60s: %.2f ms CPU%s\n", std::string(what).c_str(),
+                 (ThreadCpuSeconds() - cpu_start) * 1e3,
+                 compiled ? "" : linked ? " (from disk)" : " (linked before)");
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<void*> KernelCache::Cached(const std::string& key, Optimization optimization,
                                           const std::function<void(llvm::Module&, const std::string&)>& build) {
   auto it = kernels_.find(key);
@@ -108,36 +133,56 @@ absl::StatusOr<void*> KernelCache::Cached(const std::string& key, Optimization o
     ++stats_.cache_hits;
     return it->second;
   }
-  const auto start = std::chrono::steady_clock::now();
-  const double cpu_start = ThreadCpuSeconds();
-  const int64_t compiles = compiler_->compiles(), loads = compiler_->disk_hits(), writes = compiler_->disk_writes();
-  ASSIGN_OR_RETURN(void* address, compiler_->Compile(key, optimization, build));
-  stats_.compile_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const int64_t compiled = compiler_->compiles() - compiles, loaded = compiler_->disk_hits() - loads;
-  stats_.compiles += compiled;
-  // Optimizing and generating code leaves megabytes of freed LLVM memory in the heap; give it
-  // back, so it does not add to the device memory a run touches afterwards (peak memory).
-  if (compiled > 0) malloc_trim(0);
-  stats_.disk_hits += loaded;
-  stats_.disk_writes += compiler_->disk_writes() - writes;
-  if (compiled + loaded == 0) ++stats_.cache_hits;  // code equal to another key's, linked before
-  if (std::getenv("VISA_JIT_DEBUG") != nullptr) {
-    std::fprintf(stderr, "kernel %.60s: %.2f ms CPU%s\n", key.c_str(), (ThreadCpuSeconds() - cpu_start) * 1e3,
-                 compiled ? "" : loaded ? " (from disk)" : " (linked before)");
+  if (collecting_) {
+    if (collected_keys_.insert(key).second) collecting_->push_back({key, optimization, build});
+    return nullptr;
   }
+  void* address = nullptr;
+  RETURN_IF_ERROR(Timed(
+      [&]() -> absl::Status {
+        ASSIGN_OR_RETURN(address, compiler_->Compile(key, optimization, build));
+        return absl::OkStatus();
+      },
+      key));
   kernels_.emplace(key, address);
   return address;
 }
 
+void KernelCache::CollectKernels() {
+  collecting_.emplace();
+  collected_keys_.clear();
+}
+
+void KernelCache::DiscardCollected() {
+  collecting_.reset();
+  collected_keys_.clear();
+}
+
+absl::Status KernelCache::CompileCollected() {
+  VISA_CHECK(collecting_.has_value(), "CompileCollected follows CollectKernels");
+  const std::vector<Compiler::Request> requests = *std::move(collecting_);
+  DiscardCollected();
+  if (requests.empty()) return absl::OkStatus();
+  std::vector<void*> addresses;
+  RETURN_IF_ERROR(Timed(
+      [&]() -> absl::Status {
+        ASSIGN_OR_RETURN(addresses, compiler_->CompileProgram(requests));
+        return absl::OkStatus();
+      },
+      absl::StrCat("program of ", requests.size(), " kernels")));
+  for (size_t i = 0; i < requests.size(); ++i) kernels_.emplace(requests[i].kernel_key, addresses[i]);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<MoveFn> KernelCache::KernelFor(const MoveSpec& spec) {
-  ASSIGN_OR_RETURN(void* address, Cached(spec.Key(), kMoveOptimization, [&](llvm::Module& module, const std::string& name) {
+  ASSIGN_OR_RETURN(void* address, Cached(spec.Key(), kMoveOptimization, [spec](llvm::Module& module, const std::string& name) {
                      BuildMoveFunction(module, name, spec);
                    }));
   return reinterpret_cast<MoveFn>(address);
 }
 
 absl::StatusOr<ContractFn> KernelCache::Contraction(const ContractionSpec& spec) {
-  ASSIGN_OR_RETURN(void* address, Cached(spec.Key(), kContractionOptimization, [&](llvm::Module& module, const std::string& name) {
+  ASSIGN_OR_RETURN(void* address, Cached(spec.Key(), kContractionOptimization, [spec](llvm::Module& module, const std::string& name) {
                      BuildContractionFunction(module, name, spec);
                    }));
   return reinterpret_cast<ContractFn>(address);
@@ -168,7 +213,7 @@ absl::StatusOr<bool> KernelCache::SameUnpaddedLayout(const Mapping& dst, const M
 
 absl::StatusOr<LaneContractionFn> KernelCache::LaneContraction(const LaneContractionSpec& spec) {
   const Optimization optimization = IsFloat(spec.acc_type) ? kLaneOptimization : kIntegerLaneOptimization;
-  ASSIGN_OR_RETURN(void* address, Cached(spec.Key(), optimization, [&](llvm::Module& module, const std::string& name) {
+  ASSIGN_OR_RETURN(void* address, Cached(spec.Key(), optimization, [spec](llvm::Module& module, const std::string& name) {
                      BuildLaneContractionFunction(module, name, spec);
                    }));
   return reinterpret_cast<LaneContractionFn>(address);
@@ -176,35 +221,35 @@ absl::StatusOr<LaneContractionFn> KernelCache::LaneContraction(const LaneContrac
 
 absl::StatusOr<EpilogueFn> KernelCache::Epilogue(const ContractionEpilogue& epilogue) {
   ASSIGN_OR_RETURN(void* address, Cached(EpilogueKey(epilogue), kEpilogueOptimization,
-                                         [&](llvm::Module& module, const std::string& name) {
+                                         [epilogue](llvm::Module& module, const std::string& name) {
                                            BuildEpilogueFunction(module, name, epilogue);
                                          }));
   return reinterpret_cast<EpilogueFn>(address);
 }
 
 absl::StatusOr<VectorFn> KernelCache::Vector(const VectorKernelSpec& spec) {
-  ASSIGN_OR_RETURN(void* address, Cached(spec.Key(), kVectorOptimization, [&](llvm::Module& module, const std::string& name) {
+  ASSIGN_OR_RETURN(void* address, Cached(spec.Key(), kVectorOptimization, [spec](llvm::Module& module, const std::string& name) {
                      BuildVectorFunction(module, name, spec);
                    }));
   return reinterpret_cast<VectorFn>(address);
 }
 
 absl::StatusOr<ZipFn> KernelCache::Zip(const ZipKernelSpec& spec) {
-  ASSIGN_OR_RETURN(void* address, Cached(spec.Key(), kVectorOptimization, [&](llvm::Module& module, const std::string& name) {
+  ASSIGN_OR_RETURN(void* address, Cached(spec.Key(), kVectorOptimization, [spec](llvm::Module& module, const std::string& name) {
                      BuildZipFunction(module, name, spec);
                    }));
   return reinterpret_cast<ZipFn>(address);
 }
 
 absl::StatusOr<IntraReduceFn> KernelCache::IntraReduce(const IntraReduceKernelSpec& spec) {
-  ASSIGN_OR_RETURN(void* address, Cached(spec.Key(), kVectorOptimization, [&](llvm::Module& module, const std::string& name) {
+  ASSIGN_OR_RETURN(void* address, Cached(spec.Key(), kVectorOptimization, [spec](llvm::Module& module, const std::string& name) {
                      BuildIntraReduceFunction(module, name, spec);
                    }));
   return reinterpret_cast<IntraReduceFn>(address);
 }
 
 absl::StatusOr<InterReduceFn> KernelCache::InterReduce(const InterReduceKernelSpec& spec) {
-  ASSIGN_OR_RETURN(void* address, Cached(spec.Key(), kVectorOptimization, [&](llvm::Module& module, const std::string& name) {
+  ASSIGN_OR_RETURN(void* address, Cached(spec.Key(), kVectorOptimization, [spec](llvm::Module& module, const std::string& name) {
                      BuildInterReduceFunction(module, name, spec);
                    }));
   return reinterpret_cast<InterReduceFn>(address);

@@ -10,10 +10,12 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "dsl/mapping.h"
 #include "jit/compiler.h"
@@ -31,6 +33,8 @@ namespace visa::jit {
 
 struct JitStats {
   int64_t compiles = 0;       // kernels optimized and code-generated
+  int64_t modules = 0;        // modules optimized and code-generated (a program's kernels share a few)
+  int64_t disk_loads = 0;     // disk cache entries linked (a program's kernels share one)
   int64_t cache_hits = 0;     // kernel requests served from the in-memory cache
   int64_t disk_hits = 0;      // kernels whose object came from the disk cache (not compiled)
   int64_t disk_writes = 0;    // compiled objects stored in the disk cache
@@ -105,6 +109,14 @@ class KernelCache {
   absl::StatusOr<std::optional<ReadyNest>> ReadyBetweenBuffers(const Mapping& dst, const Mapping& src,
                                                                const ElementOp& op, int64_t dst_positions,
                                                                int64_t src_positions, bool allow_drop);
+
+  // Between these two calls (Prepare), kernels asked for are collected instead of compiled (their
+  // addresses come back null: only their status may be used); CompileCollected compiles them as
+  // one program (Compiler::CompileProgram) and ends the collection, DiscardCollected drops them.
+  void CollectKernels();
+  absl::Status CompileCollected();
+  void DiscardCollected();
+  bool collecting() const { return collecting_.has_value(); }
 
   // Plans and compiles the move without running it (Prepare).
   absl::Status Compile(const Mapping& dst, const Mapping& src, const ElementOp& op, bool allow_drop);
@@ -187,7 +199,13 @@ class KernelCache {
   absl::StatusOr<void*> Cached(const std::string& key, Optimization optimization,
                                const std::function<void(llvm::Module&, const std::string&)>& build);
 
+  // Measures `compile` (which calls the compiler) into the stats.
+  absl::Status Timed(const std::function<absl::Status()>& compile, absl::string_view what);
+
   std::unique_ptr<Compiler> compiler_;
+  // While collecting (CollectKernels): the kernels asked for, in order, each key once.
+  std::optional<std::vector<Compiler::Request>> collecting_;
+  absl::flat_hash_set<std::string> collected_keys_;
   absl::flat_hash_map<std::string, bool> same_layouts_;
   absl::flat_hash_map<std::string, bool> has_nest_;
   int threads_;
