@@ -29,8 +29,10 @@ struct Llama70bConfig {
   float eps = 1e-5f;
   float rope_theta = 500000.0f;
   uint64_t seed = 70;
+  int64_t chips = 1;  // > 1: split over chips, tensor parallel (llama70b_chip_split.h)
 
-  // The shared steps' configuration (its Axes name the layer's axes), with `heads` KV heads.
+  // The shared steps' configuration (its Axes name the layer's axes, P when chips > 1), with
+  // `heads` KV heads.
   LlamaConfig AsLlama(int64_t heads) const;
   int64_t q_cols() const { return kv_heads * groups * head_dim; }
   int64_t kv_cols() const { return kv_heads * head_dim; }
