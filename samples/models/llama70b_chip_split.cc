@@ -42,20 +42,19 @@ absl::StatusOr<Llama70bConfig> Llama70bChipConfig(const Llama70bConfig& c) {
   return local;
 }
 
-Llama70bWeights Llama70bChipWeights(const Llama70bConfig& c, const Llama70bWeights& w, int64_t chip) {
+std::vector<uint16_t> Llama70bChipShare(const Llama70bConfig& c, const Llama70bWeights& w,
+                                        std::vector<uint16_t> Llama70bWeights::*matrix, int64_t chip) {
   const int64_t D = c.hidden, K = c.head_dim, G = c.groups, F = c.ffn / c.chips;
   const absl::StatusOr<ChipHeads> heads = HeadsOfChip(c.AsLlama(c.kv_heads), chip);
   VISA_CHECK(heads.ok() && heads->g_count == G, "Llama70bChipConfig accepted the split");
   const int64_t h0 = heads->h_begin, hn = heads->h_count;
-  Llama70bWeights out;
-  out.wq = Rows(w.wq, D, h0 * G * K, hn * G * K);  // [H, G, C, D]: the chip's heads' rows
-  out.wk = Rows(w.wk, D, h0 * K, hn * K);          // [H, C, D]
-  out.wv = Rows(w.wv, D, h0 * K, hn * K);          // [H, E, D]
-  out.wo = Columns(w.wo, c.q_cols(), h0 * G * K, hn * G * K);  // [D, H, G, E]
-  out.gate = Rows(w.gate, D, chip * F, F);                     // [F, D]
-  out.up = Rows(w.up, D, chip * F, F);                         // [F, D]
-  out.down = Columns(w.down, c.ffn, chip * F, F);              // [D, F]
-  return out;
+  const std::vector<uint16_t>& m = w.*matrix;
+  if (matrix == &Llama70bWeights::wq) return Rows(m, D, h0 * G * K, hn * G * K);  // [H, G, C, D]: the chip's heads
+  if (matrix == &Llama70bWeights::wk || matrix == &Llama70bWeights::wv) return Rows(m, D, h0 * K, hn * K);  // [H, C, D]
+  if (matrix == &Llama70bWeights::wo) return Columns(m, c.q_cols(), h0 * G * K, hn * G * K);  // [D, H, G, E]
+  if (matrix == &Llama70bWeights::down) return Columns(m, c.ffn, chip * F, F);                // [D, F]
+  VISA_CHECK(matrix == &Llama70bWeights::gate || matrix == &Llama70bWeights::up, "a split projection");
+  return Rows(m, D, chip * F, F);  // [F, D]
 }
 
 Llama70bConfig ReducedLlama70bOnChips(int64_t chips) {

@@ -19,9 +19,10 @@ namespace visa::models {
 // (the chips divide h_kv) and F / chips a multiple of the tile depth (1024).
 absl::StatusOr<Llama70bConfig> Llama70bChipConfig(const Llama70bConfig& c);
 
-// The split projections' share of chip `chip` ([out, in] as Llama70bWeights lays them out): wq,
-// wk, wv, gate and up its rows, wo and down its columns. The other fields are left empty.
-Llama70bWeights Llama70bChipWeights(const Llama70bConfig& c, const Llama70bWeights& w, int64_t chip);
+// Chip `chip`'s share of one split projection `matrix` of `w` ([out, in] as Llama70bWeights lays
+// them out): of wq, wk, wv, gate and up its rows, of wo and down its columns.
+std::vector<uint16_t> Llama70bChipShare(const Llama70bConfig& c, const Llama70bWeights& w,
+                                        std::vector<uint16_t> Llama70bWeights::*matrix, int64_t chip);
 
 // The reduced configuration split over 4 chips: ReducedLlama70b's tiling with 4 KV heads and
 // F = 4096, so that each chip holds one KV head (G x d_k = 1024) and 1024 of F.

@@ -80,10 +80,13 @@ struct Llama70bRun {
   std::vector<float> out;
   Program program;
   double launch_seconds = 0, upload_seconds = 0, trace_seconds = 0;
+  std::vector<double> relaunch_seconds;  // the launches after the first
   int64_t device_resident_bytes = 0;
 };
+// `launches` > 1 launches the traced step again on the caches it wrote (the same token decoded
+// again: the same output), timing each.
 absl::StatusOr<Llama70bRun> RunLlama70bDecode(const Llama70bConfig& c, const Llama70bWeights& w, Backend& backend,
-                                              const DeviceOptions& options = {});
+                                              const DeviceOptions& options = {}, int64_t launches = 1);
 
 }  // namespace visa::models
 

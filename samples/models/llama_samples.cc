@@ -336,7 +336,8 @@ std::vector<Sample> ModelSamples() {
                   "The reduced 70B layer's decode step split over 4 chips, tensor parallel (D = 2048, F = 4096, 32 "
                   "query / 4 KV heads, d_k = 128, 64 cache rows): each chip one KV head with its 8 query heads and "
                   "1024 of F, AllReduces after the output and down projections; against the 70B host reference",
-                  [](Backend& b, const DeviceOptions& o) { return Layer70bRun(b, o, ReducedLlama70bOnChips(4)); }),
+                  [](Backend& b, const DeviceOptions& o) { return Layer70bRun(b, o, ReducedLlama70bOnChips(4)); },
+                  /*slow=*/true),  // visa check: 115 s, nearly all on the interpreter
   };
 }
 
