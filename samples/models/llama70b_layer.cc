@@ -20,6 +20,9 @@
 //     waiting for the previous GEMM to free its DM); the DMA's 7.72 M cycles are the floor.
 //   - The RoPE table, the caches ([H, T, E] rows, a scatter at the position) and the softmax are
 //     the tiny model's (llama_program.cc).
+//   - Over several chips (Llama70bConfig::chips, llama70b_chip_split.h) the same kernel runs on
+//     each chip's heads and F columns, every tensor on the Chip level P; the output and down
+//     projections' sums are AllReduced (PlusResidual) before the residual add.
 #include "samples/models/llama70b_layer.h"
 
 #include <chrono>
