@@ -29,8 +29,10 @@ struct Llama70bConfig {
   float eps = 1e-5f;
   float rope_theta = 500000.0f;
   uint64_t seed = 70;
+  int64_t chips = 1;  // > 1: split over chips, tensor parallel (llama70b_chip_split.h)
 
-  // The shared steps' configuration (its Axes name the layer's axes), with `heads` KV heads.
+  // The shared steps' configuration (its Axes name the layer's axes, P when chips > 1), with
+  // `heads` KV heads.
   LlamaConfig AsLlama(int64_t heads) const;
   int64_t q_cols() const { return kv_heads * groups * head_dim; }
   int64_t kv_cols() const { return kv_heads * head_dim; }
@@ -78,10 +80,13 @@ struct Llama70bRun {
   std::vector<float> out;
   Program program;
   double launch_seconds = 0, upload_seconds = 0, trace_seconds = 0;
+  std::vector<double> relaunch_seconds;  // the launches after the first
   int64_t device_resident_bytes = 0;
 };
+// `launches` > 1 launches the traced step again on the caches it wrote (the same token decoded
+// again: the same output), timing each.
 absl::StatusOr<Llama70bRun> RunLlama70bDecode(const Llama70bConfig& c, const Llama70bWeights& w, Backend& backend,
-                                              const DeviceOptions& options = {});
+                                              const DeviceOptions& options = {}, int64_t launches = 1);
 
 }  // namespace visa::models
 

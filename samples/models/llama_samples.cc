@@ -16,6 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "dsl/status_macros.h"
 #include "runtime/scheduler.h"
+#include "samples/models/llama70b_chip_split.h"
 #include "samples/models/llama70b_layer.h"
 #include "samples/models/llama_check.h"
 #include "samples/models/llama_weights_file.h"
@@ -331,6 +332,12 @@ std::vector<Sample> ModelSamples() {
                   "The 70B layer's decode step at a reduced configuration with the same tiling (D = 2048, F = 3072, "
                   "16 query / 2 KV heads, d_k = 128, 64 cache rows): small enough for the interpreter and visa check",
                   [](Backend& b, const DeviceOptions& o) { return Layer70bRun(b, o, ReducedLlama70b()); }),
+      ModelSample("llama70b_reduced_layer_decode_4chip",
+                  "The reduced 70B layer's decode step split over 4 chips, tensor parallel (D = 2048, F = 4096, 32 "
+                  "query / 4 KV heads, d_k = 128, 64 cache rows): each chip one KV head with its 8 query heads and "
+                  "1024 of F, AllReduces after the output and down projections; against the 70B host reference",
+                  [](Backend& b, const DeviceOptions& o) { return Layer70bRun(b, o, ReducedLlama70bOnChips(4)); },
+                  /*slow=*/true),  // visa check: 115 s, nearly all on the interpreter
   };
 }
 

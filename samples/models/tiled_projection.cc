@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <tuple>
 #include <optional>
 
 #include "absl/strings/str_cat.h"
@@ -15,12 +16,12 @@
 namespace visa::models {
 namespace {
 
-// Scopes by (tokens, group), parsed once per process (a projection's ops reuse them).
-const MappingScope& ScopeFor(int64_t tokens, int64_t group) {
-  static auto* scopes = new std::map<std::pair<int64_t, int64_t>, std::unique_ptr<MappingScope>>();
-  auto& slot = (*scopes)[{tokens, group}];
+// Scopes by (tokens, group, chips), parsed once per process (a projection's ops reuse them).
+const MappingScope& ScopeFor(int64_t tokens, int64_t group, int64_t chips = 1) {
+  static auto* scopes = new std::map<std::tuple<int64_t, int64_t, int64_t>, std::unique_ptr<MappingScope>>();
+  auto& slot = (*scopes)[{tokens, group, chips}];
   if (!slot) {
-    absl::StatusOr<MappingScope> parsed = MappingScope::Parse(TileAxes(tokens, group));
+    absl::StatusOr<MappingScope> parsed = MappingScope::Parse(TileAxes(tokens, group, chips));
     VISA_CHECK(parsed.ok(), "the tile axes parse");
     slot = std::make_unique<MappingScope>(*std::move(parsed));
   }
@@ -39,8 +40,9 @@ int64_t GroupColumns(int64_t cols) {
   return kTileDepth;
 }
 
-std::string TileAxes(int64_t tokens, int64_t group) {
-  return absl::StrCat("S = ", tokens, ", N = ", group, ", K = ", kTileDepth);
+std::string TileAxes(int64_t tokens, int64_t group, int64_t chips) {
+  return absl::StrCat("S = ", tokens, ", N = ", group, ", K = ", kTileDepth,
+                      chips > 1 ? absl::StrCat(", P = ", chips) : "");
 }
 
 absl::StatusOr<HbmTensor> Activation::Columns(int64_t tokens, int64_t start, int64_t len,
@@ -56,22 +58,35 @@ absl::StatusOr<HbmTensor> Activation::Columns(int64_t tokens, int64_t start, int
 }
 
 absl::StatusOr<TiledWeights> UploadTiled(Device& device, const std::vector<uint16_t>& w_t, int64_t cols, int64_t depth) {
-  TiledWeights w{cols, depth, GroupColumns(cols), {}};
-  if (depth % kTileDepth != 0 || cols % w.group != 0 || static_cast<int64_t>(w_t.size()) != cols * depth) {
-    return absl::InvalidArgumentError(absl::StrCat("tiled weights: [", cols, ", ", depth, "] do not tile by ",
-                                                   kTileDepth, " (", w_t.size(), " values)"));
+  return UploadTiledOverChips(device, {&w_t}, cols, depth);
+}
+
+absl::StatusOr<TiledWeights> UploadTiledOverChips(Device& device, const std::vector<const std::vector<uint16_t>*>& per_chip,
+                                                  int64_t cols, int64_t depth) {
+  const int64_t chips = static_cast<int64_t>(per_chip.size());
+  TiledWeights w{cols, depth, GroupColumns(cols), {}, chips};
+  for (const std::vector<uint16_t>* w_t : per_chip) {
+    if (depth % kTileDepth != 0 || cols % w.group != 0 || static_cast<int64_t>(w_t->size()) != cols * depth) {
+      return absl::InvalidArgumentError(absl::StrCat("tiled weights: [", cols, ", ", depth, "] do not tile by ",
+                                                     kTileDepth, " (", w_t->size(), " values)"));
+    }
   }
-  const MappingScope& m = ScopeFor(1, w.group);
+  const MappingScope& m = ScopeFor(1, w.group, chips);
+  const std::string chip = chips > 1 ? "P" : "1", host = chips > 1 ? "P, N, K" : "N, K";
+  const size_t tile_bytes = static_cast<size_t>(w.group * kTileDepth * 2);
   Dma pdma = Dma::Pcie(device);
   for (int64_t g = 0; g < w.groups(); ++g) {
     for (int64_t k = 0; k < w.chunks(); ++k) {
-      std::vector<uint8_t> bytes(static_cast<size_t>(w.group * kTileDepth * 2));
-      for (int64_t n = 0; n < w.group; ++n) {
-        const uint16_t* row = &w_t[static_cast<size_t>((g * w.group + n) * depth + k * kTileDepth)];
-        std::memcpy(&bytes[static_cast<size_t>(n * kTileDepth * 2)], row, kTileDepth * 2);
+      std::vector<uint8_t> bytes(tile_bytes * static_cast<size_t>(chips));
+      for (int64_t p = 0; p < chips; ++p) {
+        for (int64_t n = 0; n < w.group; ++n) {
+          const uint16_t* row = &(*per_chip[static_cast<size_t>(p)])[static_cast<size_t>((g * w.group + n) * depth + k * kTileDepth)];
+          std::memcpy(&bytes[static_cast<size_t>(p) * tile_bytes + static_cast<size_t>(n * kTileDepth * 2)], row,
+                      kTileDepth * 2);
+        }
       }
-      ASSIGN_OR_RETURN(HostTensor host, HostTensor::FromBytes(DType::kBF16, m.m("N, K"), std::move(bytes)));
-      ASSIGN_OR_RETURN(HbmTensor tile, host.to_hbm(pdma, Address::Any(), m.m("1"), m.m("N, K")));
+      ASSIGN_OR_RETURN(HostTensor host_tile, HostTensor::FromBytes(DType::kBF16, m.m(host), std::move(bytes)));
+      ASSIGN_OR_RETURN(HbmTensor tile, host_tile.to_hbm(pdma, Address::Any(), m.m(chip), m.m("N, K")));
       w.tiles.push_back(tile);
     }
   }
@@ -79,7 +94,7 @@ absl::StatusOr<TiledWeights> UploadTiled(Device& device, const std::vector<uint1
 }
 
 TiledWeights TilesOf(const TiledWeights& like, const std::vector<DeviceTensor>& inputs, size_t first) {
-  TiledWeights w{like.cols, like.depth, like.group, {}};
+  TiledWeights w{like.cols, like.depth, like.group, {}, like.chips};
   w.tiles.assign(inputs.begin() + static_cast<std::ptrdiff_t>(first),
                  inputs.begin() + static_cast<std::ptrdiff_t>(first + like.tiles.size()));
   return w;
@@ -100,7 +115,7 @@ absl::StatusOr<Activation> TiledProjection(Context& ctx, int64_t tokens, const A
     MatmulOperands operands;
   };
   auto move = [&](int64_t t) -> absl::StatusOr<Moved> {
-    ASSIGN_OR_RETURN(HbmTensor x_k, x.Columns(tokens, t % w.chunks() * chunk, chunk, {m.m("1"), m.m("S, K")}));
+    ASSIGN_OR_RETURN(HbmTensor x_k, x.Columns(tokens, t % w.chunks() * chunk, chunk, {x.groups[0].chip(), m.m("S, K")}));
     auto scratch = std::make_unique<Scratch>();
     ASSIGN_OR_RETURN(MatmulOperands operands,
                      MoveOperands(ctx, m, spec_of(t), x_k, w.tiles[static_cast<size_t>(t)], *scratch));
@@ -128,7 +143,8 @@ absl::StatusOr<Activation> TiledProjection(Context& ctx, int64_t tokens, const A
     const int64_t tile_bytes = tokens * 32 * 4;  // [S, 32 columns] f32
     auto load_operands = [&]() -> absl::Status {
       if (k == 0 && options.residual != nullptr) {
-        ASSIGN_OR_RETURN(HbmTensor r, options.residual->Columns(tokens, g * w.group, w.group, {m.m("1"), m.m("S, N")}));
+        ASSIGN_OR_RETURN(HbmTensor r, options.residual->Columns(tokens, g * w.group, w.group,
+                                                                         {options.residual->groups[0].chip(), m.m("S, N")}));
         ASSIGN_OR_RETURN(const int64_t residual_at, vrf.Take(tile_bytes, at + " residual"));
         ASSIGN_OR_RETURN(VrfTensor loaded, ResidualToVrf(ctx, m, spec, r, at + " residual", residual_at));
         addend = loaded;
@@ -159,6 +175,9 @@ absl::StatusOr<Activation> TiledProjection(Context& ctx, int64_t tokens, const A
     ASSIGN_OR_RETURN(DmTensor sums, MatmulOn(ctx, m, spec, current.operands, last && options.bf16_out, epilogue));
     RETURN_IF_ERROR(loaded);
     partial = sums;
+    if (last && options.reduce) {
+      ASSIGN_OR_RETURN(partial, options.reduce(ctx, m, spec, g, sums));
+    }
     if (last) {
       ASSIGN_OR_RETURN(HbmTensor out, ToHbm(ctx, *partial, m.m("S, N"), absl::StrCat(step, " [g", g, "] result")));
       y.groups.push_back(out);

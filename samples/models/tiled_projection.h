@@ -33,8 +33,9 @@ inline constexpr int64_t kMaxGroup = 8192;  // 256 slices x 32 columns
 // to kMaxGroup that divides cols (cols itself when smaller than kTileDepth).
 int64_t GroupColumns(int64_t cols);
 
-// The axes of one group's ops: S tokens, N = the group's columns, K = one chunk of the depth.
-std::string TileAxes(int64_t tokens, int64_t group);
+// The axes of one group's ops: S tokens, N = the group's columns, K = one chunk of the depth (and
+// P = chips, the Chip level of tensors split over several chips).
+std::string TileAxes(int64_t tokens, int64_t group, int64_t chips = 1);
 
 // A row-major activation [S, cols] held as consecutive column groups in HBM (each [S, group]).
 struct Activation {
@@ -46,16 +47,22 @@ struct Activation {
   absl::StatusOr<HbmTensor> Columns(int64_t tokens, int64_t start, int64_t len, std::vector<Mapping> levels) const;
 };
 
-// The tiles of one weight matrix W^T [cols, depth] in HBM, tiles[g * chunks + k] = [N, K] bf16.
+// The tiles of one weight matrix W^T [cols, depth] in HBM, tiles[g * chunks + k] = [N, K] bf16
+// (on `chips` chips, Chip level P, each chip its own matrix of the same shape).
 struct TiledWeights {
   int64_t cols = 0, depth = 0, group = 0;
   std::vector<DeviceTensor> tiles;
+  int64_t chips = 1;
   int64_t groups() const { return cols / group; }
   int64_t chunks() const { return depth / kTileDepth; }
 };
 
 // Uploads W^T [cols, depth] (bf16 bit patterns, row-major) as tiles.
 absl::StatusOr<TiledWeights> UploadTiled(Device& device, const std::vector<uint16_t>& w_t, int64_t cols, int64_t depth);
+// The same over the device's chips: chip p's W^T is *per_chip[p] (tensor parallel, each chip its
+// share of a larger matrix).
+absl::StatusOr<TiledWeights> UploadTiledOverChips(Device& device, const std::vector<const std::vector<uint16_t>*>& per_chip,
+                                                  int64_t cols, int64_t depth);
 
 // A program's view of uploaded tiles (the kernel's inputs in the same order).
 TiledWeights TilesOf(const TiledWeights& like, const std::vector<DeviceTensor>& inputs, size_t first);
@@ -70,6 +77,11 @@ struct ProjectionOptions {
   // `addend` (the earlier chunks' sums, when there are any) itself, in its Float stage: the Clip
   // add the other chunks use may not precede the Float stage's ops.
   std::function<Stream(Stream, const MappingScope&, const std::optional<VrfTensor>& addend)> finish;
+  // Applied to each group's final sums in DM before they go to HBM (e.g. the AllReduce of partial
+  // sums over chips, then the residual); returns the tile that goes, `sums` freed by it.
+  std::function<absl::StatusOr<DmTensor>(Context&, const MappingScope&, const MatmulSpec&, int64_t group,
+                                         const DmTensor& sums)>
+      reduce;
 };
 
 // y = x W^T (+ residual) over `tokens` rows; `step` labels the ops ("Q projection [g0 k3]").
