@@ -119,6 +119,10 @@ absl::StatusOr<bool> MpiBackend::RunsOwnChipsOnly(const DmaOp& op, const DmaTens
   if (share.count == 0 || std::all_of(chips.begin(), chips.end(), [&](int chip) { return share.Owns(chip); })) {
     return false;  // nothing of another rank's to leave out
   }
+  // A pipeline still runs whole on every rank that owns one of its chips and reads the SRAM of
+  // every chip (a to_vrf, then a Branch Vrf that checks each chip's execution ids): a move into
+  // SRAM must write every chip until pipelines run by chip too. Only HBM destinations split.
+  if (tensors.dst.tier() != Tier::kHbm) return false;
   return SplitsByChip(op, tensors);
 }
 
