@@ -237,7 +237,7 @@ TEST(BenchAllCliTest, AllPrintsOneObjectPerSampleWithEveryFigure) {
   EXPECT_EQ(json[1]["sample"], "fetch_commit_full_flit");
   for (const nlohmann::json& sample : json) {
     for (const char* key : {"interp_s", "jit_compile_first_s", "jit_run_s", "jit_warm_s", "host_reference_s",
-                            "memcpy_s", "interp_over_jit", "interp_over_jit_warm", "jit_over_host_reference",
+                            "memcpy_s", "memcpy_fresh_s", "jit_over_memcpy_fresh", "interp_over_jit", "interp_over_jit_warm", "jit_over_host_reference",
                             "jit_warm_over_host_reference", "jit_over_memcpy", "jit_warm_over_memcpy",
                             "warm_fastest_op_s", "warm_outside_ops_per_op_s"}) {
       EXPECT_TRUE(sample[key].is_number()) << sample["sample"] << " " << key;
@@ -245,7 +245,8 @@ TEST(BenchAllCliTest, AllPrintsOneObjectPerSampleWithEveryFigure) {
     EXPECT_EQ(sample["threads"], 1);
     ASSERT_FALSE(sample["ops"].empty());
     for (const nlohmann::json& op : sample["ops"]) {
-      for (const char* key : {"jit_run_s", "jit_warm_s", "memcpy_s", "jit_over_memcpy", "jit_warm_over_memcpy"}) {
+      for (const char* key : {"jit_run_s", "jit_warm_s", "memcpy_s", "memcpy_fresh_s", "jit_over_memcpy",
+                              "jit_over_memcpy_fresh", "jit_warm_over_memcpy"}) {
         EXPECT_TRUE(op[key].is_number()) << key;
       }
     }
