@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "dsl/status_macros.h"
+#include "runtime/chip_crossing.h"
 #include "runtime/device.h"
 #include "runtime/host_read_hook.h"
 #include "runtime/relayout.h"
@@ -571,9 +572,7 @@ absl::StatusOr<TransferReport> PlanTransfer(const DeviceTensor& src, const Place
       report.elements += r.length;
       if (packets != nullptr) packets->Add(r);
       if (chips == 1 || report.crosses_chips) continue;
-      for (int64_t i = 0; i < r.length && !report.crosses_chips; ++i) {
-        report.crosses_chips = (r.src + i * r.src_stride) / src_unit / src_chip != (r.dst + i) / dst_unit / dst_chip;
-      }
+      report.crosses_chips = RunCrossesChips(r, src_unit * src_chip, dst_unit * dst_chip);
     }
   }));
   if (packets != nullptr) packets->Finish();

@@ -30,7 +30,9 @@ using Clock = std::chrono::steady_clock;
 // The GEMM sample's shapes: A [I, K], B [K, J] bf16 in HBM; 256 slices of a 32 x 32 output tile.
 constexpr int64_t kK = 1024;
 
-enum class MoveKind { kBroadcast, kTranspose, kToTrf };
+// kRowsToSlices: the GEMV sample's first move, a [256, 2048] bf16 matrix row by row into 256
+// slices' DM (1 MiB, one 4 KiB row per slice).
+enum class MoveKind { kBroadcast, kTranspose, kToTrf, kRowsToSlices };
 
 const MappingScope& Scope() {
   static const MappingScope* scope = new MappingScope(*Axes::Parse(absl::StrCat("I = 512, J = 512, K = ", kK)));
@@ -63,6 +65,10 @@ KernelOf KernelFor(MoveKind kind) {
       case MoveKind::kTranspose: {
         ASSIGN_OR_RETURN(DmTensor b, HbmTensor(in[1]).to_dm(ctx.tdma, 32 * kK * 2, cluster, slice, s.m("J % 32, K")));
         return std::vector<DeviceTensor>{b};
+      }
+      case MoveKind::kRowsToSlices: {
+        ASSIGN_OR_RETURN(DmTensor rows, HbmTensor(in[0]).to_dm(ctx.tdma, 0, cluster, s.m("I / 2"), s.m("I % 2, K")));
+        return std::vector<DeviceTensor>{rows};
       }
       case MoveKind::kToTrf: {
         ASSIGN_OR_RETURN(TrfTensor trf, ctx.sub.begin(DmTensor(in[0]).view())
@@ -150,6 +156,7 @@ BENCHMARK_CAPTURE(BM_Move, broadcast_warm, MoveKind::kBroadcast, false)->Arg(1)-
 BENCHMARK_CAPTURE(BM_Move, broadcast_fresh, MoveKind::kBroadcast, true)->Arg(1)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Move, transpose_warm, MoveKind::kTranspose, false)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Move, transpose_fresh, MoveKind::kTranspose, true)->Arg(1)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Move, rows_to_slices_warm, MoveKind::kRowsToSlices, false)->Arg(1)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Move, to_trf_warm, MoveKind::kToTrf, false)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Move, to_trf_fresh, MoveKind::kToTrf, true)->Arg(1)->Unit(benchmark::kMillisecond);
 

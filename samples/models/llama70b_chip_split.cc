@@ -4,28 +4,10 @@
 #include "absl/strings/str_cat.h"
 #include "dsl/status_macros.h"
 #include "samples/models/llama_chip_split.h"
+#include "samples/models/matrix_slices.h"
 #include "samples/models/tiled_projection.h"
 
 namespace visa::models {
-namespace {
-
-// Rows [begin, begin + count) of a row-major matrix with `width` columns.
-std::vector<uint16_t> Rows(const std::vector<uint16_t>& m, int64_t width, int64_t begin, int64_t count) {
-  return std::vector<uint16_t>(m.begin() + begin * width, m.begin() + (begin + count) * width);
-}
-
-// Columns [begin, begin + count) of every row of a row-major matrix with `width` columns.
-std::vector<uint16_t> Columns(const std::vector<uint16_t>& m, int64_t width, int64_t begin, int64_t count) {
-  std::vector<uint16_t> out;
-  out.reserve(m.size() / static_cast<size_t>(width) * static_cast<size_t>(count));
-  for (size_t row = 0; row < m.size() / static_cast<size_t>(width); ++row) {
-    const auto first = m.begin() + static_cast<int64_t>(row) * width + begin;
-    out.insert(out.end(), first, first + count);
-  }
-  return out;
-}
-
-}  // namespace
 
 absl::StatusOr<Llama70bConfig> Llama70bChipConfig(const Llama70bConfig& c) {
   LlamaConfig split = c.AsLlama(c.kv_heads);

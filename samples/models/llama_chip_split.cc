@@ -5,24 +5,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "dsl/status_macros.h"
+#include "samples/models/matrix_slices.h"
 
 namespace visa::models {
 namespace {
-
-// Rows [begin, begin + count) of a row-major matrix with `width` columns.
-std::vector<float> Rows(const std::vector<float>& m, int64_t width, int64_t begin, int64_t count) {
-  return std::vector<float>(m.begin() + begin * width, m.begin() + (begin + count) * width);
-}
-
-// Columns [begin, begin + count) of every row of a row-major matrix with `width` columns.
-std::vector<float> Columns(const std::vector<float>& m, int64_t width, int64_t begin, int64_t count) {
-  std::vector<float> out;
-  for (size_t row = 0; row < m.size() / static_cast<size_t>(width); ++row) {
-    const auto first = m.begin() + static_cast<int64_t>(row) * width + begin;
-    out.insert(out.end(), first, first + count);
-  }
-  return out;
-}
 
 bool PowerOfTwo(int64_t n) { return n > 0 && (n & (n - 1)) == 0; }
 
