@@ -14,6 +14,8 @@
 #include "absl/strings/str_cat.h"
 #include "dsl/layout.h"
 #include "dsl/status_macros.h"
+#include "dsl/vector_branch_ids.h"
+#include "dsl/vector_tags.h"
 #include "jit/element_op.h"
 #include "jit/fused_contraction.h"
 #include "jit/in_place.h"
@@ -60,6 +62,10 @@ struct Action {
   Kind kind = Kind::kSegment;
   VectorFn fn = nullptr;          // kSegment
   std::vector<int> images;        // kSegment: indices into Plan::images
+  // kSegment: the execution ids of every position, when the branch mode gives them by position
+  // (ValidCount, AxisToggle: moved with the data through the relayouts, as the walk moves them);
+  // null: all 0.
+  std::shared_ptr<const std::vector<uint8_t>> tags;
   std::optional<ReadyNest> move;  // kRelayout: the image into the next layout, by index
   std::optional<ReadyReduce> reduce;
   int64_t blocks = 0;             // kReduce: the blocks that hold live units
@@ -78,7 +84,7 @@ struct VrfImage {
 // Ops of one backend run one at a time.
 struct Scratch {
   std::vector<uint8_t> current, next;
-  std::vector<uint8_t> tags;  // all 0: Unconditional ids, never written (no Comparison kernel)
+  std::vector<uint8_t> tags;  // all 0: ids after a reduction or Unconditional, never written (no Comparison kernel)
   std::vector<std::vector<uint8_t>> images;
 };
 
@@ -154,6 +160,19 @@ std::vector<Item> RunOrder(const VectorStage& stage) {
   return order;
 }
 
+// The ids `tags` (laid out by `from`) moved by index into `to`, padding 0, as the walk's tag move.
+absl::StatusOr<std::vector<uint8_t>> MovedIds(KernelCache& kernels, const Mapping& to, const Mapping& from,
+                                              const std::vector<uint8_t>& tags) {
+  std::vector<uint8_t> moved(static_cast<size_t>(to.size()), 0);
+  if (kernels.collecting()) {  // Prepare: the move is compiled, not run (a plan made then is not kept)
+    RETURN_IF_ERROR(kernels.Compile(to, from, CopyOp(DType::kI8), /*allow_drop=*/false));
+    return moved;
+  }
+  RETURN_IF_ERROR(kernels.Move(to, from, CopyOp(DType::kI8), moved.data(), to.size(), tags.data(), from.size(),
+                               /*allow_drop=*/false).status());
+  return moved;
+}
+
 // The plan from the ends' layouts alone (no device memory is touched): what Prepare compiles and
 // what a run binds to its tensors.
 absl::StatusOr<Planned> Build(KernelCache& kernels, const PipelineOp& op, const DeviceTensor& input,
@@ -166,7 +185,6 @@ absl::StatusOr<Planned> Build(KernelCache& kernels, const PipelineOp& op, const 
   if (commit != nullptr && !commit->slices.all()) return R(std::string("the commit leaves some slices as they were"));
   const auto* fetch = std::get_if<FetchStage>(&op.stages[1]);
   if (fetch == nullptr || fetch->indirect) return R(std::string("no plain fetch"));
-  if (fetch->adapter.pad_value) return R(std::string("the fetch pads its stream with a value"));
   const VectorStage* stage = nullptr;
   Mapping last = fetch->out.Full();
   for (size_t i = 2; i + 1 < op.stages.size(); ++i) {
@@ -181,7 +199,15 @@ absl::StatusOr<Planned> Build(KernelCache& kernels, const PipelineOp& op, const 
     }
   }
   if (stage == nullptr) return R(std::string("no vector stage"));
-  if (stage->branch.kind != BranchMode::Kind::kUnconditional) return R(std::string("execution ids not all 0"));
+  const BranchMode::Kind branch = stage->branch.kind;
+  if (branch != BranchMode::Kind::kUnconditional && branch != BranchMode::Kind::kValidCount &&
+      branch != BranchMode::Kind::kAxisToggle) {
+    return R(std::string("execution ids from the values or a VRF"));
+  }
+  const bool inter_first = !stage->steps.empty() && stage->steps.front().kind == VeStep::Kind::kInterReduce;
+  if (branch != BranchMode::Kind::kUnconditional && inter_first) {
+    return R(std::string("execution ids taken after an inter-slice reduce"));
+  }
   if (!stage->unzip_axis.empty()) return R(std::string("two-group mode"));
   if (fetch->out.dtype != stage->in.dtype || StorageBits(fetch->out.dtype) != 32 ||
       StorageBits(stage->out.dtype) != 32) {
@@ -193,8 +219,23 @@ absl::StatusOr<Planned> Build(KernelCache& kernels, const PipelineOp& op, const 
   if (!from || !to) return R(std::string("an end is not in a dense memory"));
   if (MayOverlap(input, output)) return R(std::string("the input and the output may share bytes"));
 
+  // The walk's fetch fills the stream's padding with the pad value; a relayout moves by index
+  // into a zeroed image, so after one every pad is 0, as the kept image's zeroed positions.
+  const std::vector<Item> order = RunOrder(*stage);
+  if (fetch->adapter.pad_value && (order.empty() || order.front().segment >= 0 || !IsRelayout(order.front().step->kind))) {
+    return R(std::string("the fetch pads its stream with a value that the stage reads before any relayout"));
+  }
   const StageSegments segments = SegmentsOf(*stage);
   Plan plan;
+  // The ids by position, as the walk computes them on the stage's input (null: all 0).
+  std::shared_ptr<const std::vector<uint8_t>> tags;
+  if (branch == BranchMode::Kind::kValidCount) {
+    ASSIGN_OR_RETURN(std::vector<uint8_t> ids, ValidCountIds(stage->in, stage->branch.axis));
+    tags = std::make_shared<const std::vector<uint8_t>>(std::move(ids));
+  } else if (branch == BranchMode::Kind::kAxisToggle) {
+    ASSIGN_OR_RETURN(std::vector<uint8_t> ids, AxisToggleTags(stage->in.Full(), stage->branch.axis));
+    tags = std::make_shared<const std::vector<uint8_t>>(std::move(ids));
+  }
   Mapping layout = stage->in.Full();
   bool leading = true, reduces = false;
   bool inter = false;
@@ -203,10 +244,11 @@ absl::StatusOr<Planned> Build(KernelCache& kernels, const PipelineOp& op, const 
   int64_t live_units = LiveUnits(shape, inter);
   size_t kept_actions = 0;  // the actions before the trailing relayouts (folded into the store)
   Mapping out_layout = layout;
-  for (const Item& item : RunOrder(*stage)) {
+  for (const Item& item : order) {
     if (item.segment >= 0) {
       leading = false;
       Action action;
+      action.tags = tags;
       for (int vrf : segments.image_vrfs[item.segment]) {
         if (vrf < 0) return R(std::string("a stash operand"));
         if (vrf >= static_cast<int>(vrfs.size()) || vrfs[vrf] == nullptr) return R(std::string("a VRF operand unknown"));
@@ -246,6 +288,10 @@ absl::StatusOr<Planned> Build(KernelCache& kernels, const PipelineOp& op, const 
         plan.actions.push_back(std::move(action));
       }
       if (Units(step.out) != Units(shape)) return R(std::string("a relayout changes the units"));
+      if (tags != nullptr) {
+        ASSIGN_OR_RETURN(std::vector<uint8_t> moved, MovedIds(kernels, next, layout, *tags));
+        tags = std::make_shared<const std::vector<uint8_t>>(std::move(moved));
+      }
       layout = next;
       shape = step.out;
       continue;
@@ -276,6 +322,7 @@ absl::StatusOr<Planned> Build(KernelCache& kernels, const PipelineOp& op, const 
       action.live = LivePositions(step.out, live_units);
       plan.actions.push_back(std::move(action));
       kept_actions = plan.actions.size();
+      tags = nullptr;  // reduced lanes carry id 0 (as on the interpreter)
       layout = next;
       shape = step.out;
       out_layout = layout;
@@ -424,7 +471,8 @@ absl::Status RunPlan(KernelCache& kernels, const Plan& plan, const PipelineTenso
           bases.push_back(reinterpret_cast<const uint32_t*>(scratch.images[k].data()));
         }
         uint32_t* values = reinterpret_cast<uint32_t*>(scratch.current.data());
-        uint8_t* tags = scratch.tags.data();
+        // Kernels without a Comparison only read the ids.
+        uint8_t* tags = action.tags != nullptr ? const_cast<uint8_t*>(action.tags->data()) : scratch.tags.data();
         const VectorFn fn = action.fn;
         Parallel(action.live, ThreadsFor(action.live, kernels.threads()),
                  [&](int64_t begin, int64_t end) { fn(values, tags, bases.data(), begin, end); }, 4096);

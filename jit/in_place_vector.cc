@@ -94,6 +94,14 @@ struct Plan {
   std::vector<Segment> segments;
   std::vector<VrfImage> images;
   bool compare = false;     // the first kernel computes the execution ids (else all are 0)
+  // BranchMode::Vrf: the VRF operand whose values are the ids (an index into `images`, read as the
+  // operands are), the VRF's text for the range error, and a buffer of every written position's id,
+  // run r's at run_ids[r] (filled and checked before anything is written).
+  int ids_image = -1;
+  std::string ids_text;
+  std::vector<int64_t> run_ids;
+  std::shared_ptr<uint8_t[]> ids;
+  Mapping to;  // the output's in-place layout (names a position's index in the range error)
   int64_t longest_run = 0;
   // The operand images, laid out as the output (only the written runs' pages are ever touched, so
   // they are left uninitialized). Ops of one backend run one at a time.
@@ -215,8 +223,9 @@ std::variant<std::pair<const VectorStage*, Mapping>, std::string> OnlyVectorBetw
 
 // Why the vector stage's steps may not run after the move (see the header), or empty.
 std::string StageRefuses(KernelCache& kernels, const VectorStage& stage) {
-  if (stage.branch.kind != BranchMode::Kind::kUnconditional && stage.branch.kind != BranchMode::Kind::kComparison) {
-    return "execution ids that depend on the position or a VRF";
+  if (stage.branch.kind != BranchMode::Kind::kUnconditional && stage.branch.kind != BranchMode::Kind::kComparison &&
+      stage.branch.kind != BranchMode::Kind::kVrf) {
+    return "execution ids that depend on the position";
   }
   if (!stage.unzip_axis.empty()) return "two-group mode";
   if (StorageBits(stage.in.dtype) != 32 || StorageBits(stage.out.dtype) != 32) return "a stream that is not 32-bit";
@@ -253,6 +262,8 @@ struct Shape {
     int64_t positions = 0;
   };
   std::vector<std::vector<Image>> images;  // per segment
+  std::optional<Image> ids;                 // BranchMode::Vrf: the VRF of the ids
+  std::string ids_text;
 };
 using Shaped = std::variant<Shape, std::string>;
 
@@ -289,19 +300,31 @@ absl::StatusOr<Shaped> ShapeOf(KernelCache& kernels, const PipelineOp& op, const
   shape.from_positions = InPlacePositions(input);
   ASSIGN_OR_RETURN(shape.fetch_op, FetchAdapterOp(fetch, false, shape.from_positions));
   shape.segments = SegmentsOf(*stage);
+  // A VRF read by index at the output's positions, as the staged stage places it in the stream.
+  auto image_of = [&](int vrf) -> std::variant<Shape::Image, std::string> {
+    if (vrf < 0) return std::string("a stash operand");
+    if (vrf >= static_cast<int>(vrfs.size()) || vrfs[vrf] == nullptr) return std::string("a VRF operand unknown");
+    const DeviceTensor& operand = *vrfs[vrf];
+    std::optional<Mapping> layout = InPlaceLayout(operand);
+    if (!layout || StorageBits(operand.dtype()) != 32) return std::string("a VRF operand not in place");
+    if (MayOverlap(operand, output)) return std::string("a VRF operand may share bytes with the output");
+    if (!kernels.HasNest(*to, *layout)) return std::string("a VRF operand's move has no loop nest");
+    return Shape::Image{vrf, *layout, InPlacePositions(operand)};
+  };
   for (const std::vector<int>& image_vrfs : shape.segments.image_vrfs) {
     std::vector<Shape::Image> images;
     for (int vrf : image_vrfs) {
-      if (vrf < 0) return Shaped(std::string("a stash operand"));
-      if (vrf >= static_cast<int>(vrfs.size()) || vrfs[vrf] == nullptr) return Shaped(std::string("a VRF operand unknown"));
-      const DeviceTensor& operand = *vrfs[vrf];
-      std::optional<Mapping> layout = InPlaceLayout(operand);
-      if (!layout || StorageBits(operand.dtype()) != 32) return Shaped(std::string("a VRF operand not in place"));
-      if (MayOverlap(operand, output)) return Shaped(std::string("a VRF operand may share bytes with the output"));
-      if (!kernels.HasNest(*to, *layout)) return Shaped(std::string("a VRF operand's move has no loop nest"));
-      images.push_back(Shape::Image{vrf, *layout, InPlacePositions(operand)});
+      auto image = image_of(vrf);
+      if (auto* reason = std::get_if<std::string>(&image)) return Shaped(*reason);
+      images.push_back(std::get<Shape::Image>(std::move(image)));
     }
     shape.images.push_back(std::move(images));
+  }
+  if (stage->branch.kind == BranchMode::Kind::kVrf) {
+    auto image = image_of(stage->branch.vrf);
+    if (auto* reason = std::get_if<std::string>(&image)) return Shaped(absl::StrCat("the ids' VRF: ", *reason));
+    shape.ids = std::get<Shape::Image>(std::move(image));
+    shape.ids_text = stage->vrfs[static_cast<size_t>(stage->branch.vrf)].text;
   }
   return Shaped(std::move(shape));
 }
@@ -326,24 +349,37 @@ absl::StatusOr<Planned> MakePlan(KernelCache& kernels, const PipelineOp& op, con
     return Planned(std::string("a memory without a host block"));
   }
   Plan plan;
+  plan.to = shape.to;
   plan.dst_tier = output.tier();
   plan.src_tier = input.tier();
   plan.dst_offset = to->data - dst_memory;
   plan.src_offset = from->data - src_memory;
   plan.move = *std::move(move);
+  // Each VRF image by its index in plan.images, or why it cannot be placed.
+  auto add_image = [&](const Shape::Image& image) -> absl::StatusOr<std::optional<int>> {
+    const DeviceTensor& operand = tensors.vrf_operands[image.vrf];
+    ASSIGN_OR_RETURN(std::optional<ReadyNest> nest,
+                     kernels.ReadyBetweenBuffers(shape.to, image.layout, CopyOp(DType::kI32), shape.to_positions,
+                                                 image.positions, /*allow_drop=*/true));
+    std::optional<InPlace> source = InPlaceOf(operand);
+    const uint8_t* vrf_memory = operand.device().UnitData(operand.tier(), 0);
+    if (!nest || !source || vrf_memory == nullptr) return std::nullopt;
+    plan.images.push_back(VrfImage{image.vrf, *std::move(nest), operand.tier(), source->data - vrf_memory,
+                                   image.layout, image.positions, std::nullopt});
+    return static_cast<int>(plan.images.size()) - 1;
+  };
+  if (shape.ids) {
+    ASSIGN_OR_RETURN(std::optional<int> k, add_image(*shape.ids));
+    if (!k) return Planned(std::string("the ids' VRF move has no loop nest"));
+    plan.ids_image = *k;
+    plan.ids_text = shape.ids_text;
+  }
   for (size_t s = 0; s < shape.segments.specs.size(); ++s) {
     Plan::Segment segment;
     for (const Shape::Image& image : shape.images[s]) {
-      const DeviceTensor& operand = tensors.vrf_operands[image.vrf];
-      ASSIGN_OR_RETURN(std::optional<ReadyNest> nest,
-                       kernels.ReadyBetweenBuffers(shape.to, image.layout, CopyOp(DType::kI32), shape.to_positions,
-                                                   image.positions, /*allow_drop=*/true));
-      std::optional<InPlace> source = InPlaceOf(operand);
-      const uint8_t* vrf_memory = operand.device().UnitData(operand.tier(), 0);
-      if (!nest || !source || vrf_memory == nullptr) return Planned(std::string("a VRF operand's move has no loop nest"));
-      segment.images.push_back(static_cast<int>(plan.images.size()));
-      plan.images.push_back(VrfImage{image.vrf, *std::move(nest), operand.tier(), source->data - vrf_memory,
-                                     image.layout, image.positions, std::nullopt});
+      ASSIGN_OR_RETURN(std::optional<int> k, add_image(image));
+      if (!k) return Planned(std::string("a VRF operand's move has no loop nest"));
+      segment.images.push_back(*k);
     }
     ASSIGN_OR_RETURN(segment.fn, kernels.Vector(shape.segments.specs[s]));
     plan.segments.push_back(std::move(segment));
@@ -393,6 +429,14 @@ absl::StatusOr<Planned> MakePlan(KernelCache& kernels, const PipelineOp& op, con
   }
   for (const auto& [first, last] : plan.runs) plan.longest_run = std::max(plan.longest_run, last - first);
   plan.compare = !shape.segments.specs.empty() && shape.segments.specs.front().compare.has_value();
+  if (plan.ids_image >= 0) {
+    int64_t at = 0;
+    for (const auto& [first, last] : plan.runs) {
+      plan.run_ids.push_back(at);
+      at += last - first;
+    }
+    plan.ids.reset(new uint8_t[static_cast<size_t>(std::max<int64_t>(at, 1))]);
+  }
   for (VrfImage& image : plan.images) {
     image.reads = ReadsOf(shape.to, image.layout, image.positions, plan.runs);
     // Only an operand no run can read directly gets an image as large as the output's memory.
@@ -432,14 +476,44 @@ absl::StatusOr<std::shared_ptr<const Planned>> PlanFor(KernelCache& kernels, con
   return slot.planned;
 }
 
+// BranchMode::Vrf: every written position's id, the ids VRF's value at its index (read from
+// `vrf` as the operand images are), each checked to be an ExecutionId before anything is written,
+// with the staged stage's message (dsl/vector_branch_ids.h).
+absl::Status FillIds(const Plan& plan, const uint32_t* vrf) {
+  const VrfImage& image = plan.images[static_cast<size_t>(plan.ids_image)];
+  std::vector<uint32_t> gathered;
+  for (size_t r = 0; r < plan.runs.size(); ++r) {
+    const auto [first, last] = plan.runs[r];
+    const uint32_t* values = vrf + first;  // an image laid out as the output
+    if (image.reads && image.reads->contiguous) {
+      values = vrf + image.reads->pieces[r].src;
+    } else if (image.reads) {
+      gathered.resize(static_cast<size_t>(last - first));
+      GatherRun(*image.reads, static_cast<int64_t>(r), first, vrf, gathered.data());
+      values = gathered.data();
+    }
+    uint8_t* ids = plan.ids.get() + plan.run_ids[r];
+    uint32_t largest = 0;
+    for (int64_t j = 0; j < last - first; ++j) {
+      largest = std::max(largest, values[j]);
+      ids[j] = static_cast<uint8_t>(values[j]);
+    }
+    if (largest <= 15) continue;
+    for (int64_t j = 0; j < last - first; ++j) {
+      if (values[j] <= 15) continue;
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Branch: BranchMode::Vrf loads 4-bit ExecutionIds (0-15, \"ExecutionId range\"), but the VRF tensor ",
+          plan.ids_text, " holds ", static_cast<int32_t>(values[j]), " at ", plan.to.map(first + j).index.ToString()));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status RunPlan(KernelCache& kernels, const Plan& plan, const PipelineTensors& tensors) {
   // As the staged stage reads them (Staged::Read): every VRF operand must have been written.
   for (const DeviceTensor& vrf : tensors.vrf_operands) RETURN_IF_ERROR(vrf.CheckReadable());
   uint8_t* out = tensors.output.device().UnitData(plan.dst_tier, 0) + plan.dst_offset;
   const uint8_t* in = tensors.inputs[0].device().UnitData(plan.src_tier, 0) + plan.src_offset;
-  const bool copy_by_run = !plan.run_sources.empty();
-  if (!copy_by_run) plan.move.Run(out, in);
-  kernels.Count(plan.move);
   // Each operand's base: its VRF memory when runs read it (image.reads), else its image.
   std::vector<const uint32_t*> operands;
   for (size_t k = 0; k < plan.images.size(); ++k) {
@@ -453,6 +527,10 @@ absl::Status RunPlan(KernelCache& kernels, const Plan& plan, const PipelineTenso
     kernels.Count(image.nest);
     operands.push_back(plan.image_data[k].get());
   }
+  if (plan.ids_image >= 0) RETURN_IF_ERROR(FillIds(plan, operands[static_cast<size_t>(plan.ids_image)]));
+  const bool copy_by_run = !plan.run_sources.empty();
+  if (!copy_by_run) plan.move.Run(out, in);
+  kernels.Count(plan.move);
   uint32_t* data = reinterpret_cast<uint32_t*>(out);
   Parallel(static_cast<int64_t>(plan.runs.size()), ThreadsFor(plan.written, kernels.threads()),
            [&](int64_t begin, int64_t end) {
@@ -461,12 +539,14 @@ absl::Status RunPlan(KernelCache& kernels, const Plan& plan, const PipelineTenso
              thread_local std::vector<uint8_t> zeros, ids;
              std::vector<uint8_t>& tags = plan.compare ? ids : zeros;
              if (static_cast<int64_t>(tags.size()) < plan.longest_run) tags.assign(plan.longest_run, 0);
+             uint8_t* run_tags = tags.data();
              thread_local std::vector<std::vector<uint32_t>> gathered;
              if (gathered.size() < plan.images.size()) gathered.resize(plan.images.size());
              std::vector<const uint32_t*> bases;
              for (int64_t r = begin; r < end; ++r) {
                const auto [first, last] = plan.runs[r];
                if (copy_by_run) std::memcpy(data + first, in + 4 * plan.run_sources[r], static_cast<size_t>(4 * (last - first)));
+               if (plan.ids_image >= 0) run_tags = plan.ids.get() + plan.run_ids[r];
                for (const Plan::Segment& segment : plan.segments) {
                  bases.clear();
                  for (int k : segment.images) {
@@ -482,7 +562,7 @@ absl::Status RunPlan(KernelCache& kernels, const Plan& plan, const PipelineTenso
                      bases.push_back(buffer.data());
                    }
                  }
-                 segment.fn(data + first, tags.data(), bases.data(), 0, last - first);
+                 segment.fn(data + first, run_tags, bases.data(), 0, last - first);
                }
              }
            });
@@ -509,6 +589,10 @@ absl::StatusOr<bool> PrepareVectorInPlace(KernelCache& kernels, const PipelineOp
   // The very kernels MakePlan asks for (the same nests, simplified for the same threads).
   RETURN_IF_ERROR(kernels.ReadyBetweenBuffers(shape->to, shape->from, shape->fetch_op, shape->to_positions,
                                               shape->from_positions, /*allow_drop=*/true).status());
+  if (shape->ids) {
+    RETURN_IF_ERROR(kernels.ReadyBetweenBuffers(shape->to, shape->ids->layout, CopyOp(DType::kI32), shape->to_positions,
+                                                shape->ids->positions, /*allow_drop=*/true).status());
+  }
   for (size_t s = 0; s < shape->segments.specs.size(); ++s) {
     for (const Shape::Image& image : shape->images[s]) {
       RETURN_IF_ERROR(kernels.ReadyBetweenBuffers(shape->to, image.layout, CopyOp(DType::kI32), shape->to_positions,
