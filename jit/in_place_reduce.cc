@@ -80,12 +80,11 @@ struct VrfImage {
   int64_t positions = 0;  // the image's (the segment's layout)
 };
 
-// The images a run computes in; kept with the plan, so a relaunch allocates and faults nothing.
-// Ops of one backend run one at a time.
+// The images a run computes in; kept by the op (shared by its plans: a launch on new placements
+// reuses the pages), so a relaunch allocates and faults nothing. Ops of one backend run one at a time.
 struct Scratch {
   std::vector<uint8_t> current, next;
   std::vector<uint8_t> tags;  // all 0: ids after a reduction or Unconditional, never written (no Comparison kernel)
-  std::vector<std::vector<uint8_t>> images;
 };
 
 struct Plan {
@@ -99,7 +98,9 @@ struct Plan {
   Tier dst_tier = Tier::kDm, src_tier = Tier::kDm;
   int64_t dst_offset = 0, src_offset = 0;
   std::vector<std::pair<Tier, int64_t>> vrf_offsets;  // per VRF operand, from its memory's first unit
-  std::shared_ptr<Scratch> scratch = std::make_shared<Scratch>();
+  std::shared_ptr<Scratch> scratch;  // the op's (Slot::scratch)
+  std::shared_ptr<std::vector<std::vector<uint8_t>>> vrf_images =
+      std::make_shared<std::vector<std::vector<uint8_t>>>();  // per plan.images entry, laid out by its segment
 };
 
 using Planned = std::variant<Plan, std::string>;
@@ -175,8 +176,13 @@ absl::StatusOr<std::vector<uint8_t>> MovedIds(KernelCache& kernels, const Mappin
 
 // The plan from the ends' layouts alone (no device memory is touched): what Prepare compiles and
 // what a run binds to its tensors.
+// The op's id images in the order Build computes them (they depend on its stage alone): a plan
+// for new placements takes them from here instead of computing them again.
+using IdImages = std::vector<std::shared_ptr<const std::vector<uint8_t>>>;
+
 absl::StatusOr<Planned> Build(KernelCache& kernels, const PipelineOp& op, const DeviceTensor& input,
-                              const DeviceTensor& output, const std::vector<const DeviceTensor*>& vrfs) {
+                              const DeviceTensor& output, const std::vector<const DeviceTensor*>& vrfs,
+                              IdImages* kept_ids = nullptr) {
   using R = Planned;
   if (op.fetch_index) return R(std::string("an indirect fetch"));
   if (op.stages.size() < 4) return R(std::string("no vector stage"));
@@ -229,13 +235,24 @@ absl::StatusOr<Planned> Build(KernelCache& kernels, const PipelineOp& op, const 
   Plan plan;
   // The ids by position, as the walk computes them on the stage's input (null: all 0).
   std::shared_ptr<const std::vector<uint8_t>> tags;
-  if (branch == BranchMode::Kind::kValidCount) {
+  size_t id_images = 0;  // how many Build has computed (or taken from kept_ids)
+  auto keep = [&](std::vector<uint8_t> ids) {
+    tags = std::make_shared<const std::vector<uint8_t>>(std::move(ids));
+    if (kept_ids != nullptr && !kernels.collecting()) kept_ids->push_back(tags);
+  };
+  auto kept = [&] {
+    if (kept_ids == nullptr || id_images >= kept_ids->size()) return false;
+    tags = (*kept_ids)[id_images];
+    return true;
+  };
+  if (branch == BranchMode::Kind::kValidCount && !kept()) {
     ASSIGN_OR_RETURN(std::vector<uint8_t> ids, ValidCountIds(stage->in, stage->branch.axis));
-    tags = std::make_shared<const std::vector<uint8_t>>(std::move(ids));
-  } else if (branch == BranchMode::Kind::kAxisToggle) {
+    keep(std::move(ids));
+  } else if (branch == BranchMode::Kind::kAxisToggle && !kept()) {
     ASSIGN_OR_RETURN(std::vector<uint8_t> ids, AxisToggleTags(stage->in.Full(), stage->branch.axis));
-    tags = std::make_shared<const std::vector<uint8_t>>(std::move(ids));
+    keep(std::move(ids));
   }
+  if (tags != nullptr) ++id_images;
   Mapping layout = stage->in.Full();
   bool leading = true, reduces = false;
   bool inter = false;
@@ -288,10 +305,11 @@ absl::StatusOr<Planned> Build(KernelCache& kernels, const PipelineOp& op, const 
         plan.actions.push_back(std::move(action));
       }
       if (Units(step.out) != Units(shape)) return R(std::string("a relayout changes the units"));
-      if (tags != nullptr) {
+      if (tags != nullptr && !kept()) {
         ASSIGN_OR_RETURN(std::vector<uint8_t> moved, MovedIds(kernels, next, layout, *tags));
-        tags = std::make_shared<const std::vector<uint8_t>>(std::move(moved));
+        keep(std::move(moved));
       }
+      if (tags != nullptr) ++id_images;
       layout = next;
       shape = step.out;
       continue;
@@ -358,10 +376,11 @@ absl::StatusOr<Planned> Build(KernelCache& kernels, const PipelineOp& op, const 
   return R(std::move(plan));
 }
 
-absl::StatusOr<Planned> MakePlan(KernelCache& kernels, const PipelineOp& op, const PipelineTensors& tensors) {
+absl::StatusOr<Planned> MakePlan(KernelCache& kernels, const PipelineOp& op, const PipelineTensors& tensors,
+                                 IdImages& kept_ids) {
   std::vector<const DeviceTensor*> vrfs;
   for (const DeviceTensor& vrf : tensors.vrf_operands) vrfs.push_back(&vrf);
-  ASSIGN_OR_RETURN(Planned planned, Build(kernels, op, tensors.inputs[0], tensors.output, vrfs));
+  ASSIGN_OR_RETURN(Planned planned, Build(kernels, op, tensors.inputs[0], tensors.output, vrfs, &kept_ids));
   Plan* plan = std::get_if<Plan>(&planned);
   if (plan == nullptr) return planned;
   auto offset = [](const DeviceTensor& tensor) -> std::optional<int64_t> {
@@ -393,6 +412,8 @@ struct Slot {
   std::vector<End> vrfs;
   int threads = 0;
   std::shared_ptr<const Planned> planned;
+  std::shared_ptr<Scratch> scratch = std::make_shared<Scratch>();
+  IdImages ids;  // the op's id images (Build)
 
   bool Matches(const PipelineTensors& tensors, int now_threads) const {
     if (planned == nullptr || threads != now_threads || !output || !output->Matches(tensors.output)) return false;
@@ -422,7 +443,9 @@ absl::StatusOr<std::shared_ptr<const Planned>> PlanFor(KernelCache& kernels, con
   Slot& slot = kept->slot;
   if (slot.stages == stages && slot.Matches(tensors, kernels.threads())) return slot.planned;
   slot.stages = stages;
-  ASSIGN_OR_RETURN(Planned planned, MakePlan(kernels, op, tensors));
+  if (!stages.empty()) slot.ids.clear();  // known by its stages: another op may share the slot
+  ASSIGN_OR_RETURN(Planned planned, MakePlan(kernels, op, tensors, slot.ids));
+  if (Plan* plan = std::get_if<Plan>(&planned)) plan->scratch = slot.scratch;
   if (std::getenv("VISA_JIT_DEBUG") != nullptr) {
     const auto* reason = std::get_if<std::string>(&planned);
     std::fprintf(stderr, "vector reduce pipeline: %s\n",
@@ -449,9 +472,10 @@ absl::Status RunPlan(KernelCache& kernels, const Plan& plan, const PipelineTenso
   for (const DeviceTensor& vrf : tensors.vrf_operands) RETURN_IF_ERROR(vrf.CheckReadable());
   Scratch& scratch = *plan.scratch;
   if (static_cast<int64_t>(scratch.tags.size()) < plan.most_positions) scratch.tags.assign(plan.most_positions, 0);
-  if (scratch.images.size() != plan.images.size()) {
+  std::vector<std::vector<uint8_t>>& images = *plan.vrf_images;
+  if (images.size() != plan.images.size()) {
     // Zeroed once: each run's moves write the same positions again, the others stay 0.
-    for (const VrfImage& image : plan.images) scratch.images.emplace_back(static_cast<size_t>(4 * image.positions), 0);
+    for (const VrfImage& image : plan.images) images.emplace_back(static_cast<size_t>(4 * image.positions), 0);
   }
   uint8_t* out = tensors.output.device().UnitData(plan.dst_tier, 0) + plan.dst_offset;
   const uint8_t* in = tensors.inputs[0].device().UnitData(plan.src_tier, 0) + plan.src_offset;
@@ -466,9 +490,9 @@ absl::Status RunPlan(KernelCache& kernels, const Plan& plan, const PipelineTenso
           const VrfImage& image = plan.images[k];
           const auto& [tier, offset] = plan.vrf_offsets[image.vrf];
           const uint8_t* vrf = tensors.vrf_operands[image.vrf].device().UnitData(tier, 0) + offset;
-          image.nest.Run(scratch.images[k].data(), vrf);
+          image.nest.Run(images[k].data(), vrf);
           kernels.Count(image.nest);
-          bases.push_back(reinterpret_cast<const uint32_t*>(scratch.images[k].data()));
+          bases.push_back(reinterpret_cast<const uint32_t*>(images[k].data()));
         }
         uint32_t* values = reinterpret_cast<uint32_t*>(scratch.current.data());
         // Kernels without a Comparison only read the ids.
