@@ -80,8 +80,9 @@ struct VrfImage {
   int64_t positions = 0;  // the image's (the segment's layout)
 };
 
-// The images a run computes in; kept by the op (shared by its plans: a launch on new placements
-// reuses the pages), so a relaunch allocates and faults nothing. Ops of one backend run one at a time.
+// The images a run computes in: one set per calling thread, shared by every op it runs (an op
+// runs to its end before the next starts), so a relaunch, or an op of a new run on a fresh device,
+// allocates and faults nothing once the largest has run.
 struct Scratch {
   std::vector<uint8_t> current, next;
   std::vector<uint8_t> tags;  // all 0: ids after a reduction or Unconditional, never written (no Comparison kernel)
@@ -98,7 +99,6 @@ struct Plan {
   Tier dst_tier = Tier::kDm, src_tier = Tier::kDm;
   int64_t dst_offset = 0, src_offset = 0;
   std::vector<std::pair<Tier, int64_t>> vrf_offsets;  // per VRF operand, from its memory's first unit
-  std::shared_ptr<Scratch> scratch;  // the op's (Slot::scratch)
   std::shared_ptr<std::vector<std::vector<uint8_t>>> vrf_images =
       std::make_shared<std::vector<std::vector<uint8_t>>>();  // per plan.images entry, laid out by its segment
 };
@@ -412,7 +412,6 @@ struct Slot {
   std::vector<End> vrfs;
   int threads = 0;
   std::shared_ptr<const Planned> planned;
-  std::shared_ptr<Scratch> scratch = std::make_shared<Scratch>();
   IdImages ids;  // the op's id images (Build)
 
   bool Matches(const PipelineTensors& tensors, int now_threads) const {
@@ -445,7 +444,6 @@ absl::StatusOr<std::shared_ptr<const Planned>> PlanFor(KernelCache& kernels, con
   slot.stages = stages;
   if (!stages.empty()) slot.ids.clear();  // known by its stages: another op may share the slot
   ASSIGN_OR_RETURN(Planned planned, MakePlan(kernels, op, tensors, slot.ids));
-  if (Plan* plan = std::get_if<Plan>(&planned)) plan->scratch = slot.scratch;
   if (std::getenv("VISA_JIT_DEBUG") != nullptr) {
     const auto* reason = std::get_if<std::string>(&planned);
     std::fprintf(stderr, "vector reduce pipeline: %s\n",
@@ -470,7 +468,7 @@ void Zero(std::vector<uint8_t>& bytes, int64_t positions, int64_t live) {
 absl::Status RunPlan(KernelCache& kernels, const Plan& plan, const PipelineTensors& tensors) {
   // As the staged stage reads them (Staged::Read): every VRF operand must have been written.
   for (const DeviceTensor& vrf : tensors.vrf_operands) RETURN_IF_ERROR(vrf.CheckReadable());
-  Scratch& scratch = *plan.scratch;
+  thread_local Scratch scratch;
   if (static_cast<int64_t>(scratch.tags.size()) < plan.most_positions) scratch.tags.assign(plan.most_positions, 0);
   std::vector<std::vector<uint8_t>>& images = *plan.vrf_images;
   if (images.size() != plan.images.size()) {
