@@ -5,11 +5,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <optional>
 #include <utility>
 #include <variant>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "dsl/layout.h"
@@ -405,6 +407,41 @@ absl::StatusOr<Planned> MakePlan(KernelCache& kernels, const PipelineOp& op, con
   return planned;
 }
 
+// Whether the op's vector stage has ids by position (ValidCount, AxisToggle).
+bool BranchGivesIds(const PipelineOp& op) {
+  for (const Stage& stage : op.stages) {
+    if (const auto* v = std::get_if<VectorStage>(&stage)) {
+      return v->branch.kind == BranchMode::Kind::kValidCount || v->branch.kind == BranchMode::Kind::kAxisToggle;
+    }
+  }
+  return false;
+}
+
+// Id images by the op's stages, for every op of the process: the ops of an eager run (each fresh
+// run records new ones, with new serials) find them computed and their pages touched.
+struct SharedIds {
+  std::mutex mutex;
+  absl::flat_hash_map<std::string, IdImages> by_stages;
+};
+SharedIds& Shared() {
+  static SharedIds* shared = new SharedIds;
+  return *shared;
+}
+IdImages SharedIdImages(const PipelineOp& op) {
+  SharedIds& shared = Shared();
+  const std::string key = PipelineKey(op);
+  std::lock_guard<std::mutex> lock(shared.mutex);
+  auto it = shared.by_stages.find(key);
+  return it == shared.by_stages.end() ? IdImages{} : it->second;
+}
+void KeepIdImages(const PipelineOp& op, const IdImages& ids) {
+  SharedIds& shared = Shared();
+  const std::string key = PipelineKey(op);
+  std::lock_guard<std::mutex> lock(shared.mutex);
+  if (shared.by_stages.size() >= 256) shared.by_stages.clear();  // a bound, as the op memo's
+  shared.by_stages[key] = ids;
+}
+
 // The op's kept plan for the ends it was made for.
 struct Slot {
   std::string stages;  // the op's PipelineKey when it has no serial
@@ -443,7 +480,9 @@ absl::StatusOr<std::shared_ptr<const Planned>> PlanFor(KernelCache& kernels, con
   if (slot.stages == stages && slot.Matches(tensors, kernels.threads())) return slot.planned;
   slot.stages = stages;
   if (!stages.empty()) slot.ids.clear();  // known by its stages: another op may share the slot
+  if (slot.ids.empty() && BranchGivesIds(op)) slot.ids = SharedIdImages(op);
   ASSIGN_OR_RETURN(Planned planned, MakePlan(kernels, op, tensors, slot.ids));
+  if (BranchGivesIds(op)) KeepIdImages(op, slot.ids);
   if (std::getenv("VISA_JIT_DEBUG") != nullptr) {
     const auto* reason = std::get_if<std::string>(&planned);
     std::fprintf(stderr, "vector reduce pipeline: %s\n",
@@ -470,6 +509,10 @@ absl::Status RunPlan(KernelCache& kernels, const Plan& plan, const PipelineTenso
   for (const DeviceTensor& vrf : tensors.vrf_operands) RETURN_IF_ERROR(vrf.CheckReadable());
   thread_local Scratch scratch;
   if (static_cast<int64_t>(scratch.tags.size()) < plan.most_positions) scratch.tags.assign(plan.most_positions, 0);
+  // Both images hold the largest layout: they swap roles step by step, and a smaller one grown
+  // again would be a new allocation (fresh pages) on every run.
+  scratch.current.reserve(static_cast<size_t>(4 * plan.most_positions));
+  scratch.next.reserve(static_cast<size_t>(4 * plan.most_positions));
   std::vector<std::vector<uint8_t>>& images = *plan.vrf_images;
   if (images.size() != plan.images.size()) {
     // Zeroed once: each run's moves write the same positions again, the others stay 0.

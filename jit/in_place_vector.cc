@@ -95,12 +95,13 @@ struct Plan {
   std::vector<VrfImage> images;
   bool compare = false;     // the first kernel computes the execution ids (else all are 0)
   // BranchMode::Vrf: the VRF operand whose values are the ids (an index into `images`, read as the
-  // operands are), the VRF's text for the range error, and a buffer of every written position's id,
-  // run r's at run_ids[r] (filled and checked before anything is written).
+  // operands are), the VRF's text for the range error, and where run r's ids start in the buffer of
+  // every written position's id (filled and checked before anything is written; per calling
+  // thread, so a plan for new placements faults no new page).
   int ids_image = -1;
   std::string ids_text;
   std::vector<int64_t> run_ids;
-  std::shared_ptr<uint8_t[]> ids;
+  int64_t ids_size = 0;
   Mapping to;  // the output's in-place layout (names a position's index in the range error)
   int64_t longest_run = 0;
   // The operand images, laid out as the output (only the written runs' pages are ever touched, so
@@ -435,7 +436,7 @@ absl::StatusOr<Planned> MakePlan(KernelCache& kernels, const PipelineOp& op, con
       plan.run_ids.push_back(at);
       at += last - first;
     }
-    plan.ids.reset(new uint8_t[static_cast<size_t>(std::max<int64_t>(at, 1))]);
+    plan.ids_size = at;
   }
   for (VrfImage& image : plan.images) {
     image.reads = ReadsOf(shape.to, image.layout, image.positions, plan.runs);
@@ -479,7 +480,7 @@ absl::StatusOr<std::shared_ptr<const Planned>> PlanFor(KernelCache& kernels, con
 // BranchMode::Vrf: every written position's id, the ids VRF's value at its index (read from
 // `vrf` as the operand images are), each checked to be an ExecutionId before anything is written,
 // with the staged stage's message (dsl/vector_branch_ids.h).
-absl::Status FillIds(const Plan& plan, const uint32_t* vrf) {
+absl::Status FillIds(const Plan& plan, const uint32_t* vrf, uint8_t* all_ids) {
   const VrfImage& image = plan.images[static_cast<size_t>(plan.ids_image)];
   std::vector<uint32_t> gathered;
   for (size_t r = 0; r < plan.runs.size(); ++r) {
@@ -492,7 +493,7 @@ absl::Status FillIds(const Plan& plan, const uint32_t* vrf) {
       GatherRun(*image.reads, static_cast<int64_t>(r), first, vrf, gathered.data());
       values = gathered.data();
     }
-    uint8_t* ids = plan.ids.get() + plan.run_ids[r];
+    uint8_t* ids = all_ids + plan.run_ids[r];
     uint32_t largest = 0;
     for (int64_t j = 0; j < last - first; ++j) {
       largest = std::max(largest, values[j]);
@@ -527,7 +528,12 @@ absl::Status RunPlan(KernelCache& kernels, const Plan& plan, const PipelineTenso
     kernels.Count(image.nest);
     operands.push_back(plan.image_data[k].get());
   }
-  if (plan.ids_image >= 0) RETURN_IF_ERROR(FillIds(plan, operands[static_cast<size_t>(plan.ids_image)]));
+  thread_local std::vector<uint8_t> id_buffer;
+  if (plan.ids_image >= 0) {
+    if (static_cast<int64_t>(id_buffer.size()) < plan.ids_size) id_buffer.resize(static_cast<size_t>(plan.ids_size));
+    RETURN_IF_ERROR(FillIds(plan, operands[static_cast<size_t>(plan.ids_image)], id_buffer.data()));
+  }
+  uint8_t* const all_ids = id_buffer.data();
   const bool copy_by_run = !plan.run_sources.empty();
   if (!copy_by_run) plan.move.Run(out, in);
   kernels.Count(plan.move);
@@ -546,7 +552,7 @@ absl::Status RunPlan(KernelCache& kernels, const Plan& plan, const PipelineTenso
              for (int64_t r = begin; r < end; ++r) {
                const auto [first, last] = plan.runs[r];
                if (copy_by_run) std::memcpy(data + first, in + 4 * plan.run_sources[r], static_cast<size_t>(4 * (last - first)));
-               if (plan.ids_image >= 0) run_tags = plan.ids.get() + plan.run_ids[r];
+               if (plan.ids_image >= 0) run_tags = all_ids + plan.run_ids[r];
                for (const Plan::Segment& segment : plan.segments) {
                  bases.clear();
                  for (int k : segment.images) {
