@@ -103,6 +103,14 @@ struct Plan {
   std::vector<int64_t> run_ids;
   int64_t ids_size = 0;
   Mapping to;  // the output's in-place layout (names a position's index in the range error)
+  // An interleaved pair: each tensor's move into the staged pair (Shape::pair), from its memory.
+  struct PairMove {
+    ReadyNest nest;
+    Tier tier = Tier::kDm;
+    int64_t offset = 0;
+  };
+  std::vector<PairMove> pair;
+  int64_t pair_positions = 0;  // per tensor
   int64_t longest_run = 0;
   // The operand images, laid out as the output (only the written runs' pages are ever touched, so
   // they are left uninitialized). Ops of one backend run one at a time.
@@ -173,6 +181,7 @@ constexpr int64_t kMinCopyRunLength = 64;
 struct Slot {
   std::string stages;  // the op's PipelineKey when it has no serial
   std::optional<End> input, output;
+  std::optional<End> second;  // an interleaved pair's
   std::vector<End> vrfs;
   int threads = 0;
   std::shared_ptr<const Planned> planned;
@@ -180,6 +189,8 @@ struct Slot {
   bool Matches(const PipelineTensors& tensors, int now_threads) const {
     if (planned == nullptr || threads != now_threads || !output || !output->Matches(tensors.output)) return false;
     if (tensors.inputs.empty() || !input || !input->Matches(tensors.inputs[0])) return false;
+    if (second.has_value() != (tensors.inputs.size() > 1)) return false;
+    if (second && !second->Matches(tensors.inputs[1])) return false;
     if (vrfs.size() != tensors.vrf_operands.size()) return false;
     for (size_t k = 0; k < vrfs.size(); ++k) {
       if (!vrfs[k].Matches(tensors.vrf_operands[k])) return false;
@@ -265,14 +276,23 @@ struct Shape {
   std::vector<std::vector<Image>> images;  // per segment
   std::optional<Image> ids;                 // BranchMode::Vrf: the VRF of the ids
   std::string ids_text;
+  // An interleaved pair (begin_interleaved): each tensor is first moved from where it lies into a
+  // buffer laid out as the walk stages the pair (Staged::ReadPair: the first tensor's full mapping,
+  // then the second's), the move's source; `from` is then FetchSource's Pair({interleave, full}).
+  bool pair = false;
+  Mapping pair_full;
+  Mapping pair_from[2];
+  int64_t pair_from_positions[2] = {0, 0};
 };
 using Shaped = std::variant<Shape, std::string>;
 
 absl::StatusOr<Shaped> ShapeOf(KernelCache& kernels, const PipelineOp& op, const DeviceTensor& input,
-                               const DeviceTensor& output, const std::vector<const DeviceTensor*>& vrfs) {
+                               const DeviceTensor* second, const DeviceTensor& output,
+                               const std::vector<const DeviceTensor*>& vrfs) {
   if (op.fetch_index) return Shaped(std::string("an indirect fetch"));
   if (op.stages.size() < 4) return Shaped(std::string("no vector stage"));
-  if (std::get<BeginStage>(op.stages[0]).interleave) return Shaped(std::string("an interleaved fetch"));
+  const std::optional<Mapping>& interleave = std::get<BeginStage>(op.stages[0]).interleave;
+  if (interleave && second == nullptr) return Shaped(std::string("an interleaved fetch without its second tensor"));
   if (const auto* commit = std::get_if<CommitStage>(&op.stages.back()); commit && !commit->slices.all()) {
     return Shaped(std::string("the commit leaves some slices as they were"));
   }
@@ -289,17 +309,37 @@ absl::StatusOr<Shaped> ShapeOf(KernelCache& kernels, const PipelineOp& op, const
   std::optional<Mapping> from = InPlaceLayout(input);
   if (!from || !to) return Shaped(std::string("an end is not in a dense memory"));
   if (MayOverlap(input, output)) return Shaped(std::string("the input and the output may share bytes"));
+  Shape shape;
+  if (interleave) {
+    // As Staged::ReadPair stages it: both tensors of the first one's type and full mapping.
+    const Mapping full = input.full_mapping();
+    if (second->dtype() != input.dtype() || !(second->full_mapping() == full) ||
+        full.size() != input.placement().prefix_size * input.element().size()) {
+      return Shaped(std::string("an interleaved pair of different tensors' layouts"));
+    }
+    if (MayOverlap(*second, output)) return Shaped(std::string("the input and the output may share bytes"));
+    const DeviceTensor* both[2] = {&input, second};
+    for (int i = 0; i < 2; ++i) {
+      std::optional<Mapping> lies = InPlaceLayout(*both[i]);
+      if (!lies || !kernels.HasNest(full, *lies)) return Shaped(std::string("an interleaved tensor not in place"));
+      shape.pair_from[i] = *lies;
+      shape.pair_from_positions[i] = InPlacePositions(*both[i]);
+    }
+    shape.pair = true;
+    shape.pair_full = full;
+    from = Pair({*interleave, full});
+  }
   // As direct_pipeline.h: with these nests the output's live positions are exactly those the
   // staged stages write, each from the input element of its index.
   if (!kernels.HasNest(*to, last) || !kernels.HasNest(*to, *from) || !kernels.HasNest(last, *from)) {
     return Shaped(std::string("a move between the ends and the stream has no loop nest"));
   }
-  Shape shape;
   shape.to = *to;
   shape.from = *from;
   shape.to_positions = InPlacePositions(output);
-  shape.from_positions = InPlacePositions(input);
-  ASSIGN_OR_RETURN(shape.fetch_op, FetchAdapterOp(fetch, false, shape.from_positions));
+  shape.from_positions = shape.pair ? 2 * shape.pair_full.size() : InPlacePositions(input);
+  ASSIGN_OR_RETURN(shape.fetch_op, FetchAdapterOp(fetch, shape.pair, shape.pair ? shape.pair_full.size()
+                                                                                  : shape.from_positions));
   shape.segments = SegmentsOf(*stage);
   // A VRF read by index at the output's positions, as the staged stage places it in the stream.
   auto image_of = [&](int vrf) -> std::variant<Shape::Image, std::string> {
@@ -334,8 +374,9 @@ absl::StatusOr<Planned> MakePlan(KernelCache& kernels, const PipelineOp& op, con
   std::vector<const DeviceTensor*> vrfs;
   for (const DeviceTensor& vrf : tensors.vrf_operands) vrfs.push_back(&vrf);
   const DeviceTensor& input = tensors.inputs[0];
+  const DeviceTensor* second = tensors.inputs.size() > 1 ? &tensors.inputs[1] : nullptr;
   const DeviceTensor& output = tensors.output;
-  ASSIGN_OR_RETURN(Shaped shaped, ShapeOf(kernels, op, input, output, vrfs));
+  ASSIGN_OR_RETURN(Shaped shaped, ShapeOf(kernels, op, input, second, output, vrfs));
   if (auto* reason = std::get_if<std::string>(&shaped)) return Planned(*reason);
   const Shape& shape = std::get<Shape>(shaped);
   ASSIGN_OR_RETURN(std::optional<ReadyNest> move,
@@ -356,6 +397,20 @@ absl::StatusOr<Planned> MakePlan(KernelCache& kernels, const PipelineOp& op, con
   plan.dst_offset = to->data - dst_memory;
   plan.src_offset = from->data - src_memory;
   plan.move = *std::move(move);
+  if (shape.pair) {
+    plan.pair_positions = shape.pair_full.size();
+    for (int i = 0; i < 2; ++i) {
+      const DeviceTensor& tensor = tensors.inputs[static_cast<size_t>(i)];
+      ASSIGN_OR_RETURN(std::optional<ReadyNest> nest,
+                       kernels.ReadyBetweenBuffers(shape.pair_full, shape.pair_from[i], CopyOp(tensor.dtype()),
+                                                   shape.pair_full.size(), shape.pair_from_positions[i],
+                                                   /*allow_drop=*/true));
+      std::optional<InPlace> lies = InPlaceOf(tensor);
+      const uint8_t* memory = tensor.device().UnitData(tensor.tier(), 0);
+      if (!nest || !lies || memory == nullptr) return Planned(std::string("an interleaved tensor's move has no loop nest"));
+      plan.pair.push_back(Plan::PairMove{*std::move(nest), tensor.tier(), lies->data - memory});
+    }
+  }
   // Each VRF image by its index in plan.images, or why it cannot be placed.
   auto add_image = [&](const Shape::Image& image) -> absl::StatusOr<std::optional<int>> {
     const DeviceTensor& operand = tensors.vrf_operands[image.vrf];
@@ -469,6 +524,8 @@ absl::StatusOr<std::shared_ptr<const Planned>> PlanFor(KernelCache& kernels, con
                  reason ? absl::StrCat("staged: ", *reason).c_str() : "in place in device memory");
   }
   slot.input = End::Of(tensors.inputs[0]);
+  slot.second.reset();
+  if (tensors.inputs.size() > 1) slot.second = End::Of(tensors.inputs[1]);
   slot.output = End::Of(tensors.output);
   slot.vrfs.clear();
   for (const DeviceTensor& vrf : tensors.vrf_operands) slot.vrfs.push_back(End::Of(vrf));
@@ -515,6 +572,21 @@ absl::Status RunPlan(KernelCache& kernels, const Plan& plan, const PipelineTenso
   for (const DeviceTensor& vrf : tensors.vrf_operands) RETURN_IF_ERROR(vrf.CheckReadable());
   uint8_t* out = tensors.output.device().UnitData(plan.dst_tier, 0) + plan.dst_offset;
   const uint8_t* in = tensors.inputs[0].device().UnitData(plan.src_tier, 0) + plan.src_offset;
+  thread_local std::vector<uint32_t> staged_pair;  // per calling thread: a relaunch faults no page
+  if (!plan.pair.empty()) {
+    // As Staged::ReadPair reads them: both must have been written.
+    for (size_t i = 0; i < 2; ++i) RETURN_IF_ERROR(tensors.inputs[i].CheckReadable());
+    if (static_cast<int64_t>(staged_pair.size()) < 2 * plan.pair_positions) {
+      staged_pair.resize(static_cast<size_t>(2 * plan.pair_positions));
+    }
+    for (size_t i = 0; i < 2; ++i) {
+      const Plan::PairMove& move = plan.pair[i];
+      move.nest.Run(reinterpret_cast<uint8_t*>(staged_pair.data() + i * plan.pair_positions),
+                    tensors.inputs[i].device().UnitData(move.tier, 0) + move.offset);
+      kernels.Count(move.nest);
+    }
+    in = reinterpret_cast<const uint8_t*>(staged_pair.data());
+  }
   // Each operand's base: its VRF memory when runs read it (image.reads), else its image.
   std::vector<const uint32_t*> operands;
   for (size_t k = 0; k < plan.images.size(); ++k) {
@@ -589,9 +661,16 @@ absl::StatusOr<bool> PrepareVectorInPlace(KernelCache& kernels, const PipelineOp
   if (op.inputs.empty() || !op.inputs[0].handle || !op.output.handle) return false;
   std::vector<const DeviceTensor*> vrfs;
   for (const TensorRef& vrf : op.vrf_operands) vrfs.push_back(vrf.handle ? &*vrf.handle : nullptr);
-  ASSIGN_OR_RETURN(Shaped shaped, ShapeOf(kernels, op, *op.inputs[0].handle, *op.output.handle, vrfs));
+  const DeviceTensor* second = op.inputs.size() > 1 && op.inputs[1].handle ? &*op.inputs[1].handle : nullptr;
+  ASSIGN_OR_RETURN(Shaped shaped, ShapeOf(kernels, op, *op.inputs[0].handle, second, *op.output.handle, vrfs));
   const Shape* shape = std::get_if<Shape>(&shaped);
   if (shape == nullptr) return false;
+  for (int i = 0; shape->pair && i < 2; ++i) {
+    RETURN_IF_ERROR(kernels.ReadyBetweenBuffers(shape->pair_full, shape->pair_from[i],
+                                                CopyOp(op.inputs[static_cast<size_t>(i)].handle->dtype()),
+                                                shape->pair_full.size(), shape->pair_from_positions[i],
+                                                /*allow_drop=*/true).status());
+  }
   // The very kernels MakePlan asks for (the same nests, simplified for the same threads).
   RETURN_IF_ERROR(kernels.ReadyBetweenBuffers(shape->to, shape->from, shape->fetch_op, shape->to_positions,
                                               shape->from_positions, /*allow_drop=*/true).status());

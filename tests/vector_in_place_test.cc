@@ -1,7 +1,8 @@
 // Vector Engine pipelines run in device memory in place (jit/in_place_vector.h) against the
 // interpreter: each qualifying kind (element ops around relayouts, Comparison ids with a filter, a
 // VRF operand, a padded Element whose pad bytes must stay as they were, BranchMode::Vrf ids from an
-// i32 VRF broadcast over Time selecting an op per id) runs in place, and its
+// i32 VRF broadcast over Time selecting an op per id, an interleaved pair of inputs staged by two
+// kept moves) runs in place, and its
 // output units' bytes, pad bytes and the bytes around them included, equal the interpreter's; each
 // kind that must not run in place says why (position-dependent ids, the stash, a reduction).
 // Small shapes, 1 and 2 threads; runs of 64 and 72 positions (copied run by run)
@@ -64,6 +65,21 @@ absl::StatusOr<DmTensor> VrfIdOps(Context& ctx, const DmTensor& x, const DmTenso
 std::vector<Case> Cases() {
   std::vector<Case> cases;
   cases.push_back({"vrf_ids", "S = 3, T = 16, A = 8", "T, A", VrfIdOps, "", /*ids=*/-1});
+  cases.push_back({"interleaved_pair", "S = 3, I = 2, T = 4, A = 8", "T, A",
+                   [](Context& ctx, const DmTensor& x, const DmTensor& y, const MappingScope& s) {
+                     return ctx.main.begin_interleaved(s.m("I"), x.view(), y.view())
+                         .fetch(DType::kF32, s.m("I, T"), s.m("A"))
+                         .collect(s.m("I, T"), s.m("A"))
+                         .vector_init()
+                         .vector_intra_slice_branch(BranchMode::Unconditional())
+                         .vector_split(s.m("I, T, A / 4"), s.m("A % 4"))
+                         .vector_fp_binary(FpBinaryOp::MulF(FpMulAlu::kMul0), 3.0f)
+                         .vector_fp_unary(FpUnaryOp::kExp)
+                         .vector_concat(s.m("I, T"), s.m("A"))
+                         .vector_final()
+                         .commit(s.m("I, T, A"), kOutputAddress);
+                   },
+                   ""});
   cases.push_back({"relayouts_around_ops", "S = 5, T = 9, A = 8", "T, A",
                    [](Context& ctx, const DmTensor& x, const DmTensor&, const MappingScope& s) {
                      return ctx.main.begin(x.view())
@@ -258,6 +274,7 @@ TEST_P(VectorInPlaceTest, RunsInPlaceOrSaysWhyAndAgreesWithTheInterpreter) {
   // What the last pipeline (the vector one) decides on the traced tensors.
   const auto& op = std::get<PipelineOp>(program->ops.back().body);
   PipelineTensors tensors{{DmTensor(*op.inputs[0].handle)}, std::nullopt, *op.output.handle};
+  if (op.inputs.size() > 1) tensors.inputs.push_back(DmTensor(*op.inputs[1].handle));  // an interleaved pair
   for (const TensorRef& vrf : op.vrf_operands) tensors.vrf_operands.push_back(*vrf.handle);
   absl::StatusOr<std::unique_ptr<jit::KernelCache>> kernels = jit::KernelCache::Create(threads);
   ASSERT_TRUE(kernels.ok());
