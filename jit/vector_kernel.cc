@@ -139,6 +139,7 @@ Value* EmitInline(llvm::IRBuilder<>& b, llvm::Module& module, VeFn fn, Value* a,
       llvm::FunctionCallee expf = module.getOrInsertFunction("expf", llvm::FunctionType::get(f32, {f32}, false));
       Value* x = fn == VeFn::kExp ? fa() : b.CreateFNeg(fa());
       llvm::CallInst* call = b.CreateCall(expf, {x});
+      call->addFnAttr(llvm::Attribute::NoBuiltin);  // libm's function itself, never an intrinsic's lowering
       call->setDoesNotAccessMemory();  // errno aside, as the scalar function's call: nothing the loop reads
       return bits(call);
     }
