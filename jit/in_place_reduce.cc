@@ -5,15 +5,19 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <optional>
 #include <utility>
 #include <variant>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "dsl/layout.h"
 #include "dsl/status_macros.h"
+#include "dsl/vector_branch_ids.h"
+#include "dsl/vector_tags.h"
 #include "jit/element_op.h"
 #include "jit/fused_contraction.h"
 #include "jit/in_place.h"
@@ -60,6 +64,10 @@ struct Action {
   Kind kind = Kind::kSegment;
   VectorFn fn = nullptr;          // kSegment
   std::vector<int> images;        // kSegment: indices into Plan::images
+  // kSegment: the execution ids of every position, when the branch mode gives them by position
+  // (ValidCount, AxisToggle: moved with the data through the relayouts, as the walk moves them);
+  // null: all 0.
+  std::shared_ptr<const std::vector<uint8_t>> tags;
   std::optional<ReadyNest> move;  // kRelayout: the image into the next layout, by index
   std::optional<ReadyReduce> reduce;
   int64_t blocks = 0;             // kReduce: the blocks that hold live units
@@ -74,12 +82,12 @@ struct VrfImage {
   int64_t positions = 0;  // the image's (the segment's layout)
 };
 
-// The images a run computes in; kept with the plan, so a relaunch allocates and faults nothing.
-// Ops of one backend run one at a time.
+// The images a run computes in: one set per calling thread, shared by every op it runs (an op
+// runs to its end before the next starts), so a relaunch, or an op of a new run on a fresh device,
+// allocates and faults nothing once the largest has run.
 struct Scratch {
   std::vector<uint8_t> current, next;
-  std::vector<uint8_t> tags;  // all 0: Unconditional ids, never written (no Comparison kernel)
-  std::vector<std::vector<uint8_t>> images;
+  std::vector<uint8_t> tags;  // all 0: ids after a reduction or Unconditional, never written (no Comparison kernel)
 };
 
 struct Plan {
@@ -93,7 +101,8 @@ struct Plan {
   Tier dst_tier = Tier::kDm, src_tier = Tier::kDm;
   int64_t dst_offset = 0, src_offset = 0;
   std::vector<std::pair<Tier, int64_t>> vrf_offsets;  // per VRF operand, from its memory's first unit
-  std::shared_ptr<Scratch> scratch = std::make_shared<Scratch>();
+  std::shared_ptr<std::vector<std::vector<uint8_t>>> vrf_images =
+      std::make_shared<std::vector<std::vector<uint8_t>>>();  // per plan.images entry, laid out by its segment
 };
 
 using Planned = std::variant<Plan, std::string>;
@@ -154,10 +163,28 @@ std::vector<Item> RunOrder(const VectorStage& stage) {
   return order;
 }
 
+// The ids `tags` (laid out by `from`) moved by index into `to`, padding 0, as the walk's tag move.
+absl::StatusOr<std::vector<uint8_t>> MovedIds(KernelCache& kernels, const Mapping& to, const Mapping& from,
+                                              const std::vector<uint8_t>& tags) {
+  std::vector<uint8_t> moved(static_cast<size_t>(to.size()), 0);
+  if (kernels.collecting()) {  // Prepare: the move is compiled, not run (a plan made then is not kept)
+    RETURN_IF_ERROR(kernels.Compile(to, from, CopyOp(DType::kI8), /*allow_drop=*/false));
+    return moved;
+  }
+  RETURN_IF_ERROR(kernels.Move(to, from, CopyOp(DType::kI8), moved.data(), to.size(), tags.data(), from.size(),
+                               /*allow_drop=*/false).status());
+  return moved;
+}
+
 // The plan from the ends' layouts alone (no device memory is touched): what Prepare compiles and
 // what a run binds to its tensors.
+// The op's id images in the order Build computes them (they depend on its stage alone): a plan
+// for new placements takes them from here instead of computing them again.
+using IdImages = std::vector<std::shared_ptr<const std::vector<uint8_t>>>;
+
 absl::StatusOr<Planned> Build(KernelCache& kernels, const PipelineOp& op, const DeviceTensor& input,
-                              const DeviceTensor& output, const std::vector<const DeviceTensor*>& vrfs) {
+                              const DeviceTensor& output, const std::vector<const DeviceTensor*>& vrfs,
+                              IdImages* kept_ids = nullptr) {
   using R = Planned;
   if (op.fetch_index) return R(std::string("an indirect fetch"));
   if (op.stages.size() < 4) return R(std::string("no vector stage"));
@@ -166,7 +193,6 @@ absl::StatusOr<Planned> Build(KernelCache& kernels, const PipelineOp& op, const 
   if (commit != nullptr && !commit->slices.all()) return R(std::string("the commit leaves some slices as they were"));
   const auto* fetch = std::get_if<FetchStage>(&op.stages[1]);
   if (fetch == nullptr || fetch->indirect) return R(std::string("no plain fetch"));
-  if (fetch->adapter.pad_value) return R(std::string("the fetch pads its stream with a value"));
   const VectorStage* stage = nullptr;
   Mapping last = fetch->out.Full();
   for (size_t i = 2; i + 1 < op.stages.size(); ++i) {
@@ -181,7 +207,15 @@ absl::StatusOr<Planned> Build(KernelCache& kernels, const PipelineOp& op, const 
     }
   }
   if (stage == nullptr) return R(std::string("no vector stage"));
-  if (stage->branch.kind != BranchMode::Kind::kUnconditional) return R(std::string("execution ids not all 0"));
+  const BranchMode::Kind branch = stage->branch.kind;
+  if (branch != BranchMode::Kind::kUnconditional && branch != BranchMode::Kind::kValidCount &&
+      branch != BranchMode::Kind::kAxisToggle) {
+    return R(std::string("execution ids from the values or a VRF"));
+  }
+  const bool inter_first = !stage->steps.empty() && stage->steps.front().kind == VeStep::Kind::kInterReduce;
+  if (branch != BranchMode::Kind::kUnconditional && inter_first) {
+    return R(std::string("execution ids taken after an inter-slice reduce"));
+  }
   if (!stage->unzip_axis.empty()) return R(std::string("two-group mode"));
   if (fetch->out.dtype != stage->in.dtype || StorageBits(fetch->out.dtype) != 32 ||
       StorageBits(stage->out.dtype) != 32) {
@@ -193,8 +227,34 @@ absl::StatusOr<Planned> Build(KernelCache& kernels, const PipelineOp& op, const 
   if (!from || !to) return R(std::string("an end is not in a dense memory"));
   if (MayOverlap(input, output)) return R(std::string("the input and the output may share bytes"));
 
+  // The walk's fetch fills the stream's padding with the pad value; a relayout moves by index
+  // into a zeroed image, so after one every pad is 0, as the kept image's zeroed positions.
+  const std::vector<Item> order = RunOrder(*stage);
+  if (fetch->adapter.pad_value && (order.empty() || order.front().segment >= 0 || !IsRelayout(order.front().step->kind))) {
+    return R(std::string("the fetch pads its stream with a value that the stage reads before any relayout"));
+  }
   const StageSegments segments = SegmentsOf(*stage);
   Plan plan;
+  // The ids by position, as the walk computes them on the stage's input (null: all 0).
+  std::shared_ptr<const std::vector<uint8_t>> tags;
+  size_t id_images = 0;  // how many Build has computed (or taken from kept_ids)
+  auto keep = [&](std::vector<uint8_t> ids) {
+    tags = std::make_shared<const std::vector<uint8_t>>(std::move(ids));
+    if (kept_ids != nullptr && !kernels.collecting()) kept_ids->push_back(tags);
+  };
+  auto kept = [&] {
+    if (kept_ids == nullptr || id_images >= kept_ids->size()) return false;
+    tags = (*kept_ids)[id_images];
+    return true;
+  };
+  if (branch == BranchMode::Kind::kValidCount && !kept()) {
+    ASSIGN_OR_RETURN(std::vector<uint8_t> ids, ValidCountIds(stage->in, stage->branch.axis));
+    keep(std::move(ids));
+  } else if (branch == BranchMode::Kind::kAxisToggle && !kept()) {
+    ASSIGN_OR_RETURN(std::vector<uint8_t> ids, AxisToggleTags(stage->in.Full(), stage->branch.axis));
+    keep(std::move(ids));
+  }
+  if (tags != nullptr) ++id_images;
   Mapping layout = stage->in.Full();
   bool leading = true, reduces = false;
   bool inter = false;
@@ -203,10 +263,11 @@ absl::StatusOr<Planned> Build(KernelCache& kernels, const PipelineOp& op, const 
   int64_t live_units = LiveUnits(shape, inter);
   size_t kept_actions = 0;  // the actions before the trailing relayouts (folded into the store)
   Mapping out_layout = layout;
-  for (const Item& item : RunOrder(*stage)) {
+  for (const Item& item : order) {
     if (item.segment >= 0) {
       leading = false;
       Action action;
+      action.tags = tags;
       for (int vrf : segments.image_vrfs[item.segment]) {
         if (vrf < 0) return R(std::string("a stash operand"));
         if (vrf >= static_cast<int>(vrfs.size()) || vrfs[vrf] == nullptr) return R(std::string("a VRF operand unknown"));
@@ -246,6 +307,11 @@ absl::StatusOr<Planned> Build(KernelCache& kernels, const PipelineOp& op, const 
         plan.actions.push_back(std::move(action));
       }
       if (Units(step.out) != Units(shape)) return R(std::string("a relayout changes the units"));
+      if (tags != nullptr && !kept()) {
+        ASSIGN_OR_RETURN(std::vector<uint8_t> moved, MovedIds(kernels, next, layout, *tags));
+        keep(std::move(moved));
+      }
+      if (tags != nullptr) ++id_images;
       layout = next;
       shape = step.out;
       continue;
@@ -276,6 +342,7 @@ absl::StatusOr<Planned> Build(KernelCache& kernels, const PipelineOp& op, const 
       action.live = LivePositions(step.out, live_units);
       plan.actions.push_back(std::move(action));
       kept_actions = plan.actions.size();
+      tags = nullptr;  // reduced lanes carry id 0 (as on the interpreter)
       layout = next;
       shape = step.out;
       out_layout = layout;
@@ -311,10 +378,11 @@ absl::StatusOr<Planned> Build(KernelCache& kernels, const PipelineOp& op, const 
   return R(std::move(plan));
 }
 
-absl::StatusOr<Planned> MakePlan(KernelCache& kernels, const PipelineOp& op, const PipelineTensors& tensors) {
+absl::StatusOr<Planned> MakePlan(KernelCache& kernels, const PipelineOp& op, const PipelineTensors& tensors,
+                                 IdImages& kept_ids) {
   std::vector<const DeviceTensor*> vrfs;
   for (const DeviceTensor& vrf : tensors.vrf_operands) vrfs.push_back(&vrf);
-  ASSIGN_OR_RETURN(Planned planned, Build(kernels, op, tensors.inputs[0], tensors.output, vrfs));
+  ASSIGN_OR_RETURN(Planned planned, Build(kernels, op, tensors.inputs[0], tensors.output, vrfs, &kept_ids));
   Plan* plan = std::get_if<Plan>(&planned);
   if (plan == nullptr) return planned;
   auto offset = [](const DeviceTensor& tensor) -> std::optional<int64_t> {
@@ -339,6 +407,41 @@ absl::StatusOr<Planned> MakePlan(KernelCache& kernels, const PipelineOp& op, con
   return planned;
 }
 
+// Whether the op's vector stage has ids by position (ValidCount, AxisToggle).
+bool BranchGivesIds(const PipelineOp& op) {
+  for (const Stage& stage : op.stages) {
+    if (const auto* v = std::get_if<VectorStage>(&stage)) {
+      return v->branch.kind == BranchMode::Kind::kValidCount || v->branch.kind == BranchMode::Kind::kAxisToggle;
+    }
+  }
+  return false;
+}
+
+// Id images by the op's stages, for every op of the process: the ops of an eager run (each fresh
+// run records new ones, with new serials) find them computed and their pages touched.
+struct SharedIds {
+  std::mutex mutex;
+  absl::flat_hash_map<std::string, IdImages> by_stages;
+};
+SharedIds& Shared() {
+  static SharedIds* shared = new SharedIds;
+  return *shared;
+}
+IdImages SharedIdImages(const PipelineOp& op) {
+  SharedIds& shared = Shared();
+  const std::string key = PipelineKey(op);
+  std::lock_guard<std::mutex> lock(shared.mutex);
+  auto it = shared.by_stages.find(key);
+  return it == shared.by_stages.end() ? IdImages{} : it->second;
+}
+void KeepIdImages(const PipelineOp& op, const IdImages& ids) {
+  SharedIds& shared = Shared();
+  const std::string key = PipelineKey(op);
+  std::lock_guard<std::mutex> lock(shared.mutex);
+  if (shared.by_stages.size() >= 256) shared.by_stages.clear();  // a bound, as the op memo's
+  shared.by_stages[key] = ids;
+}
+
 // The op's kept plan for the ends it was made for.
 struct Slot {
   std::string stages;  // the op's PipelineKey when it has no serial
@@ -346,6 +449,7 @@ struct Slot {
   std::vector<End> vrfs;
   int threads = 0;
   std::shared_ptr<const Planned> planned;
+  IdImages ids;  // the op's id images (Build)
 
   bool Matches(const PipelineTensors& tensors, int now_threads) const {
     if (planned == nullptr || threads != now_threads || !output || !output->Matches(tensors.output)) return false;
@@ -375,7 +479,10 @@ absl::StatusOr<std::shared_ptr<const Planned>> PlanFor(KernelCache& kernels, con
   Slot& slot = kept->slot;
   if (slot.stages == stages && slot.Matches(tensors, kernels.threads())) return slot.planned;
   slot.stages = stages;
-  ASSIGN_OR_RETURN(Planned planned, MakePlan(kernels, op, tensors));
+  if (!stages.empty()) slot.ids.clear();  // known by its stages: another op may share the slot
+  if (slot.ids.empty() && BranchGivesIds(op)) slot.ids = SharedIdImages(op);
+  ASSIGN_OR_RETURN(Planned planned, MakePlan(kernels, op, tensors, slot.ids));
+  if (BranchGivesIds(op)) KeepIdImages(op, slot.ids);
   if (std::getenv("VISA_JIT_DEBUG") != nullptr) {
     const auto* reason = std::get_if<std::string>(&planned);
     std::fprintf(stderr, "vector reduce pipeline: %s\n",
@@ -400,11 +507,16 @@ void Zero(std::vector<uint8_t>& bytes, int64_t positions, int64_t live) {
 absl::Status RunPlan(KernelCache& kernels, const Plan& plan, const PipelineTensors& tensors) {
   // As the staged stage reads them (Staged::Read): every VRF operand must have been written.
   for (const DeviceTensor& vrf : tensors.vrf_operands) RETURN_IF_ERROR(vrf.CheckReadable());
-  Scratch& scratch = *plan.scratch;
+  thread_local Scratch scratch;
   if (static_cast<int64_t>(scratch.tags.size()) < plan.most_positions) scratch.tags.assign(plan.most_positions, 0);
-  if (scratch.images.size() != plan.images.size()) {
+  // Both images hold the largest layout: they swap roles step by step, and a smaller one grown
+  // again would be a new allocation (fresh pages) on every run.
+  scratch.current.reserve(static_cast<size_t>(4 * plan.most_positions));
+  scratch.next.reserve(static_cast<size_t>(4 * plan.most_positions));
+  std::vector<std::vector<uint8_t>>& images = *plan.vrf_images;
+  if (images.size() != plan.images.size()) {
     // Zeroed once: each run's moves write the same positions again, the others stay 0.
-    for (const VrfImage& image : plan.images) scratch.images.emplace_back(static_cast<size_t>(4 * image.positions), 0);
+    for (const VrfImage& image : plan.images) images.emplace_back(static_cast<size_t>(4 * image.positions), 0);
   }
   uint8_t* out = tensors.output.device().UnitData(plan.dst_tier, 0) + plan.dst_offset;
   const uint8_t* in = tensors.inputs[0].device().UnitData(plan.src_tier, 0) + plan.src_offset;
@@ -419,12 +531,13 @@ absl::Status RunPlan(KernelCache& kernels, const Plan& plan, const PipelineTenso
           const VrfImage& image = plan.images[k];
           const auto& [tier, offset] = plan.vrf_offsets[image.vrf];
           const uint8_t* vrf = tensors.vrf_operands[image.vrf].device().UnitData(tier, 0) + offset;
-          image.nest.Run(scratch.images[k].data(), vrf);
+          image.nest.Run(images[k].data(), vrf);
           kernels.Count(image.nest);
-          bases.push_back(reinterpret_cast<const uint32_t*>(scratch.images[k].data()));
+          bases.push_back(reinterpret_cast<const uint32_t*>(images[k].data()));
         }
         uint32_t* values = reinterpret_cast<uint32_t*>(scratch.current.data());
-        uint8_t* tags = scratch.tags.data();
+        // Kernels without a Comparison only read the ids.
+        uint8_t* tags = action.tags != nullptr ? const_cast<uint8_t*>(action.tags->data()) : scratch.tags.data();
         const VectorFn fn = action.fn;
         Parallel(action.live, ThreadsFor(action.live, kernels.threads()),
                  [&](int64_t begin, int64_t end) { fn(values, tags, bases.data(), begin, end); }, 4096);

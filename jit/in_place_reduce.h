@@ -12,10 +12,14 @@
 // zeroed images); the trailing relayouts and the store are one compiled move by index into the
 // output. So every value the walk computes, pads included, is computed from the same bits.
 //
-// It qualifies when: the branch mode is Unconditional (ids all 0, never moved); no stash, zip or
-// two-group mode; the stream 32-bit from the fetch to the store; the fetch has no pad value (its
-// stream padding is 0, as after any relayout); every relayout keeps every index; both ends in place
-// and apart, the store into every slice; every VRF operand in place, 32-bit, apart from the output.
+// It qualifies when: the branch mode is Unconditional (ids all 0), ValidCount or AxisToggle (ids by
+// position alone: computed once per plan on the stage's input and moved by index through its
+// relayouts, as the walk moves them; 0 after a reduction), not after a leading inter-slice reduce;
+// no stash, zip or two-group mode; the stream 32-bit from the fetch to the store; a fetch pad value
+// only when a relayout comes first in the stage (the walk's relayout moves by index into a zeroed
+// image: every pad is 0 after it, as in the kept image); every relayout keeps every index; both
+// ends in place and apart, the store into every slice; every VRF operand in place, 32-bit, apart
+// from the output.
 // Otherwise the reason is returned and the pipeline runs stage by stage.
 #pragma once
 

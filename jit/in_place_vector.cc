@@ -94,6 +94,23 @@ struct Plan {
   std::vector<Segment> segments;
   std::vector<VrfImage> images;
   bool compare = false;     // the first kernel computes the execution ids (else all are 0)
+  // BranchMode::Vrf: the VRF operand whose values are the ids (an index into `images`, read as the
+  // operands are), the VRF's text for the range error, and where run r's ids start in the buffer of
+  // every written position's id (filled and checked before anything is written; per calling
+  // thread, so a plan for new placements faults no new page).
+  int ids_image = -1;
+  std::string ids_text;
+  std::vector<int64_t> run_ids;
+  int64_t ids_size = 0;
+  Mapping to;  // the output's in-place layout (names a position's index in the range error)
+  // An interleaved pair: each tensor's move into the staged pair (Shape::pair), from its memory.
+  struct PairMove {
+    ReadyNest nest;
+    Tier tier = Tier::kDm;
+    int64_t offset = 0;
+  };
+  std::vector<PairMove> pair;
+  int64_t pair_positions = 0;  // per tensor
   int64_t longest_run = 0;
   // The operand images, laid out as the output (only the written runs' pages are ever touched, so
   // they are left uninitialized). Ops of one backend run one at a time.
@@ -164,6 +181,7 @@ constexpr int64_t kMinCopyRunLength = 64;
 struct Slot {
   std::string stages;  // the op's PipelineKey when it has no serial
   std::optional<End> input, output;
+  std::optional<End> second;  // an interleaved pair's
   std::vector<End> vrfs;
   int threads = 0;
   std::shared_ptr<const Planned> planned;
@@ -171,6 +189,8 @@ struct Slot {
   bool Matches(const PipelineTensors& tensors, int now_threads) const {
     if (planned == nullptr || threads != now_threads || !output || !output->Matches(tensors.output)) return false;
     if (tensors.inputs.empty() || !input || !input->Matches(tensors.inputs[0])) return false;
+    if (second.has_value() != (tensors.inputs.size() > 1)) return false;
+    if (second && !second->Matches(tensors.inputs[1])) return false;
     if (vrfs.size() != tensors.vrf_operands.size()) return false;
     for (size_t k = 0; k < vrfs.size(); ++k) {
       if (!vrfs[k].Matches(tensors.vrf_operands[k])) return false;
@@ -215,8 +235,9 @@ std::variant<std::pair<const VectorStage*, Mapping>, std::string> OnlyVectorBetw
 
 // Why the vector stage's steps may not run after the move (see the header), or empty.
 std::string StageRefuses(KernelCache& kernels, const VectorStage& stage) {
-  if (stage.branch.kind != BranchMode::Kind::kUnconditional && stage.branch.kind != BranchMode::Kind::kComparison) {
-    return "execution ids that depend on the position or a VRF";
+  if (stage.branch.kind != BranchMode::Kind::kUnconditional && stage.branch.kind != BranchMode::Kind::kComparison &&
+      stage.branch.kind != BranchMode::Kind::kVrf) {
+    return "execution ids that depend on the position";
   }
   if (!stage.unzip_axis.empty()) return "two-group mode";
   if (StorageBits(stage.in.dtype) != 32 || StorageBits(stage.out.dtype) != 32) return "a stream that is not 32-bit";
@@ -253,14 +274,25 @@ struct Shape {
     int64_t positions = 0;
   };
   std::vector<std::vector<Image>> images;  // per segment
+  std::optional<Image> ids;                 // BranchMode::Vrf: the VRF of the ids
+  std::string ids_text;
+  // An interleaved pair (begin_interleaved): each tensor is first moved from where it lies into a
+  // buffer laid out as the walk stages the pair (Staged::ReadPair: the first tensor's full mapping,
+  // then the second's), the move's source; `from` is then FetchSource's Pair({interleave, full}).
+  bool pair = false;
+  Mapping pair_full;
+  Mapping pair_from[2];
+  int64_t pair_from_positions[2] = {0, 0};
 };
 using Shaped = std::variant<Shape, std::string>;
 
 absl::StatusOr<Shaped> ShapeOf(KernelCache& kernels, const PipelineOp& op, const DeviceTensor& input,
-                               const DeviceTensor& output, const std::vector<const DeviceTensor*>& vrfs) {
+                               const DeviceTensor* second, const DeviceTensor& output,
+                               const std::vector<const DeviceTensor*>& vrfs) {
   if (op.fetch_index) return Shaped(std::string("an indirect fetch"));
   if (op.stages.size() < 4) return Shaped(std::string("no vector stage"));
-  if (std::get<BeginStage>(op.stages[0]).interleave) return Shaped(std::string("an interleaved fetch"));
+  const std::optional<Mapping>& interleave = std::get<BeginStage>(op.stages[0]).interleave;
+  if (interleave && second == nullptr) return Shaped(std::string("an interleaved fetch without its second tensor"));
   if (const auto* commit = std::get_if<CommitStage>(&op.stages.back()); commit && !commit->slices.all()) {
     return Shaped(std::string("the commit leaves some slices as they were"));
   }
@@ -277,31 +309,63 @@ absl::StatusOr<Shaped> ShapeOf(KernelCache& kernels, const PipelineOp& op, const
   std::optional<Mapping> from = InPlaceLayout(input);
   if (!from || !to) return Shaped(std::string("an end is not in a dense memory"));
   if (MayOverlap(input, output)) return Shaped(std::string("the input and the output may share bytes"));
+  Shape shape;
+  if (interleave) {
+    // As Staged::ReadPair stages it: both tensors of the first one's type and full mapping.
+    const Mapping full = input.full_mapping();
+    if (second->dtype() != input.dtype() || !(second->full_mapping() == full) ||
+        full.size() != input.placement().prefix_size * input.element().size()) {
+      return Shaped(std::string("an interleaved pair of different tensors' layouts"));
+    }
+    if (MayOverlap(*second, output)) return Shaped(std::string("the input and the output may share bytes"));
+    const DeviceTensor* both[2] = {&input, second};
+    for (int i = 0; i < 2; ++i) {
+      std::optional<Mapping> lies = InPlaceLayout(*both[i]);
+      if (!lies || !kernels.HasNest(full, *lies)) return Shaped(std::string("an interleaved tensor not in place"));
+      shape.pair_from[i] = *lies;
+      shape.pair_from_positions[i] = InPlacePositions(*both[i]);
+    }
+    shape.pair = true;
+    shape.pair_full = full;
+    from = Pair({*interleave, full});
+  }
   // As direct_pipeline.h: with these nests the output's live positions are exactly those the
   // staged stages write, each from the input element of its index.
   if (!kernels.HasNest(*to, last) || !kernels.HasNest(*to, *from) || !kernels.HasNest(last, *from)) {
     return Shaped(std::string("a move between the ends and the stream has no loop nest"));
   }
-  Shape shape;
   shape.to = *to;
   shape.from = *from;
   shape.to_positions = InPlacePositions(output);
-  shape.from_positions = InPlacePositions(input);
-  ASSIGN_OR_RETURN(shape.fetch_op, FetchAdapterOp(fetch, false, shape.from_positions));
+  shape.from_positions = shape.pair ? 2 * shape.pair_full.size() : InPlacePositions(input);
+  ASSIGN_OR_RETURN(shape.fetch_op, FetchAdapterOp(fetch, shape.pair, shape.pair ? shape.pair_full.size()
+                                                                                  : shape.from_positions));
   shape.segments = SegmentsOf(*stage);
+  // A VRF read by index at the output's positions, as the staged stage places it in the stream.
+  auto image_of = [&](int vrf) -> std::variant<Shape::Image, std::string> {
+    if (vrf < 0) return std::string("a stash operand");
+    if (vrf >= static_cast<int>(vrfs.size()) || vrfs[vrf] == nullptr) return std::string("a VRF operand unknown");
+    const DeviceTensor& operand = *vrfs[vrf];
+    std::optional<Mapping> layout = InPlaceLayout(operand);
+    if (!layout || StorageBits(operand.dtype()) != 32) return std::string("a VRF operand not in place");
+    if (MayOverlap(operand, output)) return std::string("a VRF operand may share bytes with the output");
+    if (!kernels.HasNest(*to, *layout)) return std::string("a VRF operand's move has no loop nest");
+    return Shape::Image{vrf, *layout, InPlacePositions(operand)};
+  };
   for (const std::vector<int>& image_vrfs : shape.segments.image_vrfs) {
     std::vector<Shape::Image> images;
     for (int vrf : image_vrfs) {
-      if (vrf < 0) return Shaped(std::string("a stash operand"));
-      if (vrf >= static_cast<int>(vrfs.size()) || vrfs[vrf] == nullptr) return Shaped(std::string("a VRF operand unknown"));
-      const DeviceTensor& operand = *vrfs[vrf];
-      std::optional<Mapping> layout = InPlaceLayout(operand);
-      if (!layout || StorageBits(operand.dtype()) != 32) return Shaped(std::string("a VRF operand not in place"));
-      if (MayOverlap(operand, output)) return Shaped(std::string("a VRF operand may share bytes with the output"));
-      if (!kernels.HasNest(*to, *layout)) return Shaped(std::string("a VRF operand's move has no loop nest"));
-      images.push_back(Shape::Image{vrf, *layout, InPlacePositions(operand)});
+      auto image = image_of(vrf);
+      if (auto* reason = std::get_if<std::string>(&image)) return Shaped(*reason);
+      images.push_back(std::get<Shape::Image>(std::move(image)));
     }
     shape.images.push_back(std::move(images));
+  }
+  if (stage->branch.kind == BranchMode::Kind::kVrf) {
+    auto image = image_of(stage->branch.vrf);
+    if (auto* reason = std::get_if<std::string>(&image)) return Shaped(absl::StrCat("the ids' VRF: ", *reason));
+    shape.ids = std::get<Shape::Image>(std::move(image));
+    shape.ids_text = stage->vrfs[static_cast<size_t>(stage->branch.vrf)].text;
   }
   return Shaped(std::move(shape));
 }
@@ -310,8 +374,9 @@ absl::StatusOr<Planned> MakePlan(KernelCache& kernels, const PipelineOp& op, con
   std::vector<const DeviceTensor*> vrfs;
   for (const DeviceTensor& vrf : tensors.vrf_operands) vrfs.push_back(&vrf);
   const DeviceTensor& input = tensors.inputs[0];
+  const DeviceTensor* second = tensors.inputs.size() > 1 ? &tensors.inputs[1] : nullptr;
   const DeviceTensor& output = tensors.output;
-  ASSIGN_OR_RETURN(Shaped shaped, ShapeOf(kernels, op, input, output, vrfs));
+  ASSIGN_OR_RETURN(Shaped shaped, ShapeOf(kernels, op, input, second, output, vrfs));
   if (auto* reason = std::get_if<std::string>(&shaped)) return Planned(*reason);
   const Shape& shape = std::get<Shape>(shaped);
   ASSIGN_OR_RETURN(std::optional<ReadyNest> move,
@@ -326,24 +391,51 @@ absl::StatusOr<Planned> MakePlan(KernelCache& kernels, const PipelineOp& op, con
     return Planned(std::string("a memory without a host block"));
   }
   Plan plan;
+  plan.to = shape.to;
   plan.dst_tier = output.tier();
   plan.src_tier = input.tier();
   plan.dst_offset = to->data - dst_memory;
   plan.src_offset = from->data - src_memory;
   plan.move = *std::move(move);
+  if (shape.pair) {
+    plan.pair_positions = shape.pair_full.size();
+    for (int i = 0; i < 2; ++i) {
+      const DeviceTensor& tensor = tensors.inputs[static_cast<size_t>(i)];
+      ASSIGN_OR_RETURN(std::optional<ReadyNest> nest,
+                       kernels.ReadyBetweenBuffers(shape.pair_full, shape.pair_from[i], CopyOp(tensor.dtype()),
+                                                   shape.pair_full.size(), shape.pair_from_positions[i],
+                                                   /*allow_drop=*/true));
+      std::optional<InPlace> lies = InPlaceOf(tensor);
+      const uint8_t* memory = tensor.device().UnitData(tensor.tier(), 0);
+      if (!nest || !lies || memory == nullptr) return Planned(std::string("an interleaved tensor's move has no loop nest"));
+      plan.pair.push_back(Plan::PairMove{*std::move(nest), tensor.tier(), lies->data - memory});
+    }
+  }
+  // Each VRF image by its index in plan.images, or why it cannot be placed.
+  auto add_image = [&](const Shape::Image& image) -> absl::StatusOr<std::optional<int>> {
+    const DeviceTensor& operand = tensors.vrf_operands[image.vrf];
+    ASSIGN_OR_RETURN(std::optional<ReadyNest> nest,
+                     kernels.ReadyBetweenBuffers(shape.to, image.layout, CopyOp(DType::kI32), shape.to_positions,
+                                                 image.positions, /*allow_drop=*/true));
+    std::optional<InPlace> source = InPlaceOf(operand);
+    const uint8_t* vrf_memory = operand.device().UnitData(operand.tier(), 0);
+    if (!nest || !source || vrf_memory == nullptr) return std::nullopt;
+    plan.images.push_back(VrfImage{image.vrf, *std::move(nest), operand.tier(), source->data - vrf_memory,
+                                   image.layout, image.positions, std::nullopt});
+    return static_cast<int>(plan.images.size()) - 1;
+  };
+  if (shape.ids) {
+    ASSIGN_OR_RETURN(std::optional<int> k, add_image(*shape.ids));
+    if (!k) return Planned(std::string("the ids' VRF move has no loop nest"));
+    plan.ids_image = *k;
+    plan.ids_text = shape.ids_text;
+  }
   for (size_t s = 0; s < shape.segments.specs.size(); ++s) {
     Plan::Segment segment;
     for (const Shape::Image& image : shape.images[s]) {
-      const DeviceTensor& operand = tensors.vrf_operands[image.vrf];
-      ASSIGN_OR_RETURN(std::optional<ReadyNest> nest,
-                       kernels.ReadyBetweenBuffers(shape.to, image.layout, CopyOp(DType::kI32), shape.to_positions,
-                                                   image.positions, /*allow_drop=*/true));
-      std::optional<InPlace> source = InPlaceOf(operand);
-      const uint8_t* vrf_memory = operand.device().UnitData(operand.tier(), 0);
-      if (!nest || !source || vrf_memory == nullptr) return Planned(std::string("a VRF operand's move has no loop nest"));
-      segment.images.push_back(static_cast<int>(plan.images.size()));
-      plan.images.push_back(VrfImage{image.vrf, *std::move(nest), operand.tier(), source->data - vrf_memory,
-                                     image.layout, image.positions, std::nullopt});
+      ASSIGN_OR_RETURN(std::optional<int> k, add_image(image));
+      if (!k) return Planned(std::string("a VRF operand's move has no loop nest"));
+      segment.images.push_back(*k);
     }
     ASSIGN_OR_RETURN(segment.fn, kernels.Vector(shape.segments.specs[s]));
     plan.segments.push_back(std::move(segment));
@@ -393,6 +485,14 @@ absl::StatusOr<Planned> MakePlan(KernelCache& kernels, const PipelineOp& op, con
   }
   for (const auto& [first, last] : plan.runs) plan.longest_run = std::max(plan.longest_run, last - first);
   plan.compare = !shape.segments.specs.empty() && shape.segments.specs.front().compare.has_value();
+  if (plan.ids_image >= 0) {
+    int64_t at = 0;
+    for (const auto& [first, last] : plan.runs) {
+      plan.run_ids.push_back(at);
+      at += last - first;
+    }
+    plan.ids_size = at;
+  }
   for (VrfImage& image : plan.images) {
     image.reads = ReadsOf(shape.to, image.layout, image.positions, plan.runs);
     // Only an operand no run can read directly gets an image as large as the output's memory.
@@ -424,6 +524,8 @@ absl::StatusOr<std::shared_ptr<const Planned>> PlanFor(KernelCache& kernels, con
                  reason ? absl::StrCat("staged: ", *reason).c_str() : "in place in device memory");
   }
   slot.input = End::Of(tensors.inputs[0]);
+  slot.second.reset();
+  if (tensors.inputs.size() > 1) slot.second = End::Of(tensors.inputs[1]);
   slot.output = End::Of(tensors.output);
   slot.vrfs.clear();
   for (const DeviceTensor& vrf : tensors.vrf_operands) slot.vrfs.push_back(End::Of(vrf));
@@ -432,14 +534,59 @@ absl::StatusOr<std::shared_ptr<const Planned>> PlanFor(KernelCache& kernels, con
   return slot.planned;
 }
 
+// BranchMode::Vrf: every written position's id, the ids VRF's value at its index (read from
+// `vrf` as the operand images are), each checked to be an ExecutionId before anything is written,
+// with the staged stage's message (dsl/vector_branch_ids.h).
+absl::Status FillIds(const Plan& plan, const uint32_t* vrf, uint8_t* all_ids) {
+  const VrfImage& image = plan.images[static_cast<size_t>(plan.ids_image)];
+  std::vector<uint32_t> gathered;
+  for (size_t r = 0; r < plan.runs.size(); ++r) {
+    const auto [first, last] = plan.runs[r];
+    const uint32_t* values = vrf + first;  // an image laid out as the output
+    if (image.reads && image.reads->contiguous) {
+      values = vrf + image.reads->pieces[r].src;
+    } else if (image.reads) {
+      gathered.resize(static_cast<size_t>(last - first));
+      GatherRun(*image.reads, static_cast<int64_t>(r), first, vrf, gathered.data());
+      values = gathered.data();
+    }
+    uint8_t* ids = all_ids + plan.run_ids[r];
+    uint32_t largest = 0;
+    for (int64_t j = 0; j < last - first; ++j) {
+      largest = std::max(largest, values[j]);
+      ids[j] = static_cast<uint8_t>(values[j]);
+    }
+    if (largest <= 15) continue;
+    for (int64_t j = 0; j < last - first; ++j) {
+      if (values[j] <= 15) continue;
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Branch: BranchMode::Vrf loads 4-bit ExecutionIds (0-15, \"ExecutionId range\"), but the VRF tensor ",
+          plan.ids_text, " holds ", static_cast<int32_t>(values[j]), " at ", plan.to.map(first + j).index.ToString()));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status RunPlan(KernelCache& kernels, const Plan& plan, const PipelineTensors& tensors) {
   // As the staged stage reads them (Staged::Read): every VRF operand must have been written.
   for (const DeviceTensor& vrf : tensors.vrf_operands) RETURN_IF_ERROR(vrf.CheckReadable());
   uint8_t* out = tensors.output.device().UnitData(plan.dst_tier, 0) + plan.dst_offset;
   const uint8_t* in = tensors.inputs[0].device().UnitData(plan.src_tier, 0) + plan.src_offset;
-  const bool copy_by_run = !plan.run_sources.empty();
-  if (!copy_by_run) plan.move.Run(out, in);
-  kernels.Count(plan.move);
+  thread_local std::vector<uint32_t> staged_pair;  // per calling thread: a relaunch faults no page
+  if (!plan.pair.empty()) {
+    // As Staged::ReadPair reads them: both must have been written.
+    for (size_t i = 0; i < 2; ++i) RETURN_IF_ERROR(tensors.inputs[i].CheckReadable());
+    if (static_cast<int64_t>(staged_pair.size()) < 2 * plan.pair_positions) {
+      staged_pair.resize(static_cast<size_t>(2 * plan.pair_positions));
+    }
+    for (size_t i = 0; i < 2; ++i) {
+      const Plan::PairMove& move = plan.pair[i];
+      move.nest.Run(reinterpret_cast<uint8_t*>(staged_pair.data() + i * plan.pair_positions),
+                    tensors.inputs[i].device().UnitData(move.tier, 0) + move.offset);
+      kernels.Count(move.nest);
+    }
+    in = reinterpret_cast<const uint8_t*>(staged_pair.data());
+  }
   // Each operand's base: its VRF memory when runs read it (image.reads), else its image.
   std::vector<const uint32_t*> operands;
   for (size_t k = 0; k < plan.images.size(); ++k) {
@@ -453,6 +600,15 @@ absl::Status RunPlan(KernelCache& kernels, const Plan& plan, const PipelineTenso
     kernels.Count(image.nest);
     operands.push_back(plan.image_data[k].get());
   }
+  thread_local std::vector<uint8_t> id_buffer;
+  if (plan.ids_image >= 0) {
+    if (static_cast<int64_t>(id_buffer.size()) < plan.ids_size) id_buffer.resize(static_cast<size_t>(plan.ids_size));
+    RETURN_IF_ERROR(FillIds(plan, operands[static_cast<size_t>(plan.ids_image)], id_buffer.data()));
+  }
+  uint8_t* const all_ids = id_buffer.data();
+  const bool copy_by_run = !plan.run_sources.empty();
+  if (!copy_by_run) plan.move.Run(out, in);
+  kernels.Count(plan.move);
   uint32_t* data = reinterpret_cast<uint32_t*>(out);
   Parallel(static_cast<int64_t>(plan.runs.size()), ThreadsFor(plan.written, kernels.threads()),
            [&](int64_t begin, int64_t end) {
@@ -461,12 +617,14 @@ absl::Status RunPlan(KernelCache& kernels, const Plan& plan, const PipelineTenso
              thread_local std::vector<uint8_t> zeros, ids;
              std::vector<uint8_t>& tags = plan.compare ? ids : zeros;
              if (static_cast<int64_t>(tags.size()) < plan.longest_run) tags.assign(plan.longest_run, 0);
+             uint8_t* run_tags = tags.data();
              thread_local std::vector<std::vector<uint32_t>> gathered;
              if (gathered.size() < plan.images.size()) gathered.resize(plan.images.size());
              std::vector<const uint32_t*> bases;
              for (int64_t r = begin; r < end; ++r) {
                const auto [first, last] = plan.runs[r];
                if (copy_by_run) std::memcpy(data + first, in + 4 * plan.run_sources[r], static_cast<size_t>(4 * (last - first)));
+               if (plan.ids_image >= 0) run_tags = all_ids + plan.run_ids[r];
                for (const Plan::Segment& segment : plan.segments) {
                  bases.clear();
                  for (int k : segment.images) {
@@ -482,7 +640,7 @@ absl::Status RunPlan(KernelCache& kernels, const Plan& plan, const PipelineTenso
                      bases.push_back(buffer.data());
                    }
                  }
-                 segment.fn(data + first, tags.data(), bases.data(), 0, last - first);
+                 segment.fn(data + first, run_tags, bases.data(), 0, last - first);
                }
              }
            });
@@ -503,12 +661,23 @@ absl::StatusOr<bool> PrepareVectorInPlace(KernelCache& kernels, const PipelineOp
   if (op.inputs.empty() || !op.inputs[0].handle || !op.output.handle) return false;
   std::vector<const DeviceTensor*> vrfs;
   for (const TensorRef& vrf : op.vrf_operands) vrfs.push_back(vrf.handle ? &*vrf.handle : nullptr);
-  ASSIGN_OR_RETURN(Shaped shaped, ShapeOf(kernels, op, *op.inputs[0].handle, *op.output.handle, vrfs));
+  const DeviceTensor* second = op.inputs.size() > 1 && op.inputs[1].handle ? &*op.inputs[1].handle : nullptr;
+  ASSIGN_OR_RETURN(Shaped shaped, ShapeOf(kernels, op, *op.inputs[0].handle, second, *op.output.handle, vrfs));
   const Shape* shape = std::get_if<Shape>(&shaped);
   if (shape == nullptr) return false;
+  for (int i = 0; shape->pair && i < 2; ++i) {
+    RETURN_IF_ERROR(kernels.ReadyBetweenBuffers(shape->pair_full, shape->pair_from[i],
+                                                CopyOp(op.inputs[static_cast<size_t>(i)].handle->dtype()),
+                                                shape->pair_full.size(), shape->pair_from_positions[i],
+                                                /*allow_drop=*/true).status());
+  }
   // The very kernels MakePlan asks for (the same nests, simplified for the same threads).
   RETURN_IF_ERROR(kernels.ReadyBetweenBuffers(shape->to, shape->from, shape->fetch_op, shape->to_positions,
                                               shape->from_positions, /*allow_drop=*/true).status());
+  if (shape->ids) {
+    RETURN_IF_ERROR(kernels.ReadyBetweenBuffers(shape->to, shape->ids->layout, CopyOp(DType::kI32), shape->to_positions,
+                                                shape->ids->positions, /*allow_drop=*/true).status());
+  }
   for (size_t s = 0; s < shape->segments.specs.size(); ++s) {
     for (const Shape::Image& image : shape->images[s]) {
       RETURN_IF_ERROR(kernels.ReadyBetweenBuffers(shape->to, image.layout, CopyOp(DType::kI32), shape->to_positions,

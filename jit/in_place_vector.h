@@ -8,10 +8,14 @@
 // values at its index; so when every position keeps its index from the fetch to the store, running
 // them after the move on the output gives the bits the staged stages give. That holds only when:
 // the branch mode gives ids that do not depend on the position (Unconditional; Comparison, whose
-// ids the first kernel computes from the values); no stash, reduction, zip or two-group mode; every
+// ids the first kernel computes from the values; Vrf, whose ids are the ids VRF's values at each
+// written position's index, read as the operands are, each checked to be 0-15 before anything is
+// written); no stash, reduction, zip or two-group mode; every
 // relayout of the stage keeps every index (a loop nest each way); the stream is 32-bit from the
 // fetch to the store; both ends in place and apart, the store into every slice, and every VRF
-// operand in place, 32-bit, apart from the output, with a loop nest into the output's layout.
+// operand in place, 32-bit, apart from the output, with a loop nest into the output's layout. An
+// interleaved pair of inputs (begin_interleaved) of one layout is first moved, each tensor by a
+// kept nest, into a per-thread buffer laid out as the walk stages it (Staged::ReadPair).
 // Otherwise the reason is returned and the pipeline runs stage by stage (vector_stage.h).
 //
 // The plan (the move, the written runs, the kernels, the VRF image moves, scratch for ids and

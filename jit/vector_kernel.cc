@@ -132,6 +132,17 @@ Value* EmitInline(llvm::IRBuilder<>& b, llvm::Module& module, VeFn fn, Value* a,
     case VeFn::kFmaF:
       return WithNanPayload(b, bits(intrinsic(llvm::Intrinsic::fma, f32, {fa(), fc(), b.CreateBitCast(d, f32)})), {a, c, d});
     case VeFn::kSqrt: return bits(intrinsic(llvm::Intrinsic::sqrt, f32, {fa()}));
+    // The scalar functions' std::exp(float) is libm's expf, called here directly (from the
+    // process's libm, as memcpy): the same function on the same bits, one call instead of two.
+    case VeFn::kExp:
+    case VeFn::kNegExp: {
+      llvm::FunctionCallee expf = module.getOrInsertFunction("expf", llvm::FunctionType::get(f32, {f32}, false));
+      Value* x = fn == VeFn::kExp ? fa() : b.CreateFNeg(fa());
+      llvm::CallInst* call = b.CreateCall(expf, {x});
+      call->addFnAttr(llvm::Attribute::NoBuiltin);  // libm's function itself, never an intrinsic's lowering
+      call->setDoesNotAccessMemory();  // errno aside, as the scalar function's call: nothing the loop reads
+      return bits(call);
+    }
     case VeFn::kArithRightShiftRound: {
       // floor((a + 2^(s-1)) / 2^s) in 64 bits; (1 << s) >> 1 is the half, 0 for s = 0.
       Value* s = b.CreateZExt(amount(), i64);

@@ -37,18 +37,24 @@ Value* Combine(llvm::IRBuilder<>& b, llvm::Module& module, VeReduceOp op, bool f
   };
   if (f32) {
     if (op == VeReduceOp::kMax || op == VeReduceOp::kMin) {
-      // fmax / fmin through the scalar wrappers the interpreter's functions share (libm's choice
-      // between +0 and -0 is not IR's).
-      const std::string& symbol = Info(op == VeReduceOp::kMax ? VeFn::kMaxF32 : VeFn::kMinF32).symbol;
+      // libm's fmaxf / fminf, which the interpreter's functions call (std::fmax on floats), called
+      // directly: its choice between +0 and -0 is not IR's, so the call is marked nobuiltin (never
+      // turned into llvm.maxnum / minnum).
       llvm::Type* i32 = b.getInt32Ty();
-      llvm::FunctionCallee callee =
-          module.getOrInsertFunction(symbol, llvm::FunctionType::get(i32, {i32, i32, i32}, false));
+      llvm::Type* f32 = b.getFloatTy();
+      llvm::FunctionCallee callee = module.getOrInsertFunction(op == VeReduceOp::kMax ? "fmaxf" : "fminf",
+                                                               llvm::FunctionType::get(f32, {f32, f32}, false));
+      auto call = [&](Value* p, Value* q) -> Value* {
+        llvm::CallInst* made = b.CreateCall(callee, {b.CreateBitCast(p, f32), b.CreateBitCast(q, f32)});
+        made->addFnAttr(llvm::Attribute::NoBuiltin);
+        made->setDoesNotAccessMemory();
+        return b.CreateBitCast(made, i32);
+      };
       auto* vector = llvm::dyn_cast<llvm::FixedVectorType>(type);
-      if (vector == nullptr) return b.CreateCall(callee, {acc, x, b.getInt32(0)});
+      if (vector == nullptr) return call(acc, x);
       Value* result = llvm::PoisonValue::get(type);
       for (unsigned l = 0; l < vector->getNumElements(); ++l) {
-        Value* lane = b.CreateCall(callee, {b.CreateExtractElement(acc, l), b.CreateExtractElement(x, l), b.getInt32(0)});
-        result = b.CreateInsertElement(result, lane, l);
+        result = b.CreateInsertElement(result, call(b.CreateExtractElement(acc, l), b.CreateExtractElement(x, l)), l);
       }
       return result;
     }

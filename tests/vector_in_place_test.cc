@@ -1,6 +1,8 @@
 // Vector Engine pipelines run in device memory in place (jit/in_place_vector.h) against the
 // interpreter: each qualifying kind (element ops around relayouts, Comparison ids with a filter, a
-// VRF operand, a padded Element whose pad bytes must stay as they were) runs in place, and its
+// VRF operand, a padded Element whose pad bytes must stay as they were, BranchMode::Vrf ids from an
+// i32 VRF broadcast over Time selecting an op per id, an interleaved pair of inputs staged by two
+// kept moves) runs in place, and its
 // output units' bytes, pad bytes and the bytes around them included, equal the interpreter's; each
 // kind that must not run in place says why (position-dependent ids, the stash, a reduction).
 // Small shapes, 1 and 2 threads; runs of 64 and 72 positions (copied run by run)
@@ -21,7 +23,7 @@
 namespace visa {
 namespace {
 
-constexpr BitReq kOne = BitReq::kOne, kAny = BitReq::kIgnore;
+constexpr BitReq kOne = BitReq::kOne, kZero = BitReq::kZero, kAny = BitReq::kIgnore;
 constexpr int64_t kOutputAddress = 1 << 14;
 constexpr int64_t kOutputBytes = 1 << 10;  // per unit, compared raw (the output and what is around it)
 
@@ -33,10 +35,51 @@ struct Case {
   const char* element;  // the input's Element (every slice of `S # 256`)
   Body body;
   const char* refusal;  // empty: runs in place; else a word of why not
+  // -2: the second input is f32 like the first; else an i32 [S, A] tensor of execution ids
+  // (s + a) % 4, with this value at (s 1, a 5) when it is not negative.
+  int32_t ids = -2;
 };
+
+// A pipeline whose ids come from `ids` (an i32 [S, A] tensor, loaded into the VRF on the sub
+// context and broadcast over Time): id 1 adds 1, id 2 multiplies by 3, id 3 takes the exp, id 0
+// passes (each op guarded by its id), around a split and a concat.
+absl::StatusOr<DmTensor> VrfIdOps(Context& ctx, const DmTensor& x, const DmTensor& ids, const MappingScope& s) {
+  absl::StatusOr<VrfTensor> vrf =
+      ctx.sub.begin(ids.view()).fetch(DType::kI32, s.m("1"), s.m("A")).collect(s.m("1"), s.m("A")).to_vrf(s.m("A"), 0);
+  if (!vrf.ok()) return vrf.status();
+  auto only = [](int id) { return TagGuard::Matches({(id & 1) ? kOne : kZero, (id & 2) ? kOne : kZero, kZero, kZero}); };
+  return ctx.main.begin(x.view())
+      .fetch(DType::kF32, s.m("T"), s.m("A"))
+      .collect(s.m("T"), s.m("A"))
+      .vector_init()
+      .vector_intra_slice_branch(*vrf)
+      .vector_split(s.m("T, A / 4"), s.m("A % 4"))
+      .vector_fp_binary(FpBinaryOp::AddF(), VeBranchOperand().imm(only(1), 1.0f))
+      .vector_fp_binary(FpBinaryOp::MulF(FpMulAlu::kMul0), VeBranchOperand().imm(only(2), 3.0f))
+      .vector_fp_unary(only(3), FpUnaryOp::kExp)
+      .vector_concat(s.m("T"), s.m("A"))
+      .vector_final()
+      .commit(s.m("T, A"), kOutputAddress);
+}
 
 std::vector<Case> Cases() {
   std::vector<Case> cases;
+  cases.push_back({"vrf_ids", "S = 3, T = 16, A = 8", "T, A", VrfIdOps, "", /*ids=*/-1});
+  cases.push_back({"interleaved_pair", "S = 3, I = 2, T = 4, A = 8", "T, A",
+                   [](Context& ctx, const DmTensor& x, const DmTensor& y, const MappingScope& s) {
+                     return ctx.main.begin_interleaved(s.m("I"), x.view(), y.view())
+                         .fetch(DType::kF32, s.m("I, T"), s.m("A"))
+                         .collect(s.m("I, T"), s.m("A"))
+                         .vector_init()
+                         .vector_intra_slice_branch(BranchMode::Unconditional())
+                         .vector_split(s.m("I, T, A / 4"), s.m("A % 4"))
+                         .vector_fp_binary(FpBinaryOp::MulF(FpMulAlu::kMul0), 3.0f)
+                         .vector_fp_unary(FpUnaryOp::kExp)
+                         .vector_concat(s.m("I, T"), s.m("A"))
+                         .vector_final()
+                         .commit(s.m("I, T, A"), kOutputAddress);
+                   },
+                   ""});
   cases.push_back({"relayouts_around_ops", "S = 5, T = 9, A = 8", "T, A",
                    [](Context& ctx, const DmTensor& x, const DmTensor&, const MappingScope& s) {
                      return ctx.main.begin(x.view())
@@ -153,6 +196,25 @@ struct Prepared {
   std::vector<DeviceTensor> inputs;
 };
 
+// The ids tensor of Case::ids on `device`, after the inputs.
+DeviceTensor WriteIds(Device& device, const MappingScope& s, int32_t odd_one) {
+  const Mapping host = s.m("S, A");
+  std::vector<double> ids;
+  for (int64_t p = 0; p < host.size(); ++p) {
+    const Cell cell = host.map(p);
+    const int64_t at_s = cell.index["S"], at_a = cell.index["A"];
+    ids.push_back(odd_one >= 0 && at_s == 1 && at_a == 5 ? odd_one : static_cast<double>((at_s + at_a) % 4));
+  }
+  absl::StatusOr<HostTensor> values = HostTensor::FromValues(DType::kI32, host, ids);
+  EXPECT_TRUE(values.ok()) << values.status();
+  absl::StatusOr<Placement> placement =
+      Place(device, DType::kI32, Tier::kDm, {s.m("1"), s.m("1 # 2"), s.m("S # 256"), s.m("A")}, Address::At(1 << 13));
+  EXPECT_TRUE(placement.ok()) << placement.status();
+  absl::StatusOr<DeviceTensor> written = WriteAs(*values, device, *placement);
+  EXPECT_TRUE(written.ok()) << written.status();
+  return *written;
+}
+
 // The inputs (x, and y for a VRF operand) on a new device, with a pattern over every output unit's
 // bytes so that bytes the pipeline must leave as they were are not zero.
 Prepared PrepareDevice(const Case& c, int seed) {
@@ -161,6 +223,10 @@ Prepared PrepareDevice(const Case& c, int seed) {
   r.device = std::make_unique<Device>(1);
   const MappingScope& s = *r.scope;
   for (int64_t i = 0; i < 2; ++i) {
+    if (i == 1 && c.ids != -2) {
+      r.inputs.push_back(WriteIds(*r.device, s, c.ids));
+      continue;
+    }
     absl::StatusOr<Placement> placement = Place(*r.device, DType::kF32, Tier::kDm,
                                                 {s.m("1"), s.m("1 # 2"), s.m("S # 256"), s.m(c.element)},
                                                 Address::At(i * (1 << 12)));
@@ -208,6 +274,7 @@ TEST_P(VectorInPlaceTest, RunsInPlaceOrSaysWhyAndAgreesWithTheInterpreter) {
   // What the last pipeline (the vector one) decides on the traced tensors.
   const auto& op = std::get<PipelineOp>(program->ops.back().body);
   PipelineTensors tensors{{DmTensor(*op.inputs[0].handle)}, std::nullopt, *op.output.handle};
+  if (op.inputs.size() > 1) tensors.inputs.push_back(DmTensor(*op.inputs[1].handle));  // an interleaved pair
   for (const TensorRef& vrf : op.vrf_operands) tensors.vrf_operands.push_back(*vrf.handle);
   absl::StatusOr<std::unique_ptr<jit::KernelCache>> kernels = jit::KernelCache::Create(threads);
   ASSERT_TRUE(kernels.ok());
@@ -248,7 +315,28 @@ TEST_P(VectorInPlaceTest, RunsInPlaceOrSaysWhyAndAgreesWithTheInterpreter) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Kinds, VectorInPlaceTest, ::testing::Combine(::testing::Range(0, 7), ::testing::Values(1, 2)),
+// An id outside 0-15 in the ids VRF fails the op on both backends, naming the rule, and the
+// in-place run writes nothing of the output before it fails.
+TEST(VectorInPlaceVrfIds, AnIdOutOfRangeFailsOnBothBackendsNamingTheRule) {
+  const Case c{"vrf_id_16", "S = 3, T = 16, A = 8", "T, A", VrfIdOps, "", /*ids=*/16};
+  for (int threads : {1, 2}) {
+    absl::StatusOr<std::unique_ptr<jit::JitBackend>> jit = jit::JitBackend::Create({.threads = threads});
+    ASSERT_TRUE(jit.ok());
+    interp::Interpreter interpreter;
+    for (Backend* backend : {static_cast<Backend*>(jit->get()), static_cast<Backend*>(&interpreter)}) {
+      Prepared run = PrepareDevice(c, 10);
+      const std::vector<uint8_t> before = OutputUnits(*run.device);
+      Context ctx(*run.device, *backend);
+      absl::StatusOr<DmTensor> got = c.body(ctx, DmTensor(run.inputs[0]), DmTensor(run.inputs[1]), *run.scope);
+      ASSERT_FALSE(got.ok());
+      EXPECT_NE(got.status().message().find("ExecutionId range"), std::string::npos) << got.status();
+      EXPECT_NE(got.status().message().find("holds 16"), std::string::npos) << got.status();
+      EXPECT_EQ(OutputUnits(*run.device), before);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, VectorInPlaceTest, ::testing::Combine(::testing::Range(0, static_cast<int>(Cases().size())), ::testing::Values(1, 2)),
                          [](const ::testing::TestParamInfo<std::tuple<int, int>>& info) {
                            return absl::StrCat(Cases()[static_cast<size_t>(std::get<0>(info.param))].name, "_threads",
                                                std::get<1>(info.param));

@@ -1,10 +1,12 @@
 // Vector Engine pipelines with reductions run on kept images from device to device
 // (jit/in_place_reduce.h) against the interpreter: each qualifying shape (intra-slice reduces over
 // Time, Packet and both, a ragged row padded in its packets, element ops and a VRF operand before
-// the reduce, an FpDiv after it, i32 saturating sums, the inter-slice reduce and its broadcast)
+// the reduce, an FpDiv after it, i32 saturating sums, the inter-slice reduce and its broadcast,
+// ValidCount and AxisToggle ids with guarded ops, a fetch that pads with a value before a relayout)
 // runs that way, and its output units' bytes, pad bytes and the bytes around them included, equal
 // the interpreter's, relaunched on one device with new values and on a fresh one; each shape that
-// must not run that way says why (Comparison ids, a fetch that pads with a value, the stash).
+// must not run that way says why (Comparison ids, a pad value read before any relayout, ids
+// after a leading inter-slice reduce).
 // Small shapes, 1 and 2 threads; the inputs sit on one cluster of two (`1 # 2`), so every stream
 // has padded units.
 #include <cstring>
@@ -26,6 +28,8 @@ namespace {
 
 constexpr int64_t kOutputAddress = 1 << 14;
 constexpr int64_t kOutputBytes = 1 << 10;  // per unit, compared raw (the output and what is around it)
+
+constexpr BitReq kOne = BitReq::kOne, kZero = BitReq::kZero, kAny = BitReq::kIgnore;
 
 using Body = std::function<absl::StatusOr<DmTensor>(Context&, const DmTensor&, const DmTensor&, const MappingScope&)>;
 
@@ -163,6 +167,56 @@ std::vector<Case> Cases() {
                          .vector_pad_way8(s.m("1 # 8"))
                          .vector_final()
                          .commit(s.m("1 # 2"), kOutputAddress);
+                   },
+                   "relayout"});  // the trim drops the packet's padding lanes
+  // As the vector_validcount_exp_row_sum sample: a pad value (here not 0, so the sum pads by valid
+  // count), exp, the pads' own op under id 0 (ValidCount), then the sum.
+  cases.push_back({"validcount_exp_sum_pad_value", "A = 8, R = 13", "A / 4 # 256", "A % 4, R # 16", DType::kF32,
+                   [](Context& ctx, const DmTensor& x, const DmTensor&, const MappingScope& s) {
+                     const Mapping time = s.m("A % 4, R # 16 / 8"), packet = s.m("R # 16 % 8");
+                     return ctx.main.begin(x.view())
+                         .fetch_masked(DType::kF32, 0.5, time, packet)
+                         .collect(time, packet)
+                         .vector_init()
+                         .vector_intra_slice_branch(BranchMode::ValidCount("R"))
+                         .vector_split(s.m("A % 4, R # 16 / 8, R # 16 % 8 / 4"), s.m("R # 16 % 4"))
+                         .vector_fp_unary(FpUnaryOp::kExp)
+                         .vector_fp_binary(FpBinaryOp::MulF(FpMulAlu::kMul0),
+                                           VeBranchOperand().imm(TagGuard::Matches({kZero, kAny, kAny, kAny}), 0.0f))
+                         .vector_intra_slice_reduce("R", s.m("A % 4"), s.m("1 # 4"), IntraSliceReduceOpF32::kAdd)
+                         .vector_pad_way8(s.m("1 # 8"))
+                         .vector_final()
+                         .commit(s.m("A % 4, 1 # 2"), kOutputAddress);
+                   },
+                   ""});
+  // AxisToggle ids (bit 3 on odd rows) select an op per row before a max over each row.
+  cases.push_back({"axis_toggle_row_max", "S = 3, T = 4, N = 16", "S # 256", "T, N", DType::kF32,
+                   [](Context& ctx, const DmTensor& x, const DmTensor&, const MappingScope& s) {
+                     return ctx.main.begin(x.view())
+                         .fetch(DType::kF32, s.m("T, N / 8"), s.m("N % 8"))
+                         .collect(s.m("T, N / 8"), s.m("N % 8"))
+                         .vector_init()
+                         .vector_intra_slice_branch(BranchMode::AxisToggle("T"))
+                         .vector_split(s.m("T, N / 4"), s.m("N % 4"))
+                         .vector_fp_binary(FpBinaryOp::AddF(),
+                                           VeBranchOperand().imm(TagGuard::Matches({kAny, kAny, kAny, kOne}), 100.0f))
+                         .vector_intra_slice_reduce("N", s.m("T"), s.m("1 # 4"), IntraSliceReduceOpF32::kMax)
+                         .vector_pad_way8(s.m("1 # 8"))
+                         .vector_final()
+                         .commit(s.m("T, 1 # 2"), kOutputAddress);
+                   },
+                   ""});
+  // The inter-slice reduce reads the fetch's padding (a pad value) before any relayout could zero it.
+  cases.push_back({"pad_value_read_by_a_reduce", "W = 8, R = 4, X = 4, T = 3, P = 6", "[W, R] # 256", "T, P # 8",
+                   DType::kF32,
+                   [](Context& ctx, const DmTensor& x, const DmTensor&, const MappingScope& s) {
+                     return ctx.main.begin(x.view())
+                         .fetch_masked(DType::kF32, 2.0, s.m("T"), s.m("P # 8"))
+                         .collect(s.m("T"), s.m("P # 8"))
+                         .vector_init()
+                         .vector_inter_slice_reduce(s.m("[W, X] # 256"), s.m("T"), InterSliceReduceOpF32::kAdd)
+                         .vector_final()
+                         .commit(s.m("T, P # 8"), kOutputAddress);
                    },
                    "pad"});
   return cases;
