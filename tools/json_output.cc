@@ -92,7 +92,9 @@ nlohmann::json BenchJson(const SampleFigures& f) {
                    {"jit_run_page_faults", op.fresh_page_faults},
                    {"jit_warm_s", Seconds(op.warm)},
                    {"memcpy_s", op.memcpy_seconds},
+                   {"memcpy_fresh_s", op.memcpy_fresh_seconds},
                    {"jit_over_memcpy", RatioJson(op_fresh, op_memcpy)},
+                   {"jit_over_memcpy_fresh", RatioJson(op_fresh, Figure::Of(op.memcpy_fresh_seconds))},
                    {"jit_warm_over_memcpy", RatioJson(op.warm, op_memcpy)}});
   }
   return {{"sample", f.sample},
@@ -112,6 +114,8 @@ nlohmann::json BenchJson(const SampleFigures& f) {
           {"read_bytes", f.read_bytes},
           {"written_bytes", f.written_bytes},
           {"memcpy_s", f.memcpy_written},
+          {"memcpy_fresh_s", f.memcpy_written_fresh},
+          {"jit_over_memcpy_fresh", RatioJson(fresh, Figure::Of(f.memcpy_written_fresh))},
           {"interp_over_jit", RatioJson(f.interp, fresh)},
           {"interp_over_jit_warm", RatioJson(f.interp, f.jit_warm)},
           {"jit_over_host_reference", RatioJson(fresh, f.host_reference)},

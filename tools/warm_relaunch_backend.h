@@ -5,8 +5,10 @@
 // A relaunch hands the backend the same ops with a fresh handle of each tensor on the same
 // placement object, as Launch binds them (so a tensor the sample released while recording lives
 // again), and, like the executor, lets each new output claim its ranges after its op ran;
-// the tensors the run read before any op wrote them (its inputs) claim theirs first. So every op
-// finds its operands readable as in the first run. A relaunch of a program that accumulates into
+// the tensors the run read before any op wrote them (its inputs) claim theirs first and get back
+// the bytes the run read there when a later op of the run wrote over them (tools/relaunch_inputs.h;
+// a host write between ops is not replayed otherwise). So every op finds its operands readable,
+// and its inputs as in the first run. A relaunch of a program that accumulates into
 // or reads what it overwrites computes other values than the first run: the sample's result check
 // after a relaunch means nothing, and `visa bench` checks its fresh runs instead.
 #pragma once
@@ -17,13 +19,14 @@
 
 #include "absl/status/status.h"
 #include "runtime/backend.h"
+#include "tools/relaunch_inputs.h"
 
 namespace visa::cli {
 
 class WarmRelaunchBackend : public Backend {
  public:
   struct Relaunch {
-    double seconds = 0;               // the whole sequence, claims included
+    double seconds = 0;               // the whole sequence, claims included, the inputs' restores not
     std::vector<double> op_seconds;   // each op on the backend, in order
   };
 
@@ -52,7 +55,7 @@ class WarmRelaunchBackend : public Backend {
   };
   using Call = std::variant<PipelineCall, DmaCall>;
 
-  absl::Status Recorded(Call call, absl::Status status);
+  absl::Status Record(Call call);
   void RelaunchAll();
   absl::Status RelaunchOnce(Relaunch& relaunch);
 
@@ -60,6 +63,7 @@ class WarmRelaunchBackend : public Backend {
   int64_t ops_in_run_;
   int relaunches_wanted_;
   std::vector<Call> recorded_;
+  RelaunchInputs inputs_;
   std::vector<Relaunch> relaunches_;
   absl::Status relaunch_status_;
 };

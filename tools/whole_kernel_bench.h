@@ -41,6 +41,7 @@ struct OpFigures {
   int64_t fresh_page_faults = 0;  // minor page faults during it: the pages it touched first
   Figure warm;                // in a warm relaunch
   double memcpy_seconds = 0;  // memcpy of `written_bytes`, warm buffers
+  double memcpy_fresh_seconds = 0;  // the same into pages never touched (what a fresh device's op pays)
 };
 
 struct SampleFigures {
@@ -55,6 +56,7 @@ struct SampleFigures {
   Figure host_reference;
   int64_t read_bytes = 0, written_bytes = 0;  // summed over the ops
   double memcpy_written = 0;                  // memcpy of `written_bytes`, warm buffers
+  double memcpy_written_fresh = 0;            // the same into pages never touched (page faults included)
   std::vector<OpFigures> ops;
   // The cost of an op in a warm relaunch that moves almost nothing: the fastest op of the relaunch
   // (an upper bound on the fixed cost every op pays), and the relaunch's time outside the ops per op.
