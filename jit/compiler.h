@@ -46,7 +46,17 @@ std::string KernelIdentity(absl::string_view kernel_key, Optimization optimizati
 struct CompilerOptions {
   bool disk_cache = false;  // keep compiled objects on disk (VISA_JIT_CACHE=off overrides)
   std::string cache_dir = {};  // empty: $VISA_CACHE_DIR, $XDG_CACHE_HOME/visa/jit, $HOME/.cache/visa/jit
+  // Threads a program's kernels are compiled on (CompileProgram); 0: $VISA_JIT_COMPILE_THREADS,
+  // else the host's hardware threads (CompileThreads). Independent of the threads ops run on.
+  int compile_threads = 0;
 };
+
+// More compile threads than this split a program's code too finely to gain anything.
+inline constexpr int kMaxCompileThreads = 8;
+
+// The compile threads `requested` (CompilerOptions::compile_threads) resolves to, 1 to
+// kMaxCompileThreads.
+int CompileThreads(int requested);
 
 class Compiler {
  public:
@@ -73,8 +83,9 @@ class Compiler {
   };
   // The addresses of a program's kernels, in the requests' order. Kernels linked before in this
   // process are not built again; the others, when there are several, are compiled together: one
-  // module per optimization among them, each optimized and code-generated once (the fixed cost of
-  // a module, paid once rather than per kernel), and with the disk cache on stored as one entry
+  // module per optimization among them and compile thread, each optimized and code-generated once
+  // (the fixed cost of a module, paid once rather than per kernel; the threads in parallel,
+  // program_partition.h), and with the disk cache on stored as one entry
   // keyed by the set of their identities (program_entry.h), which a later process links whole.
   // A single new kernel goes Compile's way (its own entry, shared with a lazy compile of it).
   absl::StatusOr<std::vector<void*>> CompileProgram(const std::vector<Request>& requests);
@@ -90,6 +101,9 @@ class Compiler {
   int64_t compiles() const;
   int64_t kernels_compiled() const;
   int64_t disk_loads() const;
+  // Kernels compiled as a wrapper around the body of another kernel equal to it but for its
+  // tables' contents (shared_body.h): their code generated once.
+  int64_t bodies_shared() const;
   std::string disk_cache_directory() const;
   int64_t disk_hits() const;
   int64_t disk_writes() const;

@@ -106,11 +106,13 @@ absl::Status KernelCache::Timed(const std::function<absl::Status()>& compile, ab
   const double cpu_start = ThreadCpuSeconds();
   const int64_t modules = compiler_->compiles(), kernels = compiler_->kernels_compiled();
   const int64_t links = compiler_->disk_hits(), loads = compiler_->disk_loads(), writes = compiler_->disk_writes();
+  const int64_t shared = compiler_->bodies_shared();
   RETURN_IF_ERROR(compile());
   stats_.compile_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const int64_t compiled = compiler_->kernels_compiled() - kernels, linked = compiler_->disk_hits() - links;
   stats_.compiles += compiled;
   stats_.modules += compiler_->compiles() - modules;
+  stats_.shared_bodies += compiler_->bodies_shared() - shared;
   // Optimizing and generating code leaves megabytes of freed LLVM memory in the heap; give it
   // back, so it does not add to the device memory a run touches afterwards (peak memory).
   if (compiled > 0) malloc_trim(0);

@@ -35,6 +35,7 @@ struct JitStats {
   int64_t compiles = 0;       // kernels optimized and code-generated
   int64_t modules = 0;        // modules optimized and code-generated (a program's kernels share a few)
   int64_t disk_loads = 0;     // disk cache entries linked (a program's kernels share one)
+  int64_t shared_bodies = 0;  // of compiles, kernels whose code is another's, tables aside (shared_body.h)
   int64_t cache_hits = 0;     // kernel requests served from the in-memory cache
   int64_t disk_hits = 0;      // kernels whose object came from the disk cache (not compiled)
   int64_t disk_writes = 0;    // compiled objects stored in the disk cache
