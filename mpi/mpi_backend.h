@@ -25,6 +25,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "mpi/chip_range_pipeline.h"
 #include "mpi/mpi_session.h"
 #include "runtime/backend.h"
 #include "runtime/host_tensor.h"
@@ -66,6 +67,10 @@ class MpiBackend : public Backend {
   // Whether this rank runs only its own chips' parts of the move: it spans other ranks' chips and
   // keeps each element on its chip (mpi/chip_range_move.h).
   absl::StatusOr<bool> RunsOwnChipsOnly(const DmaOp& op, const DmaTensors& tensors) const;
+  // Whether `output` lies on chips of several ranks.
+  bool SpansRanks(const DeviceTensor& output) const;
+  // Every chip part of what the pipeline reads, from its owner (before a pipeline runs whole).
+  absl::Status GatherReads(const PipelineTensors& tensors, const std::string& what);
   // Whether this rank owns none of the chips `output` lies on (the op is then skipped).
   bool WritesOnlyOthersChips(const DeviceTensor& output) const;
   // Folds the op's output bytes on this rank's chips into the session's digests (when it reports).
@@ -75,6 +80,7 @@ class MpiBackend : public Backend {
   Session& session_;
   int64_t ops_ = 0;
   int64_t skipped_ = 0;
+  ChipRangePipelines pipelines_;  // the pipelines run for this rank's chips, kept by op and chip
 };
 
 }  // namespace visa::mpi
