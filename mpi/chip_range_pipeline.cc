@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -161,7 +162,7 @@ std::vector<const DeviceTensor*> TensorsOf(const PipelineTensors& tensors) {
 // views' `# c + Chip + # n` (the stream walks the device's chips, live on one).
 absl::StatusOr<Mapping> OneChipLevel(int chip, int64_t chips) {
   ASSIGN_OR_RETURN(Axes axes, Axes::Parse(absl::StrCat(kOneChip, " = 1")));
-  Mapping level = axes[kOneChip].left_pad(chip).pad(chips);
+  Mapping level = std::getenv("VISA_PS_UNPADDED") ? axes[kOneChip] : axes[kOneChip].left_pad(chip).pad(chips);
   RETURN_IF_ERROR(level.status());
   return level;
 }
@@ -305,10 +306,12 @@ absl::Status ChipRangePipelines::RunChip(Backend& backend, const PipelineOp& op,
       std::vector<DeviceTensor> views;
       views.reserve(all.size());
       for (size_t i = 0; i < all.size(); ++i) views.push_back(all[i]->WindowLike(part.views[i]));
+      ++reused_;
       return backend.Run(part.op, Unflatten(tensors, views));
     }
   }
   Part part;
+  ++made_;
   ASSIGN_OR_RETURN(part.op, RelabelledStreams(op, tensors, chip));
   std::vector<DeviceTensor> views;
   for (const DeviceTensor* tensor : all) {

@@ -47,6 +47,9 @@ class ChipRangePipelines {
 
   // (op, chip) parts kept for the next launch.
   int64_t kept() const { return static_cast<int64_t>(parts_.size()); }
+  // Parts run again from what was kept, and parts made (relabelled, views placed).
+  int64_t reused() const { return reused_; }
+  int64_t made() const { return made_; }
 
  private:
   // One chip's pipeline: the relabelled op and its tensors' views, made from tensors placed at
@@ -62,6 +65,7 @@ class ChipRangePipelines {
   absl::StatusOr<DeviceTensor> Detached(const DeviceTensor& view);
 
   absl::flat_hash_map<std::pair<uint64_t, int>, Part> parts_;
+  int64_t reused_ = 0, made_ = 0;
   std::unique_ptr<Device> anchor_device_;
   std::optional<HbmTensor> anchor_;
 };

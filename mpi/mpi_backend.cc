@@ -93,6 +93,8 @@ absl::Status MpiBackend::Run(const PipelineOp& op, const PipelineTensors& tensor
     const ChipShare share = session_.Share(tensors.output.device().chips());
     RETURN_IF_ERROR(pipelines_.Run(inner_, op, tensors, share.first, share.count));
     ++session_.stats().split_pipelines;
+    session_.stats().pipeline_parts_made = pipelines_.made();
+    session_.stats().pipeline_parts_reused = pipelines_.reused();
   } else {
     RETURN_IF_ERROR(inner_.Run(op, tensors));
     if (spans_ranks) ++session_.stats().whole_pipelines;

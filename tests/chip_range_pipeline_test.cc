@@ -4,7 +4,9 @@
 // tensor-parallel Llama layer (contractions, Vector Engine elementwise ops and reductions, to_trf /
 // to_vrf loads) and on a to_vrf + Branch Vrf pipeline; pipelines that do not run by chip (tensors
 // on another Chip axis, on one chip) and ranges outside the device are refused naming the rule.
+#include <chrono>
 #include <cstdint>
+#include <iostream>
 #include <memory>
 #include <set>
 #include <string>
@@ -72,16 +74,23 @@ class ChipsTwoAndThreeChecked : public Backend {
     const DeviceTensor& out = tensors.output;
     absl::StatusOr<HostTensor> before = ReadImage(out, out.full_mapping());
     if (!before.ok()) return before.status();
+    const auto t0 = std::chrono::steady_clock::now();
     if (absl::Status s = inner_.Run(op, tensors); !s.ok()) return s;
+    whole_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     absl::StatusOr<HostTensor> whole = ReadImage(out, out.full_mapping());
     if (!whole.ok()) return whole.status();
     if (absl::Status s = WriteIntoWindow(*before, out); !s.ok()) return s;
-    if (absl::Status s = pipelines_.Run(inner_, op, tensors, 2, 2); !s.ok()) return s;
+    if (absl::Status s = pipelines_.Run(inner_, op, tensors, 2, 2); !s.ok()) {
+      ADD_FAILURE() << inner_.name() << ": chips 2-3 alone failed: " << s << "\n" << OpText(Op{op}, 0);
+      return s;
+    }
     absl::StatusOr<HostTensor> split = ReadImage(out, out.full_mapping());
     if (!split.ok()) return split.status();
     // Again, as a relaunch runs it: the kept parts (their serials and views) write the same.
     if (absl::Status s = WriteIntoWindow(*before, out); !s.ok()) return s;
+    const auto t1 = std::chrono::steady_clock::now();
     if (absl::Status s = pipelines_.Run(inner_, op, tensors, 2, 2); !s.ok()) return s;
+    kept_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
     absl::StatusOr<HostTensor> again = ReadImage(out, out.full_mapping());
     if (!again.ok()) return again.status();
     EXPECT_EQ(again->bytes(), split->bytes()) << inner_.name() << ": the kept parts of " << OpText(Op{op}, 0);
@@ -100,6 +109,7 @@ class ChipsTwoAndThreeChecked : public Backend {
 
   Kinds kinds;
   ChipRangePipelines pipelines_;
+  double whole_seconds = 0, kept_seconds = 0;  // the whole ops, and their kept parts for chips 2-3
 
  private:
   Backend& inner_;
@@ -119,7 +129,8 @@ void LlamaLayerByChip(Backend& backend) {
   EXPECT_TRUE(k.contraction && k.reduce && k.vector && k.to_vrf && k.to_trf) << backend.name();
   // Its pipelines run by chip but those on chip 0 alone (none) and the indirect fetches: counted.
   std::cout << backend.name() << ": " << k.split << " pipelines run by chip, " << k.whole << " not; "
-            << checked.pipelines_.kept() << " (op, chip) parts kept\n";
+            << checked.pipelines_.kept() << " (op, chip) parts kept; whole ops " << checked.whole_seconds
+            << " s, their kept parts on chips 2-3 " << checked.kept_seconds << " s\n";
 }
 
 TEST(ChipRangePipeline, LlamaLayerPipelinesRunByChipOnTheInterpreter) {
