@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -162,7 +161,7 @@ std::vector<const DeviceTensor*> TensorsOf(const PipelineTensors& tensors) {
 // views' `# c + Chip + # n` (the stream walks the device's chips, live on one).
 absl::StatusOr<Mapping> OneChipLevel(int chip, int64_t chips) {
   ASSIGN_OR_RETURN(Axes axes, Axes::Parse(absl::StrCat(kOneChip, " = 1")));
-  Mapping level = std::getenv("VISA_PS_UNPADDED") ? axes[kOneChip] : axes[kOneChip].left_pad(chip).pad(chips);
+  Mapping level = axes[kOneChip].left_pad(chip).pad(chips);
   RETURN_IF_ERROR(level.status());
   return level;
 }
