@@ -4,9 +4,9 @@
 //
 // How: one pipeline per chip of the range, the op relabelled to that chip as a pipeline traced on
 // one-chip views is (runtime/chip_view.h): every tensor becomes its chip view (`# c + Chip + # n`
-// at the Chip level) and every stream shape's Chip level the one-value axis `Chip`, so the stream
-// walks that chip's units alone and its positions meet the views' by index, as every backend moves
-// data between streams and tensors. Both backends run the relabelled op unchanged (no loop of
+// at the Chip level) and every stream shape's Chip level the same (on the JIT, which addresses a
+// stream's units as the device's) or the one-value axis `Chip` (on the interpreter, which moves by
+// index alone; see OneChipLevel in the .cc for why each). Both backends run the relabelled op unchanged (no loop of
 // theirs learns of chip ranges). Each (op, chip) keeps its relabelled op and its views' placements,
 // with an identity of its own (a serial from a range recorded ops never reach), so a backend that
 // keeps plans by an op's serial and its tensors' placements (the JIT) finds them again at the next

@@ -14,9 +14,13 @@
 //   read-back (runtime/host_read_hook.h): each owner sends its chips' part of the tensor read to
 //   every other rank, all blocks of the op at once, nonblocking.
 // A move between two tensors on every chip that keeps each element on its chip (staging HBM into
-// DM, DM back to HBM) runs only this rank's chips' parts (mpi/chip_range_move.h). A pipeline over
-// several chips still runs whole on every rank that owns one of them: its other chips' parts
-// compute on stale bytes and are never read (see docs/multi_process.md, "What is missing").
+// DM, DM back to HBM, into HBM or SRAM) runs only this rank's chips' parts (mpi/chip_range_move.h).
+// A pipeline over several ranks' chips that is SPMD over the chips runs only this rank's chips'
+// parts on the JIT (mpi/chip_range_pipeline.h); any other such pipeline, and every one on the
+// interpreter (whose parts fail on a broadcast fetch), first gathers the other chips of what it
+// reads from their owners and runs whole, so it computes what one process does (a whole pipeline
+// on another rank's stale SRAM could fail a value check: a Branch Vrf's execution ids). See
+// docs/multi_process.md, "What is missing".
 #pragma once
 
 #include <cstdint>

@@ -1,8 +1,8 @@
 // ChipRangePipelines (mpi/chip_range_pipeline.h): a pipeline over 4 chips run for chips [2, 4)
 // alone writes exactly those chips' part of its output, equal bit for bit to the whole pipeline's
-// there, and leaves chips 0-1 as they were, on the interpreter and the JIT. Checked op by op on the
-// tensor-parallel Llama layer (contractions, Vector Engine elementwise ops and reductions, to_trf /
-// to_vrf loads) and on a to_vrf + Branch Vrf pipeline; pipelines that do not run by chip (tensors
+// there, and leaves chips 0-1 as they were. Checked op by op on the tensor-parallel Llama layer
+// (contractions, Vector Engine elementwise ops and reductions, to_trf / to_vrf loads) on the JIT,
+// and on a to_vrf + Branch Vrf pipeline on the interpreter and the JIT; pipelines that do not run by chip (tensors
 // on another Chip axis, on one chip) and ranges outside the device are refused naming the rule.
 #include <chrono>
 #include <cstdint>
@@ -133,11 +133,8 @@ void LlamaLayerByChip(Backend& backend) {
             << " s, their kept parts on chips 2-3 " << checked.kept_seconds << " s\n";
 }
 
-TEST(ChipRangePipeline, LlamaLayerPipelinesRunByChipOnTheInterpreter) {
-  interp::Interpreter interpreter;
-  LlamaLayerByChip(interpreter);
-}
-
+// Not on the interpreter: a part on chip c > 0 of the Q projection's broadcast fetch fails there
+// (docs/multi_process.md, "What is missing"), so MpiBackend runs pipelines whole on it.
 TEST(ChipRangePipeline, LlamaLayerPipelinesRunByChipOnTheJit) {
   std::unique_ptr<jit::JitBackend> jit = *jit::JitBackend::Create({.threads = 1});
   LlamaLayerByChip(*jit);
