@@ -87,7 +87,8 @@ absl::Status MpiBackend::Run(const PipelineOp& op, const PipelineTensors& tensor
   // its input lacks) from its input's chip view: its index moves match a left-padded source by whole
   // indices (docs/multi_process.md, "What is missing"), so there every pipeline over several ranks'
   // chips runs whole.
-  const bool by_chip = spans_ranks && std::string_view(inner_.name()) != "interp" && CheckSplitsByChip(op, tensors).ok();
+  const bool by_chip = spans_ranks && split_pipelines_ && std::string_view(inner_.name()) != "interp" &&
+                       CheckSplitsByChip(op, tensors).ok();
   if (spans_ranks && !by_chip) RETURN_IF_ERROR(GatherReads(tensors, what));
   if (WritesOnlyOthersChips(tensors.output)) {
     ++skipped_;

@@ -49,6 +49,11 @@ class MpiBackend : public Backend {
   absl::Status Run(const PipelineOp& op, const PipelineTensors& tensors) override;
   absl::Status Run(const DmaOp& op, const DmaTensors& tensors) override;
 
+  // Whether SPMD pipelines run for this rank's chips alone (on the JIT; default). Off, every
+  // pipeline over several ranks' chips gathers its inputs and runs whole: `visa check` compares
+  // both backends' outputs on every chip, so its JIT must run what its interpreter runs.
+  void set_split_pipelines(bool split) { split_pipelines_ = split; }
+
   int64_t ops() const { return ops_; }
   // Ops this rank skipped because they write only other ranks' chips.
   int64_t skipped() const { return skipped_; }
@@ -84,6 +89,7 @@ class MpiBackend : public Backend {
   Session& session_;
   int64_t ops_ = 0;
   int64_t skipped_ = 0;
+  bool split_pipelines_ = true;
   ChipRangePipelines pipelines_;  // the pipelines run for this rank's chips, kept by op and chip
 };
 
