@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "dsl/status_macros.h"
 #include "mpi/chip_parts.h"
 #include "mpi/chip_range_move.h"
+#include "mpi/chip_range_pipeline.h"
 #include "runtime/device.h"
 #include "runtime/host_read_hook.h"
 #include "runtime/host_tensor.h"
@@ -74,15 +76,51 @@ bool MpiBackend::WritesOnlyOthersChips(const DeviceTensor& output) const {
 absl::Status MpiBackend::Run(const PipelineOp& op, const PipelineTensors& tensors) {
   const std::string text = OpText(Op{op}, static_cast<size_t>(ops_));
   RETURN_IF_ERROR(AgreeOn(text));
+  const std::string what = OpName(ops_, text);
   ++ops_;
-  // A pipeline runs on each chip's slices alone: nothing crosses chips, so nothing is exchanged.
+  // A pipeline runs on each chip's slices alone: nothing crosses chips. One that is SPMD over the
+  // chips runs here for this rank's chips alone; any other that spans several ranks' chips runs
+  // whole, on what one process would read: its inputs' other chips are gathered first (every rank
+  // takes part, also one that then skips the op).
+  const bool spans_ranks = SpansRanks(tensors.output);
+  // On the interpreter a part on chip c > 0 cannot fetch with a broadcast (an axis of the stream
+  // its input lacks) from its input's chip view: its index moves match a left-padded source by whole
+  // indices (docs/multi_process.md, "What is missing"), so there every pipeline over several ranks'
+  // chips runs whole.
+  const bool by_chip = spans_ranks && split_pipelines_ && std::string_view(inner_.name()) != "interp" &&
+                       CheckSplitsByChip(op, tensors).ok();
+  if (spans_ranks && !by_chip) RETURN_IF_ERROR(GatherReads(tensors, what));
   if (WritesOnlyOthersChips(tensors.output)) {
     ++skipped_;
     ++session_.stats().skipped;
     return absl::OkStatus();
   }
-  RETURN_IF_ERROR(inner_.Run(op, tensors));
+  if (by_chip) {
+    const ChipShare share = session_.Share(tensors.output.device().chips());
+    RETURN_IF_ERROR(pipelines_.Run(inner_, op, tensors, share.first, share.count));
+    ++session_.stats().split_pipelines;
+    session_.stats().pipeline_parts_made = pipelines_.made();
+    session_.stats().pipeline_parts_reused = pipelines_.reused();
+  } else {
+    RETURN_IF_ERROR(inner_.Run(op, tensors));
+    if (spans_ranks) ++session_.stats().whole_pipelines;
+  }
   return Digest(tensors.output);
+}
+
+bool MpiBackend::SpansRanks(const DeviceTensor& output) const {
+  if (!inner_.executes() || session_.ranks() == 1) return false;
+  const std::vector<int> chips = ChipsOf(output);
+  if (chips.empty()) return false;
+  return !SoleOwner(chips, session_, output.device().chips()).has_value();
+}
+
+absl::Status MpiBackend::GatherReads(const PipelineTensors& tensors, const std::string& what) {
+  for (const DmTensor& input : tensors.inputs) RETURN_IF_ERROR(GatherChips(input, what));
+  if (tensors.weights) RETURN_IF_ERROR(GatherChips(*tensors.weights, what));
+  for (const DeviceTensor& vrf : tensors.vrf_operands) RETURN_IF_ERROR(GatherChips(vrf, what));
+  if (tensors.fetch_index) RETURN_IF_ERROR(GatherChips(*tensors.fetch_index, what));
+  return absl::OkStatus();
 }
 
 absl::Status MpiBackend::Run(const DmaOp& op, const DmaTensors& tensors) {
@@ -119,10 +157,6 @@ absl::StatusOr<bool> MpiBackend::RunsOwnChipsOnly(const DmaOp& op, const DmaTens
   if (share.count == 0 || std::all_of(chips.begin(), chips.end(), [&](int chip) { return share.Owns(chip); })) {
     return false;  // nothing of another rank's to leave out
   }
-  // A pipeline still runs whole on every rank that owns one of its chips and reads the SRAM of
-  // every chip (a to_vrf, then a Branch Vrf that checks each chip's execution ids): a move into
-  // SRAM must write every chip until pipelines run by chip too. Only HBM destinations split.
-  if (tensors.dst.tier() != Tier::kHbm) return false;
   return SplitsByChip(op, tensors);
 }
 

@@ -14,9 +14,13 @@
 //   read-back (runtime/host_read_hook.h): each owner sends its chips' part of the tensor read to
 //   every other rank, all blocks of the op at once, nonblocking.
 // A move between two tensors on every chip that keeps each element on its chip (staging HBM into
-// DM, DM back to HBM) runs only this rank's chips' parts (mpi/chip_range_move.h). A pipeline over
-// several chips still runs whole on every rank that owns one of them: its other chips' parts
-// compute on stale bytes and are never read (see docs/multi_process.md, "What is missing").
+// DM, DM back to HBM, into HBM or SRAM) runs only this rank's chips' parts (mpi/chip_range_move.h).
+// A pipeline over several ranks' chips that is SPMD over the chips runs only this rank's chips'
+// parts on the JIT (mpi/chip_range_pipeline.h); any other such pipeline, and every one on the
+// interpreter (whose parts fail on a broadcast fetch), first gathers the other chips of what it
+// reads from their owners and runs whole, so it computes what one process does (a whole pipeline
+// on another rank's stale SRAM could fail a value check: a Branch Vrf's execution ids). See
+// docs/multi_process.md, "What is missing".
 #pragma once
 
 #include <cstdint>
@@ -25,6 +29,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "mpi/chip_range_pipeline.h"
 #include "mpi/mpi_session.h"
 #include "runtime/backend.h"
 #include "runtime/host_tensor.h"
@@ -43,6 +48,11 @@ class MpiBackend : public Backend {
   bool executes() const override { return inner_.executes(); }
   absl::Status Run(const PipelineOp& op, const PipelineTensors& tensors) override;
   absl::Status Run(const DmaOp& op, const DmaTensors& tensors) override;
+
+  // Whether SPMD pipelines run for this rank's chips alone (on the JIT; default). Off, every
+  // pipeline over several ranks' chips gathers its inputs and runs whole: `visa check` compares
+  // both backends' outputs on every chip, so its JIT must run what its interpreter runs.
+  void set_split_pipelines(bool split) { split_pipelines_ = split; }
 
   int64_t ops() const { return ops_; }
   // Ops this rank skipped because they write only other ranks' chips.
@@ -66,6 +76,10 @@ class MpiBackend : public Backend {
   // Whether this rank runs only its own chips' parts of the move: it spans other ranks' chips and
   // keeps each element on its chip (mpi/chip_range_move.h).
   absl::StatusOr<bool> RunsOwnChipsOnly(const DmaOp& op, const DmaTensors& tensors) const;
+  // Whether `output` lies on chips of several ranks.
+  bool SpansRanks(const DeviceTensor& output) const;
+  // Every chip part of what the pipeline reads, from its owner (before a pipeline runs whole).
+  absl::Status GatherReads(const PipelineTensors& tensors, const std::string& what);
   // Whether this rank owns none of the chips `output` lies on (the op is then skipped).
   bool WritesOnlyOthersChips(const DeviceTensor& output) const;
   // Folds the op's output bytes on this rank's chips into the session's digests (when it reports).
@@ -75,6 +89,8 @@ class MpiBackend : public Backend {
   Session& session_;
   int64_t ops_ = 0;
   int64_t skipped_ = 0;
+  bool split_pipelines_ = true;
+  ChipRangePipelines pipelines_;  // the pipelines run for this rank's chips, kept by op and chip
 };
 
 }  // namespace visa::mpi

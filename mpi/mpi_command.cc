@@ -22,6 +22,10 @@ void Report(Session& session) {
   std::cerr << absl::StrFormat("mpi: rank 0 skipped %d ops (they write only other ranks' chips), ran %d moves for its "
                                "own chips alone; %d tensors gathered across ranks, %d bytes received\n",
                                stats.skipped, stats.split, stats.gathers, stats.gathered_bytes);
+  std::cerr << absl::StrFormat("mpi: rank 0 ran %d pipelines for its own chips alone (split; %d per-chip parts made, "
+                               "%d run again as kept), %d over several ranks' chips whole (their inputs gathered)\n",
+                               stats.split_pipelines, stats.pipeline_parts_made, stats.pipeline_parts_reused,
+                               stats.whole_pipelines);
   std::cerr << absl::StrFormat("mpi: output digest %016x (every op's output bytes, all chips, in op order)\n",
                                stats.output_digest);
   if (stats.received > 0 && reference.ok() && *reference > 0) {

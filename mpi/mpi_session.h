@@ -41,6 +41,9 @@ struct ExchangeStats {
   double seconds = 0;       // in MPI_Recv once each arrived (not the wait for the sender)
   int64_t skipped = 0;      // ops this rank did not execute: they write only other ranks' chips
   int64_t split = 0;        // moves it ran for its own chips alone (mpi/chip_range_move.h)
+  int64_t split_pipelines = 0;  // pipelines it ran for its own chips alone (mpi/chip_range_pipeline.h)
+  int64_t pipeline_parts_made = 0, pipeline_parts_reused = 0;  // their per-chip parts: relabelled, or kept
+  int64_t whole_pipelines = 0;  // pipelines over several ranks' chips it ran whole, their inputs gathered first
   int64_t gathers = 0;      // tensors whose chip parts every rank exchanged (host reads, relayouts)
   int64_t gathered_bytes = 0;  // the chip parts this rank received in them
   // With reporting on: FNV-1a over every op's output bytes, one per chip (each chip's part of every
