@@ -49,9 +49,13 @@ class MpiBackend : public Backend {
   absl::Status Run(const PipelineOp& op, const PipelineTensors& tensors) override;
   absl::Status Run(const DmaOp& op, const DmaTensors& tensors) override;
 
-  // Whether SPMD pipelines run for this rank's chips alone (on the JIT; default). Off, every
-  // pipeline over several ranks' chips gathers its inputs and runs whole: `visa check` compares
-  // both backends' outputs on every chip, so its JIT must run what its interpreter runs.
+  // Whether SPMD pipelines run for this rank's chips alone (on the JIT). Off by default, or with
+  // VISA_MPI_SPLIT_PIPELINES=1 on: every pipeline over several ranks' chips then gathers its
+  // inputs and runs whole. The split gives the same bits but, measured on the tiny 4-chip layer
+  // over 2 ranks, 14x the time per token and twice the device pages (a chip's part walks every
+  // chip's units on the JIT; docs/multi_process.md, "What is missing"), so it is opt-in. `visa
+  // check` turns it off: it compares both backends' outputs on every chip, so its JIT must run
+  // what its interpreter runs.
   void set_split_pipelines(bool split) { split_pipelines_ = split; }
 
   int64_t ops() const { return ops_; }
@@ -89,7 +93,7 @@ class MpiBackend : public Backend {
   Session& session_;
   int64_t ops_ = 0;
   int64_t skipped_ = 0;
-  bool split_pipelines_ = true;
+  bool split_pipelines_ = false;
   ChipRangePipelines pipelines_;  // the pipelines run for this rank's chips, kept by op and chip
 };
 

@@ -26,5 +26,11 @@ if [[ -z "$one" || "$one" != "$many" ]]; then
   cat "$work/many.err"
   exit 1
 fi
+# With the opt-in split (VISA_MPI_SPLIT_PIPELINES=1) some pipeline must have run by chip.
+if [[ ${VISA_MPI_SPLIT_PIPELINES:-} == 1 ]] && grep -q 'ran 0 pipelines for its own chips alone' "$work/many.err"; then
+  echo "FAIL: VISA_MPI_SPLIT_PIPELINES=1 but rank 0 split no pipeline"
+  grep '^mpi:' "$work/many.err"
+  exit 1
+fi
 cat "$work/many.out"
 grep '^mpi:' "$work/many.err"
