@@ -68,6 +68,9 @@ struct Action {
   // (ValidCount, AxisToggle: moved with the data through the relayouts, as the walk moves them);
   // null: all 0.
   std::shared_ptr<const std::vector<uint8_t>> tags;
+  // kSegment: the first segment of a Comparison stage, whose kernel computes the ids from the
+  // values and stores them (into the scratch's own buffer) before its ops read them.
+  bool compares = false;
   std::optional<ReadyNest> move;  // kRelayout: the image into the next layout, by index
   std::optional<ReadyReduce> reduce;
   int64_t blocks = 0;             // kReduce: the blocks that hold live units
@@ -82,12 +85,38 @@ struct VrfImage {
   int64_t positions = 0;  // the image's (the segment's layout)
 };
 
+// A host image whose bytes are not initialized: a grown one is a fresh mapping whose pages are
+// touched only where a run writes (its live units), never zero-filled whole.
+struct Image {
+  std::unique_ptr<uint8_t[]> bytes;
+  int64_t capacity = 0;
+  uint8_t* Hold(int64_t size) {
+    if (size > capacity) {
+      bytes.reset(new uint8_t[static_cast<size_t>(size)]);
+      capacity = size;
+    }
+    return bytes.get();
+  }
+};
+
+// Zeroed bytes that stay zero where nothing writes them: calloc takes fresh pages from the kernel
+// already zero, so only the positions a run writes are touched.
+struct ZeroedImage {
+  std::unique_ptr<uint8_t, decltype(&std::free)> bytes{nullptr, &std::free};
+  explicit ZeroedImage(int64_t size) : bytes(static_cast<uint8_t*>(std::calloc(static_cast<size_t>(size), 1)), &std::free) {
+    VISA_CHECK(bytes != nullptr, "a kept VRF image is allocated");
+  }
+  uint8_t* data() const { return bytes.get(); }
+};
+
 // The images a run computes in: one set per calling thread, shared by every op it runs (an op
 // runs to its end before the next starts), so a relaunch, or an op of a new run on a fresh device,
-// allocates and faults nothing once the largest has run.
+// allocates and faults nothing once the largest has run. Only the live units' positions of each
+// are ever written or read.
 struct Scratch {
-  std::vector<uint8_t> current, next;
+  Image current, next;
   std::vector<uint8_t> tags;  // all 0: ids after a reduction or Unconditional, never written (no Comparison kernel)
+  std::vector<uint8_t> compared;  // a Comparison kernel's ids (positions it has not computed are never read)
 };
 
 struct Plan {
@@ -97,12 +126,14 @@ struct Plan {
   ReadyNest move_out;  // the last layout into the output, by index
   std::vector<VrfImage> images;
   int64_t most_positions = 0;
+  int64_t most_live = 0;  // the most live positions of any layout (what kernels index)
+  bool compares = false;  // an action computes Comparison ids
   // Bound to the ends on the plan's first run.
   Tier dst_tier = Tier::kDm, src_tier = Tier::kDm;
   int64_t dst_offset = 0, src_offset = 0;
   std::vector<std::pair<Tier, int64_t>> vrf_offsets;  // per VRF operand, from its memory's first unit
-  std::shared_ptr<std::vector<std::vector<uint8_t>>> vrf_images =
-      std::make_shared<std::vector<std::vector<uint8_t>>>();  // per plan.images entry, laid out by its segment
+  std::shared_ptr<std::vector<ZeroedImage>> vrf_images =
+      std::make_shared<std::vector<ZeroedImage>>();  // per plan.images entry, laid out by its segment
 };
 
 using Planned = std::variant<Plan, std::string>;
@@ -208,10 +239,7 @@ absl::StatusOr<Planned> Build(KernelCache& kernels, const PipelineOp& op, const 
   }
   if (stage == nullptr) return R(std::string("no vector stage"));
   const BranchMode::Kind branch = stage->branch.kind;
-  if (branch != BranchMode::Kind::kUnconditional && branch != BranchMode::Kind::kValidCount &&
-      branch != BranchMode::Kind::kAxisToggle) {
-    return R(std::string("execution ids from the values or a VRF"));
-  }
+  if (branch == BranchMode::Kind::kVrf) return R(std::string("execution ids from a VRF"));
   const bool inter_first = !stage->steps.empty() && stage->steps.front().kind == VeStep::Kind::kInterReduce;
   if (branch != BranchMode::Kind::kUnconditional && inter_first) {
     return R(std::string("execution ids taken after an inter-slice reduce"));
@@ -232,6 +260,11 @@ absl::StatusOr<Planned> Build(KernelCache& kernels, const PipelineOp& op, const 
   const std::vector<Item> order = RunOrder(*stage);
   if (fetch->adapter.pad_value && (order.empty() || order.front().segment >= 0 || !IsRelayout(order.front().step->kind))) {
     return R(std::string("the fetch pads its stream with a value that the stage reads before any relayout"));
+  }
+  if (branch == BranchMode::Kind::kComparison && (order.empty() || order.front().segment != 0)) {
+    // The walk computes the ids in a segment of their own then (SegmentsOf's first spec), which
+    // RunOrder does not number.
+    return R(std::string("a Comparison branch whose stage does not start with an op"));
   }
   const StageSegments segments = SegmentsOf(*stage);
   Plan plan;
@@ -257,6 +290,11 @@ absl::StatusOr<Planned> Build(KernelCache& kernels, const PipelineOp& op, const 
   if (tags != nullptr) ++id_images;
   Mapping layout = stage->in.Full();
   bool leading = true, reduces = false;
+  // A Comparison's ids come from the first segment's values and hold until a reduction zeroes
+  // them; the walk moves them through relayouts, which this plan does not: a later segment reading
+  // them before a reduction sends the stage down the walk.
+  const bool compares = branch == BranchMode::Kind::kComparison;
+  bool compared_ids_live = false, first_segment = true;
   bool inter = false;
   for (const VeStep& step : stage->steps) inter = inter || step.kind == VeStep::Kind::kInterReduce;
   StreamShape shape = stage->in;
@@ -268,6 +306,13 @@ absl::StatusOr<Planned> Build(KernelCache& kernels, const PipelineOp& op, const 
       leading = false;
       Action action;
       action.tags = tags;
+      if (compares && first_segment) {
+        action.compares = true;
+        compared_ids_live = true;
+      } else if (compared_ids_live) {
+        return R(std::string("a segment reads Comparison ids moved through a relayout"));
+      }
+      first_segment = false;
       for (int vrf : segments.image_vrfs[item.segment]) {
         if (vrf < 0) return R(std::string("a stash operand"));
         if (vrf >= static_cast<int>(vrfs.size()) || vrfs[vrf] == nullptr) return R(std::string("a VRF operand unknown"));
@@ -321,7 +366,8 @@ absl::StatusOr<Planned> Build(KernelCache& kernels, const PipelineOp& op, const 
       reduces = true;
       Action action;
       action.kind = Action::Kind::kReduce;
-      ASSIGN_OR_RETURN(action.reduce, ReadyReduceStep(kernels, step));
+      ASSIGN_OR_RETURN(action.reduce, ReadyReduceStep(kernels, step,
+                                                       step.kind == VeStep::Kind::kIntraReduce ? live_units : -1));
       if (action.reduce->in_elements != layout.size()) return R(std::string("a reduction reads another layout"));
       if (step.kind == VeStep::Kind::kIntraReduce) {
         // A block per unit, the output's units the input's.
@@ -343,6 +389,7 @@ absl::StatusOr<Planned> Build(KernelCache& kernels, const PipelineOp& op, const 
       plan.actions.push_back(std::move(action));
       kept_actions = plan.actions.size();
       tags = nullptr;  // reduced lanes carry id 0 (as on the interpreter)
+      compared_ids_live = false;
       layout = next;
       shape = step.out;
       out_layout = layout;
@@ -374,7 +421,12 @@ absl::StatusOr<Planned> Build(KernelCache& kernels, const PipelineOp& op, const 
   plan.move_in = *std::move(move_in);
   plan.move_out = *std::move(move_out);
   plan.most_positions = plan.first_positions;
-  for (const Action& action : plan.actions) plan.most_positions = std::max(plan.most_positions, action.positions);
+  plan.most_live = plan.first_live;
+  for (const Action& action : plan.actions) {
+    plan.most_positions = std::max(plan.most_positions, action.positions);
+    plan.most_live = std::max(plan.most_live, action.live);
+    plan.compares = plan.compares || action.compares;
+  }
   return R(std::move(plan));
 }
 
@@ -497,31 +549,31 @@ absl::StatusOr<std::shared_ptr<const Planned>> PlanFor(KernelCache& kernels, con
   return slot.planned;
 }
 
-// `bytes` as `positions` 32-bit values, the first `live` zeroed (its capacity kept from run to run;
-// what follows is padding units no one reads).
-void Zero(std::vector<uint8_t>& bytes, int64_t positions, int64_t live) {
-  bytes.resize(static_cast<size_t>(4 * positions));
-  std::memset(bytes.data(), 0, static_cast<size_t>(4 * live));
+// The image's first `live` 32-bit values zeroed (what follows is padding units no one reads).
+uint8_t* Zero(Image& image, int64_t live) {
+  std::memset(image.bytes.get(), 0, static_cast<size_t>(4 * live));
+  return image.bytes.get();
 }
 
 absl::Status RunPlan(KernelCache& kernels, const Plan& plan, const PipelineTensors& tensors) {
   // As the staged stage reads them (Staged::Read): every VRF operand must have been written.
   for (const DeviceTensor& vrf : tensors.vrf_operands) RETURN_IF_ERROR(vrf.CheckReadable());
   thread_local Scratch scratch;
-  if (static_cast<int64_t>(scratch.tags.size()) < plan.most_positions) scratch.tags.assign(plan.most_positions, 0);
-  // Both images hold the largest layout: they swap roles step by step, and a smaller one grown
-  // again would be a new allocation (fresh pages) on every run.
-  scratch.current.reserve(static_cast<size_t>(4 * plan.most_positions));
-  scratch.next.reserve(static_cast<size_t>(4 * plan.most_positions));
-  std::vector<std::vector<uint8_t>>& images = *plan.vrf_images;
+  if (static_cast<int64_t>(scratch.tags.size()) < plan.most_live) scratch.tags.assign(plan.most_live, 0);
+  if (plan.compares && static_cast<int64_t>(scratch.compared.size()) < plan.most_live) {
+    scratch.compared.resize(static_cast<size_t>(plan.most_live));
+  }
+  // Both images hold the largest layout: they swap roles step by step.
+  scratch.current.Hold(4 * plan.most_positions);
+  scratch.next.Hold(4 * plan.most_positions);
+  std::vector<ZeroedImage>& images = *plan.vrf_images;
   if (images.size() != plan.images.size()) {
-    // Zeroed once: each run's moves write the same positions again, the others stay 0.
-    for (const VrfImage& image : plan.images) images.emplace_back(static_cast<size_t>(4 * image.positions), 0);
+    // Zero once: each run's moves write the same positions again, the others stay 0.
+    for (const VrfImage& image : plan.images) images.emplace_back(4 * image.positions);
   }
   uint8_t* out = tensors.output.device().UnitData(plan.dst_tier, 0) + plan.dst_offset;
   const uint8_t* in = tensors.inputs[0].device().UnitData(plan.src_tier, 0) + plan.src_offset;
-  Zero(scratch.current, plan.first_positions, plan.first_live);
-  plan.move_in.Run(scratch.current.data(), in);
+  plan.move_in.Run(Zero(scratch.current, plan.first_live), in);
   kernels.Count(plan.move_in);
   for (const Action& action : plan.actions) {
     switch (action.kind) {
@@ -535,28 +587,30 @@ absl::Status RunPlan(KernelCache& kernels, const Plan& plan, const PipelineTenso
           kernels.Count(image.nest);
           bases.push_back(reinterpret_cast<const uint32_t*>(images[k].data()));
         }
-        uint32_t* values = reinterpret_cast<uint32_t*>(scratch.current.data());
+        uint32_t* values = reinterpret_cast<uint32_t*>(scratch.current.bytes.get());
         // Kernels without a Comparison only read the ids.
-        uint8_t* tags = action.tags != nullptr ? const_cast<uint8_t*>(action.tags->data()) : scratch.tags.data();
+        uint8_t* tags = action.compares         ? scratch.compared.data()
+                        : action.tags != nullptr ? const_cast<uint8_t*>(action.tags->data())
+                                                 : scratch.tags.data();
         const VectorFn fn = action.fn;
         Parallel(action.live, ThreadsFor(action.live, kernels.threads()),
                  [&](int64_t begin, int64_t end) { fn(values, tags, bases.data(), begin, end); }, 4096);
         break;
       }
       case Action::Kind::kRelayout:
-        Zero(scratch.next, action.positions, action.live);
-        action.move->Run(scratch.next.data(), scratch.current.data());
+        action.move->Run(Zero(scratch.next, action.live), scratch.current.bytes.get());
         kernels.Count(*action.move);
         std::swap(scratch.current, scratch.next);
         break;
       case Action::Kind::kReduce:
-        Zero(scratch.next, action.positions, action.live);  // as the walk's fresh output image
-        RunReadyReduce(kernels, *action.reduce, scratch.current, scratch.next, action.blocks);
+        RunReadyReduce(kernels, *action.reduce, scratch.current.bytes.get(),
+                       Zero(scratch.next, action.live),  // as the walk's fresh output image
+                       action.blocks);
         std::swap(scratch.current, scratch.next);
         break;
     }
   }
-  plan.move_out.Run(out, scratch.current.data());
+  plan.move_out.Run(out, scratch.current.bytes.get());
   kernels.Count(plan.move_out);
   return absl::OkStatus();
 }

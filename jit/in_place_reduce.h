@@ -14,7 +14,9 @@
 //
 // It qualifies when: the branch mode is Unconditional (ids all 0), ValidCount or AxisToggle (ids by
 // position alone: computed once per plan on the stage's input and moved by index through its
-// relayouts, as the walk moves them; 0 after a reduction), not after a leading inter-slice reduce;
+// relayouts, as the walk moves them; 0 after a reduction) or Comparison (computed from the values
+// by the first segment's kernel, the stage's first step an op, and read by no later segment before
+// a reduction zeroes them), not after a leading inter-slice reduce;
 // no stash, zip or two-group mode; the stream 32-bit from the fetch to the store; a fetch pad value
 // only when a relayout comes first in the stage (the walk's relayout moves by index into a zeroed
 // image: every pad is 0 after it, as in the kept image); every relayout keeps every index; both

@@ -36,12 +36,13 @@ InterReduceKernelSpec InterSpecOf(const InterSliceReduceStage& stage) {
   return spec;
 }
 
-// The Way4 valid counts of every slice position, row by row (the VCG's, as the interpreter takes them).
-std::vector<int32_t> ValidCountTable(const IntraSliceReduceStage& stage) {
+// The Way4 valid counts of the first `rows` slice positions, row by row (the VCG's, as the
+// interpreter takes them).
+std::vector<int32_t> ValidCountTable(const IntraSliceReduceStage& stage, int64_t rows) {
   std::vector<int32_t> table;
   if (!stage.vcg) return table;
-  table.reserve(static_cast<size_t>(stage.in.slice.size() * stage.in.time.size()));
-  for (int64_t slice = 0; slice < stage.in.slice.size(); ++slice) {
+  table.reserve(static_cast<size_t>(rows * stage.in.time.size()));
+  for (int64_t slice = 0; slice < rows; ++slice) {
     for (int count : interp::IntraSliceValidCounts(stage, slice)) table.push_back(count);
   }
   return table;
@@ -50,10 +51,14 @@ std::vector<int32_t> ValidCountTable(const IntraSliceReduceStage& stage) {
 // The table of a stage, computed on its first run: walking the VCG's counters for every slice costs
 // far more than the reduce itself (a 256-slice softmax row reduce: 50 us against 1 us). Entries are
 // keyed by the stage object and hold it weakly, so a stage freed and another allocated at its
-// address is never served the old table.
-std::shared_ptr<const std::vector<int32_t>> ValidCountsOf(const std::shared_ptr<const IntraSliceReduceStage>& stage) {
+// address is never served the old table. A run over its live slices alone asks for their rows
+// only: an eager run records new stages every time, and a whole table of a stage on one slice of
+// 256 was 255 rows no one reads (4 MiB of fresh pages for moe_layer's index sums).
+std::shared_ptr<const std::vector<int32_t>> ValidCountsOf(const std::shared_ptr<const IntraSliceReduceStage>& stage,
+                                                          int64_t rows) {
   struct Entry {
     std::weak_ptr<const IntraSliceReduceStage> stage;
+    int64_t rows = 0;
     std::shared_ptr<const std::vector<int32_t>> table;
   };
   static std::mutex mutex;
@@ -61,12 +66,12 @@ std::shared_ptr<const std::vector<int32_t>> ValidCountsOf(const std::shared_ptr<
   {
     std::lock_guard<std::mutex> lock(mutex);
     auto it = tables.find(stage.get());
-    if (it != tables.end() && it->second.stage.lock() == stage) return it->second.table;
+    if (it != tables.end() && it->second.stage.lock() == stage && it->second.rows >= rows) return it->second.table;
   }
-  auto table = std::make_shared<const std::vector<int32_t>>(ValidCountTable(*stage));
+  auto table = std::make_shared<const std::vector<int32_t>>(ValidCountTable(*stage, rows));
   std::lock_guard<std::mutex> lock(mutex);
   if (tables.size() >= 256) absl::erase_if(tables, [](const auto& entry) { return entry.second.stage.expired(); });
-  tables[stage.get()] = Entry{stage, table};
+  tables[stage.get()] = Entry{stage, rows, table};
   return table;
 }
 
@@ -76,7 +81,7 @@ int ThreadsForBlocks(int64_t elements, int64_t blocks, int threads) {
 
 }  // namespace
 
-absl::StatusOr<ReadyReduce> ReadyReduceStep(KernelCache& kernels, const VeStep& step) {
+absl::StatusOr<ReadyReduce> ReadyReduceStep(KernelCache& kernels, const VeStep& step, int64_t live_blocks) {
   VISA_CHECK(step.kind == VeStep::Kind::kIntraReduce || step.kind == VeStep::Kind::kInterReduce,
              "a reduce step is a reduction");
   ReadyReduce ready;
@@ -85,8 +90,10 @@ absl::StatusOr<ReadyReduce> ReadyReduceStep(KernelCache& kernels, const VeStep& 
     const IntraSliceReduceStage& stage = *step.intra_reduce;
     ready.in_elements = stage.in.Full().size();
     ASSIGN_OR_RETURN(ready.intra, kernels.IntraReduce(IntraSpecOf(stage)));
-    ready.valid = ValidCountsOf(step.intra_reduce);
     ready.blocks = interp::IntraSliceBlocks(stage);
+    ready.slices = stage.in.slice.size();
+    ready.valid_rows = live_blocks < 0 ? ready.slices : std::min(ready.slices, live_blocks);
+    ready.valid = ValidCountsOf(step.intra_reduce, ready.valid_rows);
     ready.out_steps = stage.out.time.size();
   } else {
     const InterSliceReduceStage& stage = *step.inter_reduce;
@@ -100,12 +107,19 @@ absl::StatusOr<ReadyReduce> ReadyReduceStep(KernelCache& kernels, const VeStep& 
 
 void RunReadyReduce(KernelCache& kernels, const ReadyReduce& ready, const std::vector<uint8_t>& data,
                     std::vector<uint8_t>& out, int64_t blocks) {
-  const int64_t run = blocks < 0 ? ready.blocks : std::min(blocks, ready.blocks);
-  const int threads = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(ready.threads, run)));
   VISA_CHECK(static_cast<int64_t>(data.size()) == 4 * ready.in_elements, "a reduction reads its input layout");
-  const auto* in = reinterpret_cast<const uint32_t*>(data.data());
   out.resize(static_cast<size_t>(4 * ready.out_elements));
-  auto* lanes = reinterpret_cast<uint32_t*>(out.data());
+  RunReadyReduce(kernels, ready, data.data(), out.data(), blocks);
+}
+
+void RunReadyReduce(KernelCache& kernels, const ReadyReduce& ready, const uint8_t* data, uint8_t* out,
+                    int64_t blocks) {
+  const int64_t run = blocks < 0 ? ready.blocks : std::min(blocks, ready.blocks);
+  VISA_CHECK(ready.intra == nullptr || std::min(run, ready.slices) <= ready.valid_rows,
+             "a reduction's valid counts cover the blocks it runs");
+  const int threads = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(ready.threads, run)));
+  const auto* in = reinterpret_cast<const uint32_t*>(data);
+  auto* lanes = reinterpret_cast<uint32_t*>(out);
   if (ready.intra != nullptr) {
     Parallel(run, threads, [&](int64_t begin, int64_t end) {
       // Beyond eight output steps the kernel tracks contributions here (fewer stay in values).

@@ -2,11 +2,12 @@
 // (jit/in_place_reduce.h) against the interpreter: each qualifying shape (intra-slice reduces over
 // Time, Packet and both, a ragged row padded in its packets, element ops and a VRF operand before
 // the reduce, an FpDiv after it, i32 saturating sums, the inter-slice reduce and its broadcast,
-// ValidCount and AxisToggle ids with guarded ops, a fetch that pads with a value before a relayout)
+// ValidCount, AxisToggle and Comparison ids with guarded ops, a fetch that pads with a value before
+// a relayout)
 // runs that way, and its output units' bytes, pad bytes and the bytes around them included, equal
 // the interpreter's, relaunched on one device with new values and on a fresh one; each shape that
-// must not run that way says why (Comparison ids, a pad value read before any relayout, ids
-// after a leading inter-slice reduce).
+// must not run that way says why (Comparison ids computed before any op or read after a
+// relayout, a pad value read before any relayout, ids after a leading inter-slice reduce).
 // Small shapes, 1 and 2 threads; the inputs sit on one cluster of two (`1 # 2`), so every stream
 // has padded units.
 #include <cstring>
@@ -154,7 +155,71 @@ std::vector<Case> Cases() {
                          .vector_final()
                          .commit(s.m("1 # 2"), kOutputAddress);
                    },
-                   "ids"});
+                   "Comparison"});  // the ids would be computed in a segment of their own
+  // As moe_layer's masked sums: Comparison ids (two conditions) from the values, the AND 0 and a
+  // guarded add of 1 (a count of the rows that hold), then the sum over each row.
+  cases.push_back({"comparison_masked_count_i32", "S = 3, A = 4, E = 16", "S # 256", "A, E", DType::kI32,
+                   [](Context& ctx, const DmTensor& x, const DmTensor&, const MappingScope& s) {
+                     const TagGuard holds = TagGuard::Matches({kOne, kOne, kAny, kAny});
+                     return ctx.main.begin(x.view())
+                         .fetch(DType::kI32, s.m("A, E / 8"), s.m("E % 8"))
+                         .collect(s.m("A, E / 8"), s.m("E % 8"))
+                         .vector_init()
+                         .vector_intra_slice_branch(BranchMode::Comparison(
+                             {InputCmp::Less(0), InputCmp::Greater(-(1 << 30)), InputCmp::False(), InputCmp::False()}))
+                         .vector_logic(LogicBinaryOpI32::kBitAnd, 0)
+                         .vector_fxp(FxpBinaryOp::kAddFxp, VeBranchOperand().imm(holds, 1))
+                         .vector_split(s.m("A, E / 4"), s.m("E % 4"))
+                         .vector_intra_slice_reduce("E", s.m("A"), s.m("1 # 4"), IntraSliceReduceOpI32::kAddSat)
+                         .vector_pad_way8(s.m("1 # 8"))
+                         .vector_final()
+                         .commit(s.m("A, 1 # 2"), kOutputAddress);
+                   },
+                   ""});
+  // The same with the added value a VRF operand's (moe_layer's gather of Global_Offset).
+  cases.push_back({"comparison_masked_vrf_sum_i32", "S = 3, A = 4, E = 16", "S # 256", "A, E", DType::kI32,
+                   [](Context& ctx, const DmTensor& x, const DmTensor& y, const MappingScope& s)
+                       -> absl::StatusOr<DmTensor> {
+                     absl::StatusOr<VrfTensor> vrf = ctx.sub.begin(y.view())
+                                                         .fetch(DType::kI32, s.m("A, E / 8"), s.m("E % 8"))
+                                                         .collect(s.m("A, E / 8"), s.m("E % 8"))
+                                                         .to_vrf(s.m("A, E"), 0);
+                     if (!vrf.ok()) return vrf.status();
+                     const TagGuard holds = TagGuard::Matches({kOne, kAny, kAny, kAny});
+                     return ctx.main.begin(x.view())
+                         .fetch(DType::kI32, s.m("A, E / 8"), s.m("E % 8"))
+                         .collect(s.m("A, E / 8"), s.m("E % 8"))
+                         .vector_init()
+                         .vector_intra_slice_branch(BranchMode::Comparison(
+                             {InputCmp::Greater(0), InputCmp::False(), InputCmp::False(), InputCmp::False()}))
+                         .vector_logic(LogicBinaryOpI32::kBitAnd, 0)
+                         .vector_fxp(FxpBinaryOp::kAddFxp, VeBranchOperand().rf(holds, VeRhs::vrf(*vrf)))
+                         .vector_split(s.m("A, E / 4"), s.m("E % 4"))
+                         .vector_intra_slice_reduce("E", s.m("A"), s.m("1 # 4"), IntraSliceReduceOpI32::kAddSat)
+                         .vector_pad_way8(s.m("1 # 8"))
+                         .vector_final()
+                         .commit(s.m("A, 1 # 2"), kOutputAddress);
+                   },
+                   ""});
+  // A guarded op after a relayout reads the Comparison ids the walk moved through it.
+  cases.push_back({"comparison_ids_after_a_relayout", "S = 3, N = 16", "S # 256", "N", DType::kF32,
+                   [](Context& ctx, const DmTensor& x, const DmTensor&, const MappingScope& s) {
+                     return ctx.main.begin(x.view())
+                         .fetch(DType::kF32, s.m("N / 8"), s.m("N % 8"))
+                         .collect(s.m("N / 8"), s.m("N % 8"))
+                         .vector_init()
+                         .vector_intra_slice_branch(BranchMode::Comparison(
+                             {InputCmp::Greater(0.0f), InputCmp::False(), InputCmp::False(), InputCmp::False()}))
+                         .vector_logic(LogicBinaryOpF32::kBitOr, 0.0f)
+                         .vector_split(s.m("N / 4"), s.m("N % 4"))
+                         .vector_fp_binary(FpBinaryOp::AddF(),
+                                           VeBranchOperand().imm(TagGuard::Matches({kOne, kAny, kAny, kAny}), 100.0f))
+                         .vector_intra_slice_reduce("N", s.m("1"), s.m("1 # 4"), IntraSliceReduceOpF32::kAdd)
+                         .vector_pad_way8(s.m("1 # 8"))
+                         .vector_final()
+                         .commit(s.m("1 # 2"), kOutputAddress);
+                   },
+                   "relayout"});
   cases.push_back({"fetch_pad_value", "R = 13", "R # 32 / 8 # 256", "R # 32 % 8", DType::kI32,
                    [](Context& ctx, const DmTensor& x, const DmTensor&, const MappingScope& s) {
                      return Enter(ctx.main.begin(x.view())
