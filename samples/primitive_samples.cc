@@ -1,6 +1,7 @@
 // Samples of the manual's remaining primitives: fetch masking with left and right padding
 // ("Masking Configuration"), an embedding lookup by an indirect gather and a KV-cache append by an
-// indirect scatter ("Indirect Access"), each against an independent host reference.
+// indirect scatter ("Indirect Access"), each against an independent host reference; and a program of tiny ops whose
+// relaunch measures the fixed cost every op pays.
 #include "samples/sample.h"
 
 #include <vector>
@@ -9,6 +10,7 @@
 
 #include <Eigen/Core>
 
+#include "absl/strings/str_cat.h"
 #include "dsl/status_macros.h"
 #include "runtime/indirect_dma.h"
 
@@ -153,6 +155,43 @@ Sample MemsetRows() {
   return s;
 }
 
+// The fixed cost every op of a run pays: a program of kTinyOps ops that move almost nothing, a
+// one-packet Vector Engine add of 1 then a DMA of its 32 bytes into the next DM range, in turn.
+// `visa bench` divides its warm relaunch by the op count (issue 27's "program of N tiny ops").
+constexpr int kTinyOps = 64;
+
+Sample TinyOps() {
+  Sample s;
+  s.name = "tiny_ops";
+  s.description = absl::StrCat("fixed cost per op: ", kTinyOps,
+                               " tiny ops, a one-packet vector_fxp add of 1 and a DMA of its 32 bytes, in turn");
+  s.axes = "A = 8";
+  s.dtype = DType::kI32;
+  s.element = "A";
+  s.kernel = [](Context& ctx, const DmTensor& input, const MappingScope& m) -> absl::StatusOr<DeviceTensor> {
+    DmTensor x = input;
+    for (int k = 0; k < kTinyOps / 2; ++k) {
+      const int64_t base = (1 << 16) + k * 256;
+      ASSIGN_OR_RETURN(DmTensor added, ctx.main.begin(x.view())
+                                           .fetch(DType::kI32, m.m("1"), m.m("A"))
+                                           .collect(m.m("1"), m.m("A"))
+                                           .vector_init()
+                                           .vector_intra_slice_branch(BranchMode::Unconditional())
+                                           .vector_fxp(FxpBinaryOp::kAddFxp, 1)
+                                           .vector_final()
+                                           .commit(m.m("A"), base));
+      ASSIGN_OR_RETURN(x, added.to_dm(ctx.tdma, base + 128, m.m("1 # 2"), m.m("1 # 256"), m.m("A")));
+    }
+    return x;
+  };
+  s.readback = "A";
+  s.reference = [](const Index& at, const HostTensor& input) {
+    const auto x = static_cast<uint32_t>(static_cast<int32_t>(*input.Get(at)));
+    return static_cast<double>(static_cast<int32_t>(x + kTinyOps / 2));  // AddFxp wraps
+  };
+  return s;
+}
+
 }  // namespace
 
 std::vector<Sample> PrimitiveSamples() {
@@ -162,6 +201,7 @@ std::vector<Sample> PrimitiveSamples() {
   samples.push_back(KvCacheAppend());
   samples.push_back(CommitCastRelu());
   samples.push_back(MemsetRows());
+  samples.push_back(TinyOps());
   return samples;
 }
 
