@@ -8,6 +8,7 @@
 #include "dsl/vector_branch_ids.h"
 #include "dsl/vector_tags.h"
 #include "jit/element_op.h"
+#include "jit/layout_tables.h"
 #include "jit/parallel.h"
 #include "jit/staging.h"
 #include "jit/vector_reduce_stage.h"
@@ -102,8 +103,14 @@ absl::StatusOr<std::vector<uint8_t>> BranchIds(KernelCache& kernels, const Vecto
                                                const std::vector<DeviceTensor>& vrfs,
                                                const std::vector<Staged>& vrf_data) {
   switch (stage.branch.kind) {
-    case BranchMode::Kind::kAxisToggle: return AxisToggleTags(layout, stage.branch.axis);
-    case BranchMode::Kind::kValidCount: return ValidCountIds(stage.in, stage.branch.axis);
+    case BranchMode::Kind::kAxisToggle: {
+      ASSIGN_OR_RETURN(std::shared_ptr<const std::vector<uint8_t>> ids, KeptAxisToggleTags(layout, stage.branch.axis));
+      return *ids;
+    }
+    case BranchMode::Kind::kValidCount: {
+      ASSIGN_OR_RETURN(std::shared_ptr<const std::vector<uint8_t>> ids, KeptValidCountIds(stage.in, stage.branch.axis));
+      return *ids;
+    }
     case BranchMode::Kind::kVrf: {
       const int k = stage.branch.vrf;
       ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, Moved(kernels, DType::kI32, layout, vrfs[k].full_mapping(),
@@ -198,11 +205,12 @@ absl::StatusOr<StagePlan> PlanStage(KernelCache& kernels, const VectorStage& sta
         ASSIGN_OR_RETURN(step.reduce, ReadyReduceStep(kernels, *action.step));
         if (kind == VeStep::Kind::kInterReduce && InterFirst(stage) &&
             stage.branch.kind == BranchMode::Kind::kAxisToggle) {
-          ASSIGN_OR_RETURN(std::vector<uint8_t> tags, AxisToggleTags(to, stage.branch.axis));
-          plan.toggle_after_inter = std::move(tags);
+          ASSIGN_OR_RETURN(std::shared_ptr<const std::vector<uint8_t>> tags, KeptAxisToggleTags(to, stage.branch.axis));
+          plan.toggle_after_inter = *tags;
         }
       } else if (kind == VeStep::Kind::kZip) {
-        ASSIGN_OR_RETURN(step.zip_from, ZipPositions(layout, to, stage.unzip_axis));
+        ASSIGN_OR_RETURN(std::shared_ptr<const std::vector<int64_t>> from, KeptZipPositions(layout, to, stage.unzip_axis));
+        step.zip_from = *from;
         ASSIGN_OR_RETURN(step.zip, kernels.Zip(ZipSpecOf(*action.step)));
       } else {
         ASSIGN_OR_RETURN(step.data_move, ImageMoveOf(kernels, DType::kI32, to, layout, layout.size(), false));
