@@ -29,8 +29,8 @@ struct InPlace {
 // For an HBM tensor it also tells the device that its bytes may be written (NoteInPlaceWrites).
 std::optional<InPlace> InPlaceOf(const DeviceTensor& tensor);
 // Tells the tensor's device that a compiled kernel is about to write its units' bytes in place
-// (Device::NoteInPlaceWrite: HBM counts committed pages below them); nothing for SRAM. For a
-// kept move run again without InPlaceOf (ready_moves.h).
+// (Device::NoteInPlaceWrite: HBM counts committed pages where something was written); nothing
+// for SRAM. For a kept move run again without InPlaceOf (ready_moves.h).
 void NoteInPlaceWrites(const DeviceTensor& tensor);
 // The same layout without touching the tensor's device (a traced handle's device may be gone):
 // what compiling ahead of a run needs.
