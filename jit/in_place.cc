@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "runtime/device.h"
+#include "runtime/kept_chips.h"
 
 namespace visa::jit {
 namespace {
@@ -21,6 +22,7 @@ std::optional<Mapping> InPlaceLayout(const DeviceTensor& tensor) {
   const int64_t stride = Device::UnitStride(placement.tier);
   const int bits = StorageBits(tensor.dtype());
   if (stride == 0 || (bits == 4 && tensor.window_offset() % 2 != 0)) return std::nullopt;
+  if (placement.tier == Tier::kHbm && !KeepsHbmOfEveryChip()) return std::nullopt;
   std::vector<Mapping> levels(placement.levels.begin(), placement.levels.end() - 1);
   if (placement.tier == Tier::kTrf) levels.back() = levels.back().pad(kTrfRows);
   levels.push_back(tensor.element().pad(stride * 8 / bits));
@@ -43,11 +45,18 @@ int64_t InPlacePositions(const DeviceTensor& tensor) {
   return (end - OffsetBytes(tensor)) * 8 / StorageBits(tensor.dtype());
 }
 
+void NoteInPlaceWrites(const DeviceTensor& tensor) {
+  const Placement& p = tensor.placement();
+  if (p.tier != Tier::kHbm) return;
+  for (int64_t unit : p.units) tensor.device().NoteInPlaceWrite(p.tier, unit, p.range().begin, p.range().end);
+}
+
 std::optional<InPlace> InPlaceOf(const DeviceTensor& tensor) {
   std::optional<Mapping> layout = InPlaceLayout(tensor);
   if (!layout) return std::nullopt;
   uint8_t* first = tensor.device().UnitData(tensor.placement().tier, 0);
   if (first == nullptr) return std::nullopt;
+  NoteInPlaceWrites(tensor);
   InPlace in_place;
   in_place.layout = *std::move(layout);
   in_place.data = first + OffsetBytes(tensor);

@@ -877,7 +877,9 @@ absl::StatusOr<const DirectPipeline*> JitBackend::DirectPlanFor(const PipelineOp
 
 const ReadyMove* JitBackend::RunKept(uint64_t serial, const DeviceTensor& src, const DeviceTensor& dst) {
   const ReadyMove* ready = ready_.Find(serial, src, dst, threads());
-  if (ready == nullptr || !ready->Run(dst.device())) return nullptr;
+  if (ready == nullptr) return nullptr;
+  NoteInPlaceWrites(dst);  // the device may be another than the first run's
+  if (!ready->Run(dst.device())) return nullptr;
   kernels_->Count(ready->nest);
   ++kernels_->stats().ready_moves;
   return ready;
@@ -920,8 +922,8 @@ absl::Status JitBackend::Run(const DmaOp& op, const DmaTensors& tensors) {
     if (in_place) Keep(op.serial, src, in_place->src, dst, in_place->dst, in_place->kernel);
     return absl::OkStatus();
   }
-  // A move into a view of a staged (HBM) tensor writes only the window's bytes: the shared
-  // transfer path stages exactly those; SRAM views are written in place below.
+  // A move into a view of a staged tensor (HBM in a rank of several) writes only the window's
+  // bytes: the shared transfer path stages exactly those; other views are written in place below.
   if (dst.is_view() && !InPlaceLayout(dst)) return Backend::Run(op, tensors);
   // A source that may share bytes with the destination is read completely first (staged).
   std::optional<InPlace> from = MayOverlap(src, dst) ? std::nullopt : InPlaceOf(src);

@@ -2,9 +2,10 @@
 // (position = spatial position * Element size + element position), so compiled moves address
 // device data as plain strided memory, and written back unit by unit afterwards.
 //
-// Device memory is sparse pages (sparse_memory.h), so the JIT reads each live unit's bytes once
-// into the buffer and writes them back once; spatial positions that hold no data are never read
-// or written (the buffer is not initialized there). A view is staged in its own layout: each slot
+// For what compiled moves cannot address in place (jit/in_place.h: HBM in a rank of several, a
+// source that overlaps its destination, a 4-bit view off a byte) the JIT reads each live unit's
+// bytes once into the buffer and writes them back once; spatial positions that hold no data are
+// never read or written (the buffer is not initialized there). A view is staged in its own layout: each slot
 // holds the base tensor's Element positions [window offset, window offset + window size).
 #pragma once
 

@@ -11,7 +11,7 @@ namespace visa {
 
 // The block is reserved, not allocated: the operating system maps a page when it is first
 // written, and unwritten bytes read as zero, so a chip's 256 MB of DM costs only what kernels
-// touch. Unlike SparseMemory the bytes are at fixed host addresses, so compiled kernels read and
+// touch. The bytes are at fixed host addresses, so compiled kernels read and
 // write them directly (`data()`), with no staging copy.
 class DenseMemory {
  public:

@@ -1,4 +1,4 @@
-// Device: sparse per-chip memories, unit addressing and bounds checks.
+// Device: one lazily committed block per memory, unit addressing and bounds checks.
 #include "runtime/device.h"
 
 #include <sys/mman.h>
@@ -13,8 +13,6 @@
 
 namespace visa {
 namespace {
-
-constexpr int64_t kHbmPageBytes = 64 * kKiB;   // large pages: HBM tensors are large
 
 int64_t UnitsPerChip(Tier tier) {
   switch (tier) {
@@ -34,9 +32,7 @@ void AdviseHugePages(DenseMemory& memory) {
 
 Device::Device(int chips, DeviceOptions options) : chips_(chips), options_(std::move(options)) {
   VISA_CHECK(chips >= 1 && chips <= kMaxChips, "Device needs 1 to kMaxChips chips");
-  for (int c = 0; c < chips; ++c) {
-    hbm_.push_back(std::make_unique<SparseMemory>(kHbmBytesPerChip, kHbmPageBytes));
-  }
+  hbm_ = std::make_unique<HbmMemory>(chips, kHbmBytesPerChip);
   // One block per memory for all chips, so a unit's bytes are at unit * stride in every chip.
   dm_ = std::make_unique<DenseMemory>(chips * UnitsPerChip(Tier::kDm) * kDmBytesPerSlice);
   trf_ = std::make_unique<DenseMemory>(chips * UnitsPerChip(Tier::kTrf) * kTrfRowBytes);
@@ -47,7 +43,7 @@ Device::Device(int chips, DeviceOptions options) : chips_(chips), options_(std::
   AdviseHugePages(*trf_);
   AdviseHugePages(*vrf_);
   if (!tracks_writes()) return;
-  for (const auto& memory : hbm_) hbm_written_.push_back(std::make_unique<WrittenBytes>(memory->capacity()));
+  for (int c = 0; c < chips; ++c) hbm_written_.push_back(std::make_unique<WrittenBytes>(kHbmBytesPerChip));
   dm_written_ = std::make_unique<WrittenBytes>(dm_->capacity());
   trf_written_ = std::make_unique<WrittenBytes>(trf_->capacity());
   vrf_written_ = std::make_unique<WrittenBytes>(vrf_->capacity());
@@ -83,7 +79,8 @@ absl::StatusOr<Device::Located> Device::Locate(Tier tier, int64_t unit, int64_t 
   }
   switch (tier) {
     case Tier::kHbm:
-      return Located{.sparse = hbm_[unit].get(),
+      return Located{.hbm = true,
+                     .unit = unit,
                      .written = tracks_writes() ? hbm_written_[unit].get() : nullptr,
                      .address = address};
     case Tier::kDm:
@@ -100,14 +97,15 @@ absl::StatusOr<Device::Located> Device::Locate(Tier tier, int64_t unit, int64_t 
 
 absl::Status Device::Read(Tier tier, int64_t unit, int64_t address, absl::Span<uint8_t> out) const {
   ASSIGN_OR_RETURN(Located at, Locate(tier, unit, address, static_cast<int64_t>(out.size())));
-  return at.dense != nullptr ? at.dense->Read(at.address, out) : at.sparse->Read(at.address, out);
+  return at.hbm ? hbm_->Read(static_cast<int>(at.unit), at.address, out) : at.dense->Read(at.address, out);
 }
 
 absl::Status Device::Write(Tier tier, int64_t unit, int64_t address,
                            absl::Span<const uint8_t> data) {
   ASSIGN_OR_RETURN(Located at, Locate(tier, unit, address, static_cast<int64_t>(data.size())));
-  if (at.sparse != nullptr && !KeepsHbmOf(static_cast<int>(unit), chips_)) return absl::OkStatus();  // another rank's chip
-  return at.dense != nullptr ? at.dense->Write(at.address, data) : at.sparse->Write(at.address, data);
+  if (!at.hbm) return at.dense->Write(at.address, data);
+  if (!KeepsHbmOf(static_cast<int>(unit), chips_)) return absl::OkStatus();  // another rank's chip
+  return hbm_->Write(static_cast<int>(unit), at.address, data);
 }
 
 int64_t Device::UnitStride(Tier tier) {
@@ -116,8 +114,16 @@ int64_t Device::UnitStride(Tier tier) {
     case Tier::kSpm: return kDmBytesPerSlice;
     case Tier::kTrf: return kTrfRowBytes;
     case Tier::kVrf: return kVrfBytesPerSlice;
+    case Tier::kHbm: return kHbmBytesPerChip;
     default: return 0;
   }
+}
+
+void Device::NoteInPlaceWrite(Tier tier, int64_t unit, int64_t begin, int64_t end) {
+  if (tier != Tier::kHbm) return;
+  absl::StatusOr<Located> at = Locate(tier, unit, begin, end - begin);
+  VISA_CHECK(at.ok(), "NoteInPlaceWrite: a range outside its unit");
+  hbm_->NoteWritten(static_cast<int>(unit), begin, end);
 }
 
 DenseMemory* Device::DenseOf(Tier tier) const {
@@ -176,7 +182,8 @@ int64_t Device::shadow_bytes() const {
 
 uint8_t* Device::UnitData(Tier tier, int64_t unit) const {
   absl::StatusOr<Located> at = Locate(tier, unit, 0, 0);
-  if (!at.ok() || at->dense == nullptr) return nullptr;
+  if (!at.ok()) return nullptr;
+  if (at->hbm) return hbm_->data() + unit * kHbmBytesPerChip;
   return at->dense->data() + at->address;
 }
 
@@ -244,8 +251,7 @@ absl::Status Device::WriteVrf(SliceId slice, int64_t address, absl::Span<const u
 }
 
 int64_t Device::resident_bytes() const {
-  int64_t total = 0;
-  for (const auto& memory : hbm_) total += memory->resident_bytes();
+  int64_t total = hbm_->resident_bytes();
   for (const DenseMemory* memory : {dm_.get(), trf_.get(), vrf_.get()}) total += memory->resident_bytes();
   return total;
 }

@@ -13,8 +13,8 @@
 #include "absl/types/span.h"
 #include "runtime/address_book.h"
 #include "runtime/dense_memory.h"
+#include "runtime/hbm_memory.h"
 #include "runtime/placement_set.h"
-#include "runtime/sparse_memory.h"
 #include "runtime/tier.h"
 #include "runtime/written_bytes.h"
 
@@ -49,9 +49,9 @@ struct SliceId {
 
 // Per chip: 48 GB of HBM; 2 clusters x 256 slices, each slice with 512 KB of DM (whose top
 // 64 KB is the SPM), a TRF of 8 rows x 8 KB and an 8 KB VRF. All memories are sparse: unwritten
-// bytes read as zero and only written pages take host memory. HBM is a page table; each memory
-// of all chips' DM (with SPM), TRF and VRF is one contiguous block (dense_memory.h) that kernels address in
-// place through UnitData.
+// bytes read as zero and only written pages take host memory. Each memory of all chips (HBM:
+// hbm_memory.h; DM with SPM, TRF, VRF: dense_memory.h) is one contiguous block that kernels
+// address in place through UnitData.
 //
 // Memory is addressed per unit: a chip for HBM, a slice for DM / SPM / VRF, a slice's row for TRF
 // (unit = slice unit * 8 + row). Every access is bounds-checked and returns OutOfRange when it
@@ -97,13 +97,19 @@ class Device {
   absl::Status ReadVrf(SliceId slice, int64_t address, absl::Span<uint8_t> out) const;
   absl::Status WriteVrf(SliceId slice, int64_t address, absl::Span<const uint8_t> data);
 
-  // The first byte of an SRAM unit (DM, SPM, TRF row, VRF) in host memory, for compiled kernels
-  // that read and write it in place; nullptr for HBM, host and units that do not exist. A unit's
-  // bytes are [UnitData, UnitData + TierUnitBytes(tier)).
+  // The first byte of a unit (an HBM chip, DM, SPM, TRF row, VRF) in host memory, for compiled
+  // kernels that read and write it in place; nullptr for host and units that do not exist. A
+  // unit's bytes are [UnitData, UnitData + TierUnitBytes(tier)). Writes there bypass Write: an
+  // HBM writer calls NoteInPlaceWrite first (and is not used for other ranks' chips,
+  // kept_chips.h).
   uint8_t* UnitData(Tier tier, int64_t unit) const;
-  // Bytes from one SRAM unit's data to the next one's (on every chip: one block per memory);
-  // 0 for HBM and host.
+  // Bytes from one unit's data to the next one's (on every chip: one block per memory); 0 for
+  // host.
   static int64_t UnitStride(Tier tier);
+  // An in-place writer is about to write bytes of [begin, end) of `unit` (the tier's own
+  // addresses): HBM counts committed pages only where something was written (hbm_memory.h).
+  // Nothing for SRAM.
+  void NoteInPlaceWrite(Tier tier, int64_t unit, int64_t begin, int64_t end);
 
   // Host bytes the written pages of all memories take (shadow bitmaps not included).
   int64_t resident_bytes() const;
@@ -135,7 +141,8 @@ class Device {
   // Checks tier, unit and the range against the unit's capacity; returns the backing memory and
   // the linear address inside it.
   struct Located {
-    SparseMemory* sparse = nullptr;  // HBM
+    bool hbm = false;                // chip `unit` of hbm_, else `address` in `dense`
+    int64_t unit = 0;
     DenseMemory* dense = nullptr;    // SRAM
     WrittenBytes* written = nullptr;  // its shadow; null without tracking
     int64_t address = 0;             // inside that memory
@@ -146,8 +153,8 @@ class Device {
 
   int chips_;
   bool dma_packet_rule_ = true;
-  // One memory per chip and space; units are laid out back to back inside it.
-  std::vector<std::unique_ptr<SparseMemory>> hbm_;
+  // One block per memory for all chips; units are laid out back to back inside it.
+  std::unique_ptr<HbmMemory> hbm_;
   std::unique_ptr<DenseMemory> dm_, trf_, vrf_;
   // Shadows of the same memories (uninitialized-read tracking), only when the device tracks.
   std::vector<std::unique_ptr<WrittenBytes>> hbm_written_;

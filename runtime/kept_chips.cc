@@ -25,6 +25,8 @@ bool KeepsHbmOf(int chip, int chips) {
   return chip >= rank * chips / ranks && chip < (rank + 1) * chips / ranks;
 }
 
+bool KeepsHbmOfEveryChip() { return kept_ranks.load(std::memory_order_relaxed) == 1; }
+
 KeepEveryChip::KeepEveryChip() { keep_every_chip.fetch_add(1, std::memory_order_relaxed); }
 KeepEveryChip::~KeepEveryChip() { keep_every_chip.fetch_sub(1, std::memory_order_relaxed); }
 

@@ -1,4 +1,4 @@
-// Device memory: sparse HBM / DM / SPM / TRF / VRF access and bounds, ownership and collisions,
+// Device memory: lazily committed HBM / DM / SPM / TRF / VRF access and bounds, ownership and collisions,
 // the manual's placement rules for device tensors, and host tensors.
 #include <cstdint>
 #include <string>
@@ -12,7 +12,6 @@
 #include "runtime/address_book.h"
 #include "runtime/device.h"
 #include "runtime/host_tensor.h"
-#include "runtime/sparse_memory.h"
 #include "runtime/tensor.h"
 #include "runtime/tensor_rules.h"
 
@@ -30,42 +29,6 @@ std::string Msg(const absl::Status& status) { return std::string(status.message(
 
 std::vector<uint8_t> Bytes(std::initializer_list<int> values) {
   return std::vector<uint8_t>(values.begin(), values.end());
-}
-
-// ---- SparseMemory ----------------------------------------------------------------------------
-
-TEST(SparseMemory, UnwrittenBytesReadZeroAndCostNothing) {
-  SparseMemory memory(int64_t{1} << 40, 4096);
-  std::vector<uint8_t> out(16, 0xff);
-  ASSERT_TRUE(memory.Read((int64_t{1} << 40) - 16, absl::MakeSpan(out)).ok());
-  EXPECT_EQ(out, std::vector<uint8_t>(16, 0));
-  EXPECT_EQ(memory.resident_bytes(), 0);
-}
-
-TEST(SparseMemory, WritesAcrossPagesReadBack) {
-  SparseMemory memory(1 << 20, 4096);
-  std::vector<uint8_t> data(10000);
-  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i * 7 + 1);
-  ASSERT_TRUE(memory.Write(4000, data).ok());
-  std::vector<uint8_t> out(data.size());
-  ASSERT_TRUE(memory.Read(4000, absl::MakeSpan(out)).ok());
-  EXPECT_EQ(out, data);
-  EXPECT_EQ(memory.resident_bytes(), 4 * 4096);  // bytes 4000..13999 touch pages 0..3
-}
-
-TEST(SparseMemory, ZeroWritesToUntouchedPagesAllocateNothing) {
-  SparseMemory memory(1 << 20, 4096);
-  std::vector<uint8_t> zeros(3 * 4096, 0);
-  ASSERT_TRUE(memory.Write(0, zeros).ok());
-  EXPECT_EQ(memory.resident_bytes(), 0);
-}
-
-TEST(SparseMemory, OutOfRangeAccessesFail) {
-  SparseMemory memory(1024, 256);
-  std::vector<uint8_t> out(8);
-  EXPECT_EQ(memory.Read(1020, absl::MakeSpan(out)).code(), absl::StatusCode::kOutOfRange);
-  EXPECT_EQ(memory.Write(-1, out).code(), absl::StatusCode::kOutOfRange);
-  EXPECT_TRUE(memory.Read(1016, absl::MakeSpan(out)).ok());
 }
 
 // ---- Device ---------------------------------------------------------------------------------
@@ -98,7 +61,7 @@ TEST(Device, HbmIsSparseAndReadsZeroWhereUnwritten) {
   EXPECT_EQ(out, Bytes({1, 2, 3, 4}));
   ASSERT_TRUE(device.ReadHbm(0, end - 4, absl::MakeSpan(out)).ok());  // the other chip
   EXPECT_EQ(out, Bytes({0, 0, 0, 0}));
-  EXPECT_EQ(device.resident_bytes(), 64 * 1024);  // one HBM page
+  EXPECT_EQ(device.resident_bytes(), 4096);  // one host page of chip 1's HBM
 }
 
 TEST(Device, BoundsAreCheckedPerUnit) {
@@ -426,9 +389,9 @@ TEST(Device, SramUnitsAreContiguousBlocksAddressableInPlace) {
   // The SPM is the top 64 KB of the same block; TRF rows are 8 KB apart.
   EXPECT_EQ(device.UnitData(Tier::kSpm, SliceId{0, 1, 3}.unit()), unit + 448 * 1024);
   EXPECT_EQ(device.UnitData(Tier::kTrf, 9) - device.UnitData(Tier::kTrf, 8), 8 * 1024);
-  // HBM stays a page table: no in-place pointer, and no unit past the device.
-  EXPECT_EQ(device.UnitData(Tier::kHbm, 0), nullptr);
+  // No unit past the device.
   EXPECT_EQ(device.UnitData(Tier::kDm, 512), nullptr);
+  EXPECT_EQ(device.UnitData(Tier::kHbm, 1), nullptr);
 }
 
 // The register files are advised 2 MiB pages (a load fills most of each 2 MiB it touches): their
@@ -452,6 +415,61 @@ TEST(Device, SramCostsOnlyTheTouchedPages) {
   ASSERT_TRUE(device.WriteDm({0, 0, 0}, 0, std::vector<uint8_t>(3 * 4096, 1)).ok());
   EXPECT_GE(device.resident_bytes(), 3 * 4096);
   EXPECT_LE(device.resident_bytes(), 4 * 4096);
+}
+
+// HBM is one block too: chip c's bytes start 48 GB after chip c - 1's, so compiled moves address
+// every chip from chip 0's first byte.
+TEST(Device, HbmChipsAreOneBlockAddressableInPlace) {
+  Device device(3);
+  const int64_t stride = int64_t{48} << 30;
+  EXPECT_EQ(Device::UnitStride(Tier::kHbm), stride);
+  ASSERT_TRUE(device.WriteHbm(2, 12345, Bytes({4, 5, 6})).ok());
+  const uint8_t* chip0 = device.UnitData(Tier::kHbm, 0);
+  ASSERT_NE(chip0, nullptr);
+  EXPECT_EQ(device.UnitData(Tier::kHbm, 2), chip0 + 2 * stride);
+  EXPECT_EQ(chip0[2 * stride + 12345], 4);
+  EXPECT_EQ(chip0[2 * stride + 12347], 6);
+  EXPECT_EQ(device.UnitData(Tier::kHbm, 3), nullptr);
+}
+
+// A compiled kernel writes HBM past Device::Write, after NoteInPlaceWrite: its pages count.
+TEST(Device, InPlaceHbmWritesCountOnceNoted) {
+  Device device(2);
+  EXPECT_EQ(device.resident_bytes(), 0);
+  device.NoteInPlaceWrite(Tier::kHbm, 1, 0, 3 * 4096);
+  uint8_t* chip1 = device.UnitData(Tier::kHbm, 1);
+  chip1[0] = 1;
+  chip1[2 * 4096] = 1;
+  EXPECT_EQ(device.resident_bytes(), 2 * 4096);
+}
+
+// The zero writes an interpreter makes (a zero-initialized output, a tensor's padding) commit no
+// HBM, and reading never-written HBM commits nothing either.
+TEST(Device, HbmCostsOnlyTheWrittenPages) {
+  Device device(1);
+  ASSERT_TRUE(device.WriteHbm(0, 0, std::vector<uint8_t>(3 * 4096, 0)).ok());
+  std::vector<uint8_t> out(8 * 4096, 0xff);
+  ASSERT_TRUE(device.ReadHbm(0, 1 << 20, absl::MakeSpan(out)).ok());
+  EXPECT_EQ(out, std::vector<uint8_t>(8 * 4096, 0));
+  EXPECT_EQ(device.resident_bytes(), 0);
+  ASSERT_TRUE(device.WriteHbm(0, 4096, Bytes({1})).ok());
+  EXPECT_EQ(device.resident_bytes(), 4096);
+  // Zeros over a committed page are stored (they overwrite what it held).
+  ASSERT_TRUE(device.WriteHbm(0, 4096, Bytes({0})).ok());
+  std::vector<uint8_t> one(1, 0xff);
+  ASSERT_TRUE(device.ReadHbm(0, 4096, absl::MakeSpan(one)).ok());
+  EXPECT_EQ(one[0], 0);
+}
+
+// The largest device reserves 64 x 48 GB of addresses (3 TiB of x86-64's 128 TiB), never memory.
+TEST(Device, TheLargestDeviceReservesItsHbm) {
+  Device device(kMaxChips);
+  const int64_t end = int64_t{48} << 30;
+  ASSERT_TRUE(device.WriteHbm(kMaxChips - 1, end - 4, Bytes({9, 8, 7, 6})).ok());
+  std::vector<uint8_t> out(4);
+  ASSERT_TRUE(device.ReadHbm(kMaxChips - 1, end - 4, absl::MakeSpan(out)).ok());
+  EXPECT_EQ(out, Bytes({9, 8, 7, 6}));
+  EXPECT_EQ(device.resident_bytes(), 4096);
 }
 
 }  // namespace
