@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "dsl/first_positions.h"
 #include "dsl/normal_form.h"
+#include "dsl/outer_padding.h"
 #include "dsl/status_macros.h"
 
 namespace visa {
@@ -524,39 +525,6 @@ std::optional<int64_t> MappingRuns(const Mapping& dst, const Mapping& src, Match
     out.Add(p, *q);
   }
   return std::nullopt;
-}
-
-// A mapping whose outermost level is padded plainly on both sides, `[# a + E # n, rest]` (a
-// chip view's Chip level, runtime/chip_view.h): the same positions as `[E, rest]` shifted by
-// `a * rest.size()`, the rest padding. The normal form has no canonical form for such a left
-// pad, so without this peel a move between chip views walks every position of the device. The
-// outermost level may sit inside nested pairs, `[[# a + E # n, units], rest]` (the JIT groups a
-// stream's chip, cluster and slice as its units: a pipeline's part on one chip,
-// mpi/chip_range_pipeline.h): the peel descends the majors.
-struct PeeledPadding {
-  Mapping mapping;
-  int64_t offset = 0;
-};
-
-std::optional<PeeledPadding> PeelOuterPadding(const Mapping& m) {
-  if (m.kind() == Mapping::Kind::kPair) {
-    const std::optional<PeeledPadding> major = PeelOuterPadding(m.major());
-    if (!major) return std::nullopt;
-    absl::StatusOr<Mapping> pair = Mapping::MakePair(major->mapping, m.minor());
-    if (!pair.ok()) return std::nullopt;
-    return PeeledPadding{*pair, major->offset * m.minor().size()};
-  }
-  Mapping outer = m;
-  int64_t left = 0;
-  bool peeled = false;
-  while ((outer.kind() == Mapping::Kind::kPadding || outer.kind() == Mapping::Kind::kLeftPad) &&
-         outer.pad_kind() == PadKind::kTop) {
-    if (outer.kind() == Mapping::Kind::kLeftPad) left += outer.argument();
-    outer = Mapping(outer.inner());
-    peeled = true;
-  }
-  if (!peeled) return std::nullopt;
-  return PeeledPadding{outer, left};
 }
 
 }  // namespace
