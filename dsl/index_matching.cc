@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "dsl/layout.h"
+#include "dsl/outer_padding.h"
 
 namespace visa {
 
@@ -19,7 +20,12 @@ Index MatchByAxis(const Index& index, const Mapping& src) {
 
 std::optional<Index> MatchByDigit(const Index& index, const Mapping& src) {
   const Index named = MatchByAxis(index, src);
-  const Layout layout = Layout::Of(src);
+  Layout layout = Layout::Of(src);
+  // A left-padded outer level (a chip view's) leaves the layout without digits; the same mapping
+  // without that padding holds the same indices and has them (dsl/outer_padding.h).
+  if (!layout.affine()) {
+    if (const std::optional<PeeledPadding> peeled = PeelOuterPadding(src)) layout = Layout::Of(peeled->mapping);
+  }
   if (!layout.affine()) return named;
   Index out;
   for (const auto& [axis, value] : named.coords()) {

@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "dsl/first_positions.h"
 #include "dsl/normal_form.h"
+#include "dsl/outer_padding.h"
 #include "dsl/status_macros.h"
 
 namespace visa {
@@ -524,33 +525,6 @@ std::optional<int64_t> MappingRuns(const Mapping& dst, const Mapping& src, Match
     out.Add(p, *q);
   }
   return std::nullopt;
-}
-
-// A mapping whose outermost level is padded plainly on both sides, `[# a + E # n, rest]` (a
-// chip view's Chip level, runtime/chip_view.h): the same positions as `[E, rest]` shifted by
-// `a * rest.size()`, the rest padding. The normal form has no canonical form for such a left
-// pad, so without this peel a move between chip views walks every position of the device.
-struct PeeledPadding {
-  Mapping mapping;
-  int64_t offset = 0;
-};
-
-std::optional<PeeledPadding> PeelOuterPadding(const Mapping& m) {
-  const bool pair = m.kind() == Mapping::Kind::kPair;
-  Mapping outer = pair ? m.major() : m;
-  int64_t left = 0;
-  bool peeled = false;
-  while ((outer.kind() == Mapping::Kind::kPadding || outer.kind() == Mapping::Kind::kLeftPad) &&
-         outer.pad_kind() == PadKind::kTop) {
-    if (outer.kind() == Mapping::Kind::kLeftPad) left += outer.argument();
-    outer = Mapping(outer.inner());
-    peeled = true;
-  }
-  if (!peeled) return std::nullopt;
-  if (!pair) return PeeledPadding{outer, left};
-  absl::StatusOr<Mapping> inner = Mapping::MakePair(outer, m.minor());
-  if (!inner.ok()) return std::nullopt;
-  return PeeledPadding{*inner, left * m.minor().size()};
 }
 
 }  // namespace

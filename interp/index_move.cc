@@ -16,6 +16,7 @@
 
 #include "dsl/dtype.h"
 #include "dsl/layout.h"
+#include "dsl/outer_padding.h"
 #include "dsl/status_macros.h"
 #include "runtime/packed_storage.h"
 
@@ -160,12 +161,19 @@ absl::StatusOr<std::vector<uint8_t>> Copy(const HostTensor& src, const Mapping& 
   return out;
 }
 
+// The layout of `m` without a chip view's left-padded outer level, which the run lists peel
+// (dsl/outer_padding.h).
+Layout PeeledLayout(const Mapping& m) {
+  const std::optional<PeeledPadding> peeled = PeelOuterPadding(m);
+  return Layout::Of(peeled ? peeled->mapping : m);
+}
+
 }  // namespace
 
 bool MoveByIndexIsCompiled(const HostTensor& src, const Mapping& dst, MovePolicy) {
-  if (!dst.ok() || !dst.is_one_to_one() || !Layout::Of(dst).affine()) return false;
+  if (!dst.ok() || !dst.is_one_to_one() || !PeeledLayout(dst).affine()) return false;
   const int bits = StorageBits(src.dtype());
-  return Layout::Of(src.mapping()).invertible() && (bits == 4 || bits == 8 || bits == 16 || bits == 32);
+  return PeeledLayout(src.mapping()).invertible() && (bits == 4 || bits == 8 || bits == 16 || bits == 32);
 }
 
 absl::StatusOr<HostTensor> MoveByIndex(const HostTensor& src, const Mapping& dst, MovePolicy policy) {

@@ -161,9 +161,9 @@ std::vector<const DeviceTensor*> TensorsOf(const PipelineTensors& tensors) {
 // A stream's Chip level on chip `chip` alone. The JIT addresses a stream's units as the device's
 // (its staged walk trims to live units and stores by unit), so it gets the views' own `# c + Chip
 // + # n`, as a pipeline traced on chip views has it; the interpreter moves by index alone and gets
-// the one-value `Chip` (it walks one chip's units, and its index moves invert it: a broadcast
-// fetch from the padded form fails there, "position ... holds {C=8}, which the source ... does not
-// hold", its fallback for a left pad matching whole indices). Both give the whole op's bits.
+// the one-value `Chip` (its stream images then span one chip's units; its index moves match the
+// views' left-padded sources by digit with the pad peeled, dsl/outer_padding.h). Both give the
+// whole op's bits.
 absl::StatusOr<Mapping> OneChipLevel(const Backend& backend, int chip, int64_t chips) {
   ASSIGN_OR_RETURN(Axes axes, Axes::Parse(absl::StrCat(kOneChip, " = 1")));
   if (std::string_view(backend.name()) == "interp") return axes[kOneChip];

@@ -86,12 +86,7 @@ absl::Status MpiBackend::Run(const PipelineOp& op, const PipelineTensors& tensor
   // whole, on what one process would read: its inputs' other chips are gathered first (every rank
   // takes part, also one that then skips the op).
   const bool spans_ranks = SpansRanks(tensors.output);
-  // On the interpreter a part on chip c > 0 cannot fetch with a broadcast (an axis of the stream
-  // its input lacks) from its input's chip view: its index moves match a left-padded source by whole
-  // indices (docs/multi_process.md, "What is missing"), so there every pipeline over several ranks'
-  // chips runs whole.
-  const bool by_chip = spans_ranks && split_pipelines_ && std::string_view(inner_.name()) != "interp" &&
-                       CheckSplitsByChip(op, tensors).ok();
+  const bool by_chip = spans_ranks && split_pipelines_ && CheckSplitsByChip(op, tensors).ok();
   if (spans_ranks && !by_chip) RETURN_IF_ERROR(GatherReads(tensors, what));
   if (WritesOnlyOthersChips(tensors.output)) {
     ++skipped_;

@@ -49,13 +49,12 @@ class MpiBackend : public Backend {
   absl::Status Run(const PipelineOp& op, const PipelineTensors& tensors) override;
   absl::Status Run(const DmaOp& op, const DmaTensors& tensors) override;
 
-  // Whether SPMD pipelines run for this rank's chips alone (on the JIT). Off by default, or with
-  // VISA_MPI_SPLIT_PIPELINES=1 on: every pipeline over several ranks' chips then gathers its
-  // inputs and runs whole. The split gives the same bits but, measured on the tiny 4-chip layer
-  // over 2 ranks, 14x the time per token and twice the device pages (a chip's part walks every
-  // chip's units on the JIT; docs/multi_process.md, "What is missing"), so it is opt-in. `visa
-  // check` turns it off: it compares both backends' outputs on every chip, so its JIT must run
-  // what its interpreter runs.
+  // Whether SPMD pipelines run for this rank's chips alone (mpi/chip_range_pipeline.h), on either
+  // backend. Off by default (VISA_MPI_SPLIT_PIPELINES=1 turns it on): every pipeline over several
+  // ranks' chips then gathers its inputs and runs whole. Split, the tiny 4-chip layer on 2 ranks
+  // takes no longer per token on the JIT, but each rank commits the DM pages of every chip (not
+  // explained yet; docs/multi_process.md, "What is missing"). `visa check` keeps it off on both
+  // backends: it compares their outputs on every chip.
   void set_split_pipelines(bool split) { split_pipelines_ = split; }
 
   int64_t ops() const { return ops_; }

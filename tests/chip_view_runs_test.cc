@@ -8,7 +8,10 @@
 #include <memory>
 #include <optional>
 #include <utility>
+#include <string>
 #include <vector>
+
+#include "absl/strings/str_cat.h"
 
 #include "dsl/first_positions.h"
 #include "dsl/index_matching.h"
@@ -107,6 +110,37 @@ TEST(ChipViewRuns, AnUnheldIndexIsNamedAtItsDevicePosition) {
   ASSERT_TRUE(want_unheld.has_value());
   EXPECT_EQ(got_unheld, want_unheld);
   EXPECT_EQ(*got_unheld, 2 * 24 + 1) << "B = 1 of chip 2's block, which the even source does not hold";
+}
+
+// A pipeline's part on one chip (mpi/chip_range_pipeline.h) has streams whose Chip level is the
+// chip view's `# c + Chip + # n`, and the JIT groups a stream's chip, cluster and slice as its
+// units, so the padded level sits inside a nested pair: `[[# c + Chip + # n], 1 # 2, ...], rest`.
+// The peel descends the majors: the runs equal the reference, in both directions against the
+// one-chip form (`Chip, ...`, what the JIT's contraction images hold), and no position is swept
+// into a per-index table (before, such a move evaluated every position of the padded mapping, 95 %
+// of a rank's CPU under mpirun with pipelines split by chip).
+TEST(ChipViewRuns, NestedUnitsWithAPaddedChipLevelEqualTheReference) {
+  MappingScope s = *MappingScope::Parse("Chip = 1, B = 64, E = 4");
+  for (int64_t c = 0; c < 4; ++c) {
+    const std::string chip = absl::StrCat("# ", c, " + Chip + # ", 3 - c);
+    const Mapping units = s.m(absl::StrCat("[[", chip, "], 1 # 2, [E, B / 8] # 256], B % 8"));
+    const Mapping one_chip = s.m("Chip, 1 # 2, [E, B / 8] # 256, B / 2 % 4, B % 2");
+    const Mapping broadcast = s.m(absl::StrCat("[[", chip, "], 1 # 2, [B / 8] # 256], E, B % 8"));
+    ASSERT_TRUE(units.ok() && one_chip.ok() && broadcast.ok()) << units.status() << one_chip.status();
+    const std::pair<Mapping, Mapping> moves[] = {{units, one_chip}, {one_chip, units}, {broadcast, one_chip}};
+    for (const auto& [dst, src] : moves) {
+      for (MatchRule rule : {MatchRule::kByAxis, MatchRule::kByDigit}) {
+        const int64_t swept = FirstPositions::positions_swept();
+        std::optional<int64_t> got_unheld, want_unheld;
+        const Pairs got = RunPairs(dst, src, rule, &got_unheld);
+        EXPECT_EQ(FirstPositions::positions_swept(), swept) << "chip " << c << ": " << dst.ToString();
+        const Pairs want = ReferencePairs(dst, src, rule, &want_unheld);
+        EXPECT_EQ(got, want) << "chip " << c << ": " << dst.ToString() << " <- " << src.ToString();
+        EXPECT_EQ(got_unheld, want_unheld) << "chip " << c;
+        EXPECT_FALSE(got.empty()) << "chip " << c;
+      }
+    }
+  }
 }
 
 // The regression guard: a chip shuffle's moves are planned from the views' digits, not from a

@@ -34,8 +34,9 @@ Outcome CheckOne(const samples::Sample& sample, jit::JitBackend& jit) {
   if (launched != nullptr) {
     spread_interp.emplace(interpreter, *launched);
     spread_jit.emplace(jit, *launched);
-    // The interpreter runs pipelines over several ranks' chips whole: so does the JIT here, so
-    // the two record the same outputs on every chip.
+    // Pipelines over several ranks' chips run whole on both, so the two record the same outputs
+    // on every chip (split, each rank would hold only its own chips' parts).
+    spread_interp->set_split_pipelines(false);
     spread_jit->set_split_pipelines(false);
   }
   RecordingBackend reference(spread_interp ? static_cast<Backend&>(*spread_interp) : interpreter),
