@@ -515,15 +515,7 @@ absl::Status Compiler::Impl::Finish(llvm::Module& module, Optimization optimizat
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<void*>> Compiler::CompileProgram(const std::vector<Request>& requests_in) {
-  std::vector<Request> requests = requests_in;  // EXPERIMENT
-  for (Request& r : requests) {
-    const std::string name = absl::StrCat("VISA_EXP_OPT_", static_cast<int>(r.optimization.ir), r.optimization.codegen);
-    if (const char* to = std::getenv(name.c_str())) {
-      r.optimization.ir = static_cast<IrPipeline>(to[0] - '0');
-      r.optimization.codegen = to[1] - '0';
-    }
-  }
+absl::StatusOr<std::vector<void*>> Compiler::CompileProgram(const std::vector<Request>& requests) {
   std::vector<std::string> keys;
   std::vector<size_t> fresh;  // the requests to build, one per key not linked yet
   absl::flat_hash_map<std::string, size_t> requested;

@@ -298,34 +298,49 @@ class Builder {
     EmitLoop(b_, I64(0), I64(s_.w_blocks()), [&](Value* kw) { PackWeightBlock(o, kw, kw); }, /*unroll=*/false);
   }
 
-  // Weight block kw of every live Row, into packed block `slot`.
+  // Weight block kw of every live Row, into packed block `slot`: 32-bit values Row by Row in a loop
+  // (each Row's packing is the same code: written out per Row it was that code 8 times over).
   void PackWeightBlock(Value* o, Value* kw, Value* slot) {
-    const int bits = StorageBits(s_.w_type);
+    std::vector<int64_t> rows;
     for (int64_t r = 0; r < s_.rows; ++r) {
-      if (!s_.live_row[r]) continue;
-      Value* row = b_.CreateLoad(b_.getPtrTy(), b_.CreateGEP(b_.getPtrTy(), fn_->getArg(1),
-                                                             b_.CreateAdd(b_.CreateMul(o, I64(s_.rows)), I64(r))));
-      Value* first = Table(s_.w_offset, kw, 64);
-      Value* out = b_.CreateGEP(b_.getInt32Ty(), wp_,
-                                b_.CreateMul(b_.CreateAdd(b_.CreateMul(slot, I64(s_.rows)), I64(r)), I64(s_.packet)));
-      if (FastBf16(s_.w_type, s_.w_packet)) {
-        WidenBf16Row(b_.CreateGEP(b_.getInt16Ty(), row, first), out, nullptr);
-        continue;
-      }
-      EmitLoop(b_, I64(0), I64(s_.packet), [&](Value* p) {
-        Value* raw = DeviceLoad(EmitLoadRaw(b_, row, b_.CreateAdd(first, PacketOffset(b_, m_, s_.w_packet, p)), bits));
-        Value* wide = Widen(b_, m_, s_.w_type, s_.acc_type, raw);
-        if (packing_ == Packing::kValues) {
-          ScratchStore(b_.CreateStore(wide, b_.CreateGEP(b_.getInt32Ty(), out, p)));
-          return;
-        }
-        // Pairs (quads): 16-bit (8-bit) [kw][r][p], padding positions 0 (they add nothing to a sum).
-        Value* narrow_out = b_.CreateGEP(PackedType(), wp_, WeightRowStart(slot, r));
-        ScratchStore(b_.CreateStore(LivePacketOrZero(p, b_.CreateTrunc(wide, PackedType())),
-                                    b_.CreateGEP(PackedType(), narrow_out, p)));
-      });
+      if (s_.live_row[r]) rows.push_back(r);
+    }
+    if (packing_ == Packing::kValues && rows.size() > 1) {
+      EmitLoop(b_, I64(0), I64(static_cast<int64_t>(rows.size())), [&](Value* index) {
+        PackWeightRow(o, kw, slot, TableOrIndex(rows, index));
+      }, /*unroll=*/false);
+      return;
+    }
+    for (int64_t r : rows) {
+      PackWeightRow(o, kw, slot, I64(r));
       if (quads_) StoreSignFix(slot, r);
     }
+  }
+
+  // Weight block kw of Row r, into packed block `slot`.
+  void PackWeightRow(Value* o, Value* kw, Value* slot, Value* r) {
+    const int bits = StorageBits(s_.w_type);
+    Value* row = b_.CreateLoad(b_.getPtrTy(), b_.CreateGEP(b_.getPtrTy(), fn_->getArg(1),
+                                                           b_.CreateAdd(b_.CreateMul(o, I64(s_.rows)), r)));
+    Value* first = Table(s_.w_offset, kw, 64);
+    Value* out = b_.CreateGEP(b_.getInt32Ty(), wp_,
+                              b_.CreateMul(b_.CreateAdd(b_.CreateMul(slot, I64(s_.rows)), r), I64(s_.packet)));
+    if (FastBf16(s_.w_type, s_.w_packet)) {
+      WidenBf16Row(b_.CreateGEP(b_.getInt16Ty(), row, first), out, nullptr);
+      return;
+    }
+    EmitLoop(b_, I64(0), I64(s_.packet), [&](Value* p) {
+      Value* raw = DeviceLoad(EmitLoadRaw(b_, row, b_.CreateAdd(first, PacketOffset(b_, m_, s_.w_packet, p)), bits));
+      Value* wide = Widen(b_, m_, s_.w_type, s_.acc_type, raw);
+      if (packing_ == Packing::kValues) {
+        ScratchStore(b_.CreateStore(wide, b_.CreateGEP(b_.getInt32Ty(), out, p)));
+        return;
+      }
+      // Pairs (quads): 16-bit (8-bit) [kw][r][p], padding positions 0 (they add nothing to a sum).
+      Value* narrow_out = b_.CreateGEP(PackedType(), wp_, WeightRowStart(slot, r));
+      ScratchStore(b_.CreateStore(LivePacketOrZero(p, b_.CreateTrunc(wide, PackedType())),
+                                  b_.CreateGEP(PackedType(), narrow_out, p)));
+    });
   }
 
   // Xp[(bx * packet + p) * 16 + d] = widen(fetch(DM at x_lane[bx * 16 + d] + x_packet[p])), 0 for
@@ -400,8 +415,9 @@ class Builder {
   llvm::Type* PackedType() { return quads_ ? b_.getInt8Ty() : b_.getInt16Ty(); }
 
   // Element index of weight block kw's Row r in the packed weights.
-  Value* WeightRowStart(Value* kw, int64_t r) {
-    return b_.CreateMul(b_.CreateAdd(b_.CreateMul(kw, I64(s_.rows)), I64(r)), I64(s_.packet));
+  Value* WeightRowStart(Value* kw, int64_t r) { return WeightRowStart(kw, I64(r)); }
+  Value* WeightRowStart(Value* kw, Value* r) {
+    return b_.CreateMul(b_.CreateAdd(b_.CreateMul(kw, I64(s_.rows)), r), I64(s_.packet));
   }
 
   // The sign fix of byte quads. vpdpbusd multiplies unsigned by signed bytes, so the operand is
