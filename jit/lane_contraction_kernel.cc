@@ -1130,9 +1130,11 @@ std::string LaneContractionSpec::Key() const {
       StableHash(acc_lane), StableHash(step_x), StableHash(step_w), StableHash(step_acc));
 }
 
+bool PacksValues(const LaneContractionSpec& spec) { return PackingOf(spec) == Packing::kValues; }
+
 StepShape StepShapeOf(const LaneContractionSpec& s) {
   StepShape shape;
-  if (PackingOf(s) != Packing::kValues) return shape;  // pair and quad steps are chains, written out
+  if (!PacksValues(s)) return shape;  // pair and quad steps are chains, written out
   const int64_t live_rows = std::count_if(s.live_row.begin(), s.live_row.end(), [](uint8_t l) { return l != 0; });
   shape.row_block_loop = live_rows >= 2 * static_cast<int64_t>(kRowsPerOperandLoad);
   const int64_t live_groups = std::count_if(s.target.begin(), s.target.end(), [](int64_t t) { return t >= 0; });

@@ -96,6 +96,11 @@ struct StepShape {
 // Integer pair and byte quad steps (multiply-add chains) are written out: StepShape{}.
 StepShape StepShapeOf(const LaneContractionSpec& spec);
 
+// Whether the kernel packs its operands as 32-bit values and sums them by trees (StepShapeOf), not
+// as integer pairs or byte quads (which need AVX512BW, VNNI): every float kernel, and the integer
+// ones on a host without those.
+bool PacksValues(const LaneContractionSpec& spec);
+
 // Whether a spec may run with bf16_pairs: bf16 operands fetched without conversion, an f32 sum,
 // contiguous packets of whole 32-element chunks with every position live, weights read in place,
 // and a host with AVX512_BF16.

@@ -65,5 +65,16 @@ TEST(LaneStepShape, ChunksLiveDifferentlyAreWrittenOut) {
   EXPECT_EQ(StepShapeOf(periodic).chunk_leaves, 8);
 }
 
+TEST(LaneStepShape, FloatKernelsPackValuesAndIntegerOnesLoopOnlyWhenTheyDo) {
+  EXPECT_TRUE(PacksValues(FloatSpec(8, 32, 32)));
+  LaneContractionSpec integer = FloatSpec(8, 64, 64);
+  integer.dm_type = integer.x_type = integer.w_type = DType::kI8;
+  integer.acc_type = DType::kI32;
+  // Pairs or quads (AVX512BW hosts) are multiply-add chains, written out; 32-bit values loop.
+  const StepShape shape = StepShapeOf(integer);
+  EXPECT_EQ(shape.row_block_loop, PacksValues(integer));
+  EXPECT_EQ(shape.chunk_leaves, PacksValues(integer) ? 8 : 0);
+}
+
 }  // namespace
 }  // namespace visa::jit
