@@ -41,10 +41,13 @@
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
+#include "llvm/IR/PassInstrumentation.h"
+#include "llvm/IR/PassTimingInfo.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/Linker/Linker.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/BLAKE3.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
@@ -112,6 +115,12 @@ void InitializeTargets() {
   std::call_once(once, [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
+    // LLVM's own options, to profile the compile (e.g. VISA_LLVM_FLAGS=-time-passes prints each
+    // pass's time per module, IR passes and code generation).
+    if (std::getenv("VISA_LLVM_FLAGS") != nullptr) {
+      const char* argv[] = {"visa"};
+      llvm::cl::ParseCommandLineOptions(1, argv, "", nullptr, "VISA_LLVM_FLAGS");
+    }
   });
 }
 
@@ -165,7 +174,11 @@ void Optimize(llvm::Module& module, llvm::TargetMachine& machine, IrPipeline ir)
   llvm::ModuleAnalysisManager mam;
   llvm::PipelineTuningOptions tuning;
   tuning.SLPVectorization = kSlpVectorizer;
-  llvm::PassBuilder passes(&machine, tuning);
+  // Times the IR passes when -time-passes is on (VISA_LLVM_FLAGS); prints when it goes.
+  llvm::TimePassesHandler timing(llvm::TimePassesIsEnabled);
+  llvm::PassInstrumentationCallbacks instrumentation;
+  timing.registerCallbacks(instrumentation);
+  llvm::PassBuilder passes(&machine, tuning, std::nullopt, &instrumentation);
   passes.registerModuleAnalyses(mam);
   passes.registerCGSCCAnalyses(cgam);
   passes.registerFunctionAnalyses(fam);
@@ -238,6 +251,7 @@ absl::StatusOr<std::string> CompileModule(const std::vector<const KernelIr*>& me
   machine.setOptLevel(CodegenLevel(levels.codegen));
   llvm::orc::SimpleCompiler codegen(machine);
   llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> object = codegen(*program);
+  if (llvm::TimePassesIsEnabled) llvm::reportAndResetTimings(&llvm::errs());
   if (!object) return absl::InternalError(absl::StrCat("JIT: generating a program's module: ", Message(object.takeError())));
   return std::string((*object)->getBuffer());
 }
@@ -261,6 +275,7 @@ class OptimizingCompiler final : public llvm::orc::IRCompileLayer::IRCompiler {
     // The pass pipeline below is built for this module, at the target machine's level then.
     machine_.setOptLevel(CodegenLevel(levels.codegen));
     llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> object = codegen_(module);
+    if (llvm::TimePassesIsEnabled) llvm::reportAndResetTimings(&llvm::errs());
     if (object) compiled_(module, (*object)->getMemBufferRef());
     return object;
   }

@@ -7,7 +7,7 @@ namespace visa::jit {
 
 // Bump on any change to what an IR generator emits for a given spec (move, contraction, lane,
 // epilogue, vector, zip and reduce kernels, element ops, the Compiler's passes and levels).
-inline constexpr int kIrGeneratorVersion = 1;
+inline constexpr int kIrGeneratorVersion = 2;
 
 // A digest of the sources the generators are built from (jit/, dsl/, runtime/, interp/), computed
 // by the build (generator_digest.cmake): a change whose author forgot the bump above still names

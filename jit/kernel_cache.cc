@@ -53,9 +53,12 @@ constexpr Optimization kMoveOptimization{IrPipeline::kKernel, 1};
 // Float lane kernels: code generation at level 2 instead of 3 ran the GEMM op as fast (3.81-3.88 ms
 // against 3.96 on one thread) and compiled matmul_f8 in 89-91 ms instead of 97-99.
 constexpr Optimization kLaneOptimization{IrPipeline::kKernel, 2};
-// Integer lane kernels (the 16-bit pair products) run markedly faster under O2 (the i8 GEMM op
-// 7.2 ms against 9.6 ms on one thread, 3.4 against 4.9 on two) and still compile within 100 ms
-// (matmul_i8 70 ms); float lane kernels gain nothing from it and would compile up to 129 ms.
+// Integer lane kernels of 16-bit pairs or byte quads (AVX512BW hosts) run markedly faster under O2
+// (the i8 GEMM op 7.2 ms against 9.6 ms on one thread, 3.4 against 4.9 on two) and still compile
+// within 100 ms (matmul_i8 70 ms); float lane kernels gain nothing from it and would compile up to
+// 129 ms. Integer kernels of 32-bit values (trees, as the float ones: hosts without AVX512BW) take
+// the float kernels' levels: on an AVX2 host matmul_i8's lane kernel compiled in 49 ms CPU instead
+// of 77 under O2, and the i8 GEMM op ran the same (jit_bench, 1 thread, 22-26 ms both, load 8).
 constexpr Optimization kIntegerLaneOptimization{IrPipeline::kO2, 3};
 constexpr Optimization kContractionOptimization{IrPipeline::kKernel, 3};
 // A fused contraction's epilogue (contraction_epilogue.h): one loop the vectorizer turns into
@@ -214,7 +217,8 @@ absl::StatusOr<bool> KernelCache::SameUnpaddedLayout(const Mapping& dst, const M
 }
 
 absl::StatusOr<LaneContractionFn> KernelCache::LaneContraction(const LaneContractionSpec& spec) {
-  const Optimization optimization = IsFloat(spec.acc_type) ? kLaneOptimization : kIntegerLaneOptimization;
+  const Optimization optimization =
+      IsFloat(spec.acc_type) || PacksValues(spec) ? kLaneOptimization : kIntegerLaneOptimization;
   ASSIGN_OR_RETURN(void* address, Cached(spec.Key(), optimization, [spec](llvm::Module& module, const std::string& name) {
                      BuildLaneContractionFunction(module, name, spec);
                    }));

@@ -86,17 +86,49 @@ int64_t TileStride(const LaneContractionSpec& s) {
   return (units + kLanes - 1) / kLanes * kLanes;
 }
 
+// Positions of a tree group a step's trees are written out for at a time (StepShapeOf): a chunk
+// of 8 is 4 Rows x 8 products and their sums per loop iteration.
+constexpr int64_t kStepChunkLeaves = 8;
+
+// Whether every live tree group's positions are live alike, and each group in chunks of `period`.
+bool LiveAlike(const LaneContractionSpec& s, int64_t period) {
+  int64_t first = -1;
+  for (int64_t g = 0; g < s.groups(); ++g) {
+    if (s.target[g] < 0) continue;
+    if (first < 0) first = g;
+    for (int64_t p = 0; p < s.group; ++p) {
+      if (s.live_packet[g * s.group + p] != s.live_packet[first * s.group + p % period]) return false;
+    }
+  }
+  return true;
+}
+
+// Whether each live group's positions are live alike in chunks of `period`.
+bool ChunksAlike(const LaneContractionSpec& s, int64_t period) {
+  for (int64_t g = 0; g < s.groups(); ++g) {
+    if (s.target[g] < 0) continue;
+    for (int64_t p = 0; p < s.group; ++p) {
+      if (s.live_packet[g * s.group + p] != s.live_packet[g * s.group + p % period]) return false;
+    }
+  }
+  return true;
+}
+
 // Scratch layout: packed weights, packed operand, lane accumulators, first-contribution flags, the
-// operand's transpose tile, and (byte quads) the sign fix per weight block, Row and tree group.
+// operand's transpose tile, (byte quads) the sign fix per weight block, Row and tree group, and
+// the chunk sums of a block of Rows' trees (StepShapeOf).
 struct Scratch {
-  int64_t w = 0, x = 0, acc = 0, seen = 0, tile = 0, sign_fix = 0, end = 0;
+  int64_t w = 0, x = 0, acc = 0, seen = 0, tile = 0, sign_fix = 0, chunk = 0, end = 0;
   explicit Scratch(const LaneContractionSpec& s) {
     x = RoundUp(4 * s.w_blocks() * s.rows * s.packet);
     acc = x + RoundUp(4 * s.x_blocks() * s.packet * kLanes);
     seen = acc + RoundUp(4 * s.acc_blocks() * s.rows * s.groups() * kLanes);
     tile = seen + RoundUp(s.acc_blocks());
     sign_fix = tile + 4 * kLanes * TileStride(s);
-    end = sign_fix + (PackingOf(s) == Packing::kQuads ? RoundUp(4 * s.w_blocks() * s.rows * s.groups()) : 0);
+    chunk = sign_fix + (PackingOf(s) == Packing::kQuads ? RoundUp(4 * s.w_blocks() * s.rows * s.groups()) : 0);
+    const StepShape shape = StepShapeOf(s);
+    const int64_t chunks = shape.chunk_leaves > 0 ? s.group / shape.chunk_leaves : 1;
+    end = chunk + (chunks > 1 ? 4 * kLanes * static_cast<int64_t>(kRowsPerOperandLoad) * chunks : 0);
   }
 };
 
@@ -128,7 +160,7 @@ class Builder {
   Builder(llvm::Module& module, const LaneContractionSpec& spec)
       : m_(module), s_(spec), b_(module.getContext()), layout_(spec), packing_(PackingOf(spec)),
         pairs_(packing_ == Packing::kPairs), quads_(packing_ == Packing::kQuads),
-        vnni_(pairs_ && HostHas("avx512vnni")), interleaved_(packing_ == Packing::kValues) {
+        vnni_(pairs_ && HostHas("avx512vnni")), interleaved_(packing_ == Packing::kValues), shape_(StepShapeOf(spec)) {
     Schedule();
   }
 
@@ -147,6 +179,7 @@ class Builder {
     seen_ = b_.CreateGEP(b_.getInt8Ty(), scratch, b_.getInt64(layout_.seen));
     tile_ = b_.CreateGEP(b_.getInt8Ty(), scratch, b_.getInt64(layout_.tile));
     sign_fix_ = b_.CreateGEP(b_.getInt8Ty(), scratch, b_.getInt64(layout_.sign_fix));
+    chunk_ = b_.CreateGEP(b_.getInt8Ty(), scratch, b_.getInt64(layout_.chunk));
     EmitLoop(b_, fn_->getArg(5), fn_->getArg(6), [&](Value* o) {
       Value* live = b_.CreateICmpNE(Table(s_.live_outer, o, 8), b_.getInt8(0));
       EmitIf(b_, live, [&] { Slice(o); });
@@ -181,7 +214,7 @@ class Builder {
   }
 
   // The lane accumulators of accumulator block `ab`, Row r, tree group g.
-  Value* LaneSlot(Value* ab, int64_t r, int64_t g) {
+  Value* LaneSlot(Value* ab, Value* r, Value* g) {
     return b_.CreateGEP(b_.getInt32Ty(), accp_, b_.CreateMul(AccCell(ab, r, g), I64(kLanes)));
   }
 
@@ -265,34 +298,49 @@ class Builder {
     EmitLoop(b_, I64(0), I64(s_.w_blocks()), [&](Value* kw) { PackWeightBlock(o, kw, kw); }, /*unroll=*/false);
   }
 
-  // Weight block kw of every live Row, into packed block `slot`.
+  // Weight block kw of every live Row, into packed block `slot`: 32-bit values Row by Row in a loop
+  // (each Row's packing is the same code: written out per Row it was that code 8 times over).
   void PackWeightBlock(Value* o, Value* kw, Value* slot) {
-    const int bits = StorageBits(s_.w_type);
+    std::vector<int64_t> rows;
     for (int64_t r = 0; r < s_.rows; ++r) {
-      if (!s_.live_row[r]) continue;
-      Value* row = b_.CreateLoad(b_.getPtrTy(), b_.CreateGEP(b_.getPtrTy(), fn_->getArg(1),
-                                                             b_.CreateAdd(b_.CreateMul(o, I64(s_.rows)), I64(r))));
-      Value* first = Table(s_.w_offset, kw, 64);
-      Value* out = b_.CreateGEP(b_.getInt32Ty(), wp_,
-                                b_.CreateMul(b_.CreateAdd(b_.CreateMul(slot, I64(s_.rows)), I64(r)), I64(s_.packet)));
-      if (FastBf16(s_.w_type, s_.w_packet)) {
-        WidenBf16Row(b_.CreateGEP(b_.getInt16Ty(), row, first), out, nullptr);
-        continue;
-      }
-      EmitLoop(b_, I64(0), I64(s_.packet), [&](Value* p) {
-        Value* raw = DeviceLoad(EmitLoadRaw(b_, row, b_.CreateAdd(first, PacketOffset(b_, m_, s_.w_packet, p)), bits));
-        Value* wide = Widen(b_, m_, s_.w_type, s_.acc_type, raw);
-        if (packing_ == Packing::kValues) {
-          ScratchStore(b_.CreateStore(wide, b_.CreateGEP(b_.getInt32Ty(), out, p)));
-          return;
-        }
-        // Pairs (quads): 16-bit (8-bit) [kw][r][p], padding positions 0 (they add nothing to a sum).
-        Value* narrow_out = b_.CreateGEP(PackedType(), wp_, WeightRowStart(slot, r));
-        ScratchStore(b_.CreateStore(LivePacketOrZero(p, b_.CreateTrunc(wide, PackedType())),
-                                    b_.CreateGEP(PackedType(), narrow_out, p)));
-      });
+      if (s_.live_row[r]) rows.push_back(r);
+    }
+    if (packing_ == Packing::kValues && rows.size() > 1) {
+      EmitLoop(b_, I64(0), I64(static_cast<int64_t>(rows.size())), [&](Value* index) {
+        PackWeightRow(o, kw, slot, TableOrIndex(rows, index));
+      }, /*unroll=*/false);
+      return;
+    }
+    for (int64_t r : rows) {
+      PackWeightRow(o, kw, slot, I64(r));
       if (quads_) StoreSignFix(slot, r);
     }
+  }
+
+  // Weight block kw of Row r, into packed block `slot`.
+  void PackWeightRow(Value* o, Value* kw, Value* slot, Value* r) {
+    const int bits = StorageBits(s_.w_type);
+    Value* row = b_.CreateLoad(b_.getPtrTy(), b_.CreateGEP(b_.getPtrTy(), fn_->getArg(1),
+                                                           b_.CreateAdd(b_.CreateMul(o, I64(s_.rows)), r)));
+    Value* first = Table(s_.w_offset, kw, 64);
+    Value* out = b_.CreateGEP(b_.getInt32Ty(), wp_,
+                              b_.CreateMul(b_.CreateAdd(b_.CreateMul(slot, I64(s_.rows)), r), I64(s_.packet)));
+    if (FastBf16(s_.w_type, s_.w_packet)) {
+      WidenBf16Row(b_.CreateGEP(b_.getInt16Ty(), row, first), out, nullptr);
+      return;
+    }
+    EmitLoop(b_, I64(0), I64(s_.packet), [&](Value* p) {
+      Value* raw = DeviceLoad(EmitLoadRaw(b_, row, b_.CreateAdd(first, PacketOffset(b_, m_, s_.w_packet, p)), bits));
+      Value* wide = Widen(b_, m_, s_.w_type, s_.acc_type, raw);
+      if (packing_ == Packing::kValues) {
+        ScratchStore(b_.CreateStore(wide, b_.CreateGEP(b_.getInt32Ty(), out, p)));
+        return;
+      }
+      // Pairs (quads): 16-bit (8-bit) [kw][r][p], padding positions 0 (they add nothing to a sum).
+      Value* narrow_out = b_.CreateGEP(PackedType(), wp_, WeightRowStart(slot, r));
+      ScratchStore(b_.CreateStore(LivePacketOrZero(p, b_.CreateTrunc(wide, PackedType())),
+                                  b_.CreateGEP(PackedType(), narrow_out, p)));
+    });
   }
 
   // Xp[(bx * packet + p) * 16 + d] = widen(fetch(DM at x_lane[bx * 16 + d] + x_packet[p])), 0 for
@@ -367,8 +415,9 @@ class Builder {
   llvm::Type* PackedType() { return quads_ ? b_.getInt8Ty() : b_.getInt16Ty(); }
 
   // Element index of weight block kw's Row r in the packed weights.
-  Value* WeightRowStart(Value* kw, int64_t r) {
-    return b_.CreateMul(b_.CreateAdd(b_.CreateMul(kw, I64(s_.rows)), I64(r)), I64(s_.packet));
+  Value* WeightRowStart(Value* kw, int64_t r) { return WeightRowStart(kw, I64(r)); }
+  Value* WeightRowStart(Value* kw, Value* r) {
+    return b_.CreateMul(b_.CreateAdd(b_.CreateMul(kw, I64(s_.rows)), r), I64(s_.packet));
   }
 
   // The sign fix of byte quads. vpdpbusd multiplies unsigned by signed bytes, so the operand is
@@ -489,7 +538,7 @@ class Builder {
       PairStep(math, bx, kw, ab, first);
       return;
     }
-    StepSums(math, step, [&](int64_t r, int64_t g, Value* sum) {
+    StepSums(math, step, [&](Value* r, Value* g, Value* sum) {
       Value* slot = LaneSlot(ab, r, g);
       Value* old = b_.CreateAlignedLoad(math.IntType(), slot, llvm::Align(kAlign));
       b_.CreateAlignedStore(b_.CreateSelect(first, sum, math.Combine(old, sum)), slot, llvm::Align(kAlign));
@@ -497,8 +546,10 @@ class Builder {
   }
 
   // Every live Row's trees over step `step`'s 16 lanes, handed to `take(row, group, sum)` as soon
-  // as a block of Rows has them.
-  void StepSums(AccumulatorMath& math, Value* step, const std::function<void(int64_t, int64_t, Value*)>& take) {
+  // as a block of Rows has them. Blocks of Rows alike, tree groups alike and chunks of a group
+  // alike run as loops rather than each written out (StepShapeOf): the same arithmetic in the
+  // same order, a fraction of the code to generate.
+  void StepSums(AccumulatorMath& math, Value* step, const std::function<void(Value*, Value*, Value*)>& take) {
     Value* bx = Table(x_slot_, step, 64);
     Value* kw = Table(w_slot_, step, 64);
     Value* x_block = b_.CreateGEP(b_.getInt32Ty(), xp_, b_.CreateMul(bx, I64(s_.packet * kLanes)));
@@ -506,32 +557,112 @@ class Builder {
     for (int64_t r = 0; r < s_.rows; ++r) {
       if (s_.live_row[r]) rows.push_back(r);
     }
-    for (size_t first_row = 0; first_row < rows.size(); first_row += kRowsPerOperandLoad) {
-      const std::vector<int64_t> block(rows.begin() + first_row,
-                                       rows.begin() + std::min(rows.size(), first_row + kRowsPerOperandLoad));
-      // Each block of Rows reloads the operand (from L1): kept live across blocks it would spill.
-      x_block = Opaque(x_block);
-      std::vector<Value*> w_rows;
-      for (int64_t r : block) {
-        if (s_.bf16_pairs) {
-          w_rows.push_back(WeightsInPlace(Table(step_w_, step, 64), r));
-          continue;
-        }
-        w_rows.push_back(b_.CreateGEP(b_.getInt32Ty(), wp_,
-                                      b_.CreateMul(b_.CreateAdd(b_.CreateMul(kw, I64(s_.rows)), I64(r)), I64(s_.packet))));
-      }
-      for (int64_t g = 0; g < s_.groups(); ++g) {
-        if (s_.target[g] < 0) continue;
-        const std::vector<Value*> sums = Trees(math, x_block, w_rows, g * s_.group, (g + 1) * s_.group);
-        for (size_t i = 0; i < block.size(); ++i) take(block[i], g, sums[i]);
-      }
+    const int64_t block = static_cast<int64_t>(kRowsPerOperandLoad);
+    const int64_t looped = shape_.row_block_loop ? static_cast<int64_t>(rows.size()) / block : 0;
+    if (looped > 0) {
+      EmitLoop(b_, I64(0), I64(looped), [&](Value* index) {
+        std::vector<Value*> block_rows;
+        for (int64_t i = 0; i < block; ++i) block_rows.push_back(TableOrIndex(rows, b_.CreateAdd(b_.CreateMul(index, I64(block)), I64(i))));
+        RowBlockSums(math, step, kw, x_block, block_rows, take);
+      }, /*unroll=*/false);
+    }
+    for (size_t first_row = static_cast<size_t>(looped * block); first_row < rows.size(); first_row += kRowsPerOperandLoad) {
+      std::vector<Value*> block_rows;
+      for (size_t i = first_row; i < std::min(rows.size(), first_row + kRowsPerOperandLoad); ++i) block_rows.push_back(I64(rows[i]));
+      RowBlockSums(math, step, kw, x_block, block_rows, take);
     }
   }
 
+  // values[index], as arithmetic when values[i] == i.
+  Value* TableOrIndex(const std::vector<int64_t>& values, Value* index) {
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (values[i] != static_cast<int64_t>(i)) return Table(values, index, 64);
+    }
+    return index;
+  }
+
+  // One block of Rows' trees over every live tree group.
+  void RowBlockSums(AccumulatorMath& math, Value* step, Value* kw, Value* x_block, const std::vector<Value*>& rows,
+                    const std::function<void(Value*, Value*, Value*)>& take) {
+    // Each block of Rows reloads the operand (from L1): kept live across blocks it would spill.
+    x_block = Opaque(x_block);
+    std::vector<Value*> w_rows;
+    for (Value* r : rows) {
+      if (s_.bf16_pairs) {
+        w_rows.push_back(WeightsInPlace(Table(step_w_, step, 64), r));
+        continue;
+      }
+      w_rows.push_back(b_.CreateGEP(b_.getInt32Ty(), wp_,
+                                    b_.CreateMul(b_.CreateAdd(b_.CreateMul(kw, I64(s_.rows)), r), I64(s_.packet))));
+    }
+    std::vector<int64_t> groups;
+    for (int64_t g = 0; g < s_.groups(); ++g) {
+      if (s_.target[g] >= 0) groups.push_back(g);
+    }
+    if (shape_.group_loop && groups.size() > 1) {
+      EmitLoop(b_, I64(0), I64(static_cast<int64_t>(groups.size())), [&](Value* index) {
+        GroupSums(math, x_block, w_rows, rows, TableOrIndex(groups, index), groups.front() * s_.group, take);
+      }, /*unroll=*/false);
+      return;
+    }
+    for (int64_t g : groups) GroupSums(math, x_block, w_rows, rows, I64(g), g * s_.group, take);
+  }
+
+  // The Rows' trees over tree group g (whose live positions are those from `live_base`): written
+  // out, or as a loop over chunks of the group whose sums the group's tree then combines (an
+  // aligned power-of-two chunk is a subtree of the manual's tree, so the bits are the same).
+  void GroupSums(AccumulatorMath& math, Value* x_block, const std::vector<Value*>& w_rows,
+                 const std::vector<Value*>& rows, Value* g, int64_t live_base,
+                 const std::function<void(Value*, Value*, Value*)>& take) {
+    Value* start = b_.CreateMul(g, I64(s_.group));
+    const int64_t width = shape_.chunk_leaves > 0 ? shape_.chunk_leaves : s_.group;
+    const int64_t chunks = s_.group / width;
+    if (chunks == 1) {
+      const std::vector<Value*> sums = Trees(math, XAt(x_block, start), WAt(w_rows, start), live_base, width);
+      for (size_t i = 0; i < rows.size(); ++i) take(rows[i], g, sums[i]);
+      return;
+    }
+    auto* lanes = math.IntType();
+    auto sum_at = [&](size_t i, Value* c) {
+      return b_.CreateGEP(b_.getInt32Ty(), chunk_, b_.CreateMul(b_.CreateAdd(I64(static_cast<int64_t>(i) * chunks), c), I64(kLanes)));
+    };
+    EmitLoop(b_, I64(0), I64(chunks), [&](Value* c) {
+      Value* first = b_.CreateAdd(start, b_.CreateMul(c, I64(width)));
+      const std::vector<Value*> sums = Trees(math, XAt(x_block, first), WAt(w_rows, first), live_base, width);
+      for (size_t i = 0; i < rows.size(); ++i) b_.CreateAlignedStore(sums[i], sum_at(i, c), llvm::Align(kAlign));
+    }, /*unroll=*/false);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      std::vector<Value*> parts;
+      for (int64_t c = 0; c < chunks; ++c) parts.push_back(b_.CreateAlignedLoad(lanes, sum_at(i, I64(c)), llvm::Align(kAlign)));
+      take(rows[i], g, CombinePairwise(math, parts));
+    }
+  }
+
+  // The pairwise tree over `parts` (a power of two of them), level by level.
+  static Value* CombinePairwise(AccumulatorMath& math, std::vector<Value*> parts) {
+    while (parts.size() > 1) {
+      std::vector<Value*> next;
+      for (size_t i = 0; i + 1 < parts.size(); i += 2) next.push_back(math.Combine(parts[i], parts[i + 1]));
+      parts = std::move(next);
+    }
+    return parts.front();
+  }
+
+  // The packed operand and weights from packet position `first` on.
+  Value* XAt(Value* x_block, Value* first) {
+    if (s_.bf16_pairs) return b_.CreateGEP(b_.getInt32Ty(), x_block, b_.CreateMul(b_.CreateUDiv(first, I64(2)), I64(kLanes)));
+    return b_.CreateGEP(b_.getInt32Ty(), x_block, b_.CreateMul(first, I64(kLanes)));
+  }
+  std::vector<Value*> WAt(const std::vector<Value*>& w_rows, Value* first) {
+    std::vector<Value*> at;
+    for (Value* w_row : w_rows) at.push_back(b_.CreateGEP(s_.bf16_pairs ? b_.getInt16Ty() : b_.getInt32Ty(), w_row, first));
+    return at;
+  }
+
   // Row r's bf16 weights of weight block kw in the slice's TRF row (bf16_pairs).
-  Value* WeightsInPlace(Value* kw, int64_t r) {
+  Value* WeightsInPlace(Value* kw, Value* r) {
     Value* row = b_.CreateLoad(b_.getPtrTy(), b_.CreateGEP(b_.getPtrTy(), fn_->getArg(1),
-                                                           b_.CreateAdd(b_.CreateMul(o_, I64(s_.rows)), I64(r))));
+                                                           b_.CreateAdd(b_.CreateMul(o_, I64(s_.rows)), r)));
     return b_.CreateGEP(b_.getInt16Ty(), row, Table(s_.w_offset, kw, 64));
   }
 
@@ -556,9 +687,10 @@ class Builder {
   // stack of finished subtrees, merged as soon as two of a level exist), which is the manual's
   // tree level by level (adjacent pairs, then pairs of pairs) with at most log2(width) partial
   // sums per Row live. The dataflow is exactly Tree's; only the emission order differs.
-  std::vector<Value*> Trees(AccumulatorMath& math, Value* x_block, const std::vector<Value*>& w_rows, int64_t lo,
-                            int64_t hi) {
-    const int64_t width = hi - lo;
+  // Positions are relative to x_block and w_rows; position p is live when live_packet[live_base + p] is.
+  std::vector<Value*> Trees(AccumulatorMath& math, Value* x_block, const std::vector<Value*>& w_rows, int64_t live_base,
+                            int64_t width) {
+    const int64_t lo = 0, hi = width;
     VISA_CHECK(width >= 1 && (width & (width - 1)) == 0, "a tree group is a power of two wide");
     struct Subtree {
       int64_t level;
@@ -578,12 +710,12 @@ class Builder {
       Value* x0 = s_.bf16_pairs ? b_.CreateAlignedLoad(math.IntType(),
                                                        b_.CreateGEP(b_.getInt32Ty(), x_block, I64(p / 2 * kLanes)),
                                                        llvm::Align(kAlign))
-                                : LoadX(math, x_block, p);
-      Value* x1 = leaf == 2 && !s_.bf16_pairs ? LoadX(math, x_block, p + 1) : nullptr;
+                                : LoadX(math, x_block, p, live_base + p);
+      Value* x1 = leaf == 2 && !s_.bf16_pairs ? LoadX(math, x_block, p + 1, live_base + p + 1) : nullptr;
       for (size_t i = 0; i < w_rows.size(); ++i) {
         Value* sum = s_.bf16_pairs ? PairLeafBf16(math, x0, w_rows[i], p)
-                     : leaf == 2   ? PairLeaf(math, x0, x1, w_rows[i], p)
-                                   : SingleLeaf(math, x0, w_rows[i], p);
+                     : leaf == 2   ? PairLeaf(math, x0, x1, w_rows[i], p, live_base + p)
+                                   : SingleLeaf(math, x0, w_rows[i], p, live_base + p);
         int64_t level = leaf == 2 ? 1 : 0;
         while (!stacks[i].empty() && stacks[i].back().level == level) {
           sum = math.Combine(stacks[i].back().sum, sum);
@@ -602,17 +734,17 @@ class Builder {
   }
 
   // Position p's product, or the identity at a padded position.
-  Value* SingleLeaf(AccumulatorMath& math, Value* x, Value* w_row, int64_t p) {
-    return s_.live_packet[p] ? math.Multiply(x, Weight(w_row, p)) : math.Identity();
+  Value* SingleLeaf(AccumulatorMath& math, Value* x, Value* w_row, int64_t p, int64_t live) {
+    return s_.live_packet[live] ? math.Multiply(x, Weight(w_row, p)) : math.Identity();
   }
 
   // Positions p and p + 1 combined: one fused multiply-add when both are live (their products are
   // exact), else as Tree combines them.
-  Value* PairLeaf(AccumulatorMath& math, Value* x0, Value* x1, Value* w_row, int64_t p) {
-    if (s_.live_packet[p] && s_.live_packet[p + 1]) {
+  Value* PairLeaf(AccumulatorMath& math, Value* x0, Value* x1, Value* w_row, int64_t p, int64_t live) {
+    if (s_.live_packet[live] && s_.live_packet[live + 1]) {
       return math.MultiplyAdd(x0, Weight(w_row, p), math.Multiply(x1, Weight(w_row, p + 1)));
     }
-    return math.Combine(SingleLeaf(math, x0, w_row, p), SingleLeaf(math, x1, w_row, p + 1));
+    return math.Combine(SingleLeaf(math, x0, w_row, p, live), SingleLeaf(math, x1, w_row, p + 1, live + 1));
   }
 
   // The pairwise tree over packet positions [lo, hi) of one Row, emitted depth first: the two
@@ -623,11 +755,11 @@ class Builder {
     VISA_CHECK(hi - lo >= 1 && ((hi - lo) & (hi - lo - 1)) == 0, "a tree group is a power of two wide");
     const bool fuse_pair = s_.fma_first_level && hi - lo == 2 && s_.live_packet[lo] && s_.live_packet[lo + 1];
     if (fuse_pair) {
-      return math.MultiplyAdd(LoadX(math, x_block, lo), Weight(w_row, lo),
-                              math.Multiply(LoadX(math, x_block, lo + 1), Weight(w_row, lo + 1)));
+      return math.MultiplyAdd(LoadX(math, x_block, lo, lo), Weight(w_row, lo),
+                              math.Multiply(LoadX(math, x_block, lo + 1, lo + 1), Weight(w_row, lo + 1)));
     }
     if (hi - lo == 1) {
-      return s_.live_packet[lo] ? math.Multiply(LoadX(math, x_block, lo), Weight(w_row, lo)) : math.Identity();
+      return s_.live_packet[lo] ? math.Multiply(LoadX(math, x_block, lo, lo), Weight(w_row, lo)) : math.Identity();
     }
     const int64_t mid = lo + (hi - lo) / 2;
     Value* left = Tree(math, x_block, w_row, lo, mid);
@@ -726,8 +858,8 @@ class Builder {
     AppendRegisterParts(b_.CreateShuffleVector(v, high), register_bits, parts);
   }
 
-  Value* LoadX(AccumulatorMath& math, Value* x_block, int64_t p) {
-    if (!s_.live_packet[p]) return nullptr;
+  Value* LoadX(AccumulatorMath& math, Value* x_block, int64_t p, int64_t live) {
+    if (!s_.live_packet[live]) return nullptr;
     return b_.CreateAlignedLoad(math.IntType(), b_.CreateGEP(b_.getInt32Ty(), x_block, I64(p * kLanes)),
                                 llvm::Align(kAlign));
   }
@@ -817,8 +949,9 @@ class Builder {
     return b_.CreateSelect(live, value, llvm::Constant::getNullValue(value->getType()));
   }
 
-  Value* AccCell(Value* ab, int64_t r, int64_t g) {
-    return b_.CreateAdd(b_.CreateMul(b_.CreateAdd(b_.CreateMul(ab, I64(s_.rows)), I64(r)), I64(s_.groups())), I64(g));
+  Value* AccCell(Value* ab, int64_t r, int64_t g) { return AccCell(ab, I64(r), I64(g)); }
+  Value* AccCell(Value* ab, Value* r, Value* g) {
+    return b_.CreateAdd(b_.CreateMul(b_.CreateAdd(b_.CreateMul(ab, I64(s_.rows)), r), I64(s_.groups())), g);
   }
 
   // Lane accumulators into acc[((o * rows + r) * out_times + retained) * out_packet + target] (o
@@ -961,6 +1094,7 @@ class Builder {
   bool quads_;  // byte quads (UsesByteQuads): packed operands are 8-bit, the operand's sign flipped
   bool vnni_;
   bool interleaved_;  // blocks packed right before their first step (PackBefore)
+  StepShape shape_;   // which parts of a step run as loops
   std::vector<int64_t> step_x_, step_w_, step_acc_;
   std::vector<int64_t> x_slot_, w_slot_, pack_x_at_, pack_w_at_;
   Value* o_ = nullptr;
@@ -972,6 +1106,7 @@ class Builder {
   Value* seen_ = nullptr;
   Value* tile_ = nullptr;
   Value* sign_fix_ = nullptr;
+  Value* chunk_ = nullptr;  // chunk sums of a block of Rows (GroupSums)
   Value* next_ = nullptr;
   Value* next_live_ = nullptr;
   llvm::MDNode* domain_ = nullptr;
@@ -993,6 +1128,19 @@ std::string LaneContractionSpec::Key() const {
       StableHash(live_outer), StableHash(live_row), StableHash(live_packet), StableHash(target),
       StableHash(w_offset), StableHash(w_packet), StableHash(x_lane), StableHash(x_packet),
       StableHash(acc_lane), StableHash(step_x), StableHash(step_w), StableHash(step_acc));
+}
+
+bool PacksValues(const LaneContractionSpec& spec) { return PackingOf(spec) == Packing::kValues; }
+
+StepShape StepShapeOf(const LaneContractionSpec& s) {
+  StepShape shape;
+  if (!PacksValues(s)) return shape;  // pair and quad steps are chains, written out
+  const int64_t live_rows = std::count_if(s.live_row.begin(), s.live_row.end(), [](uint8_t l) { return l != 0; });
+  shape.row_block_loop = live_rows >= 2 * static_cast<int64_t>(kRowsPerOperandLoad);
+  const int64_t live_groups = std::count_if(s.target.begin(), s.target.end(), [](int64_t t) { return t >= 0; });
+  shape.group_loop = live_groups > 1 && LiveAlike(s, s.group);
+  if (s.group > kStepChunkLeaves && ChunksAlike(s, kStepChunkLeaves)) shape.chunk_leaves = kStepChunkLeaves;
+  return shape;
 }
 
 bool UsesBf16Pairs(const LaneContractionSpec& s) {

@@ -82,6 +82,25 @@ struct LaneContractionSpec {
   std::string Key() const;
 };
 
+// Which parts of a kernel's step run as loops instead of written out. Every product written out is
+// code to generate (a GEMM step of 8 Rows x 32 positions was 3,600 IR instructions, 120-210 ms of
+// code generation on an AVX2 host); as loops the arithmetic and its order are the same.
+struct StepShape {
+  bool row_block_loop = false;  // the full blocks of 4 live Rows as a loop (8 or more live Rows)
+  bool group_loop = false;      // the live tree groups as a loop (their live positions alike)
+  // > 0: each tree group as a loop over aligned chunks of this many positions (each chunk a
+  // subtree of the manual's tree), their sums combined by the tree above them; only where every
+  // chunk's live positions are alike.
+  int64_t chunk_leaves = 0;
+};
+// Integer pair and byte quad steps (multiply-add chains) are written out: StepShape{}.
+StepShape StepShapeOf(const LaneContractionSpec& spec);
+
+// Whether the kernel packs its operands as 32-bit values and sums them by trees (StepShapeOf), not
+// as integer pairs or byte quads (which need AVX512BW, VNNI): every float kernel, and the integer
+// ones on a host without those.
+bool PacksValues(const LaneContractionSpec& spec);
+
 // Whether a spec may run with bf16_pairs: bf16 operands fetched without conversion, an f32 sum,
 // contiguous packets of whole 32-element chunks with every position live, weights read in place,
 // and a host with AVX512_BF16.

@@ -86,7 +86,8 @@ TEST_P(LaneKernelShapes, AgreeWithTheInterpreter) {
   }
 }
 
-// bf16: 2 Rows, a block smaller than the 4 sharing an operand load, and 4, one full block.
+// bf16: 2 Rows, a block smaller than the 4 sharing an operand load, 4, one full block, and 8, two
+// full blocks (a loop over the blocks, each tree as a loop over chunks: StepShapeOf).
 // i8: 4 Rows and 2, partial blocks of the 8 sharing a pair (quad) load; odd Row counts 3, 5, 7
 // and all 8; K = 126 (not a multiple of 4: padded to whole packets, which the lane kernel does not take, so
 // that shape runs stage by stage);
@@ -94,6 +95,7 @@ TEST_P(LaneKernelShapes, AgreeWithTheInterpreter) {
 INSTANTIATE_TEST_SUITE_P(All, LaneKernelShapes,
                          testing::Values(Shape{DType::kBF16, 2, 64, 16, 32, "", "R # 8"},
                                          Shape{DType::kBF16, 4, 128, 16, 32, "", "R # 8"},
+                                         Shape{DType::kBF16, 8, 128, 16, 32, "", "R"},
                                          Shape{DType::kI8, 4, 128, 32, 64, "", "R # 8"},
                                          Shape{DType::kI8, 2, 128, 32, 64, "", "R # 8"},
                                          Shape{DType::kI8, 3, 256, 32, 64, "", "R # 8", "R # 4"},
