@@ -21,7 +21,6 @@
 #include "jit/element_op.h"
 #include "jit/fused_contraction.h"
 #include "jit/in_place.h"
-#include "jit/layout_tables.h"
 #include "jit/live_units.h"
 #include "jit/op_memo.h"
 #include "jit/parallel.h"
@@ -282,12 +281,11 @@ absl::StatusOr<Planned> Build(KernelCache& kernels, const PipelineOp& op, const 
     return true;
   };
   if (branch == BranchMode::Kind::kValidCount && !kept()) {
-    ASSIGN_OR_RETURN(std::shared_ptr<const std::vector<uint8_t>> ids, KeptValidCountIds(stage->in, stage->branch.axis));
-    keep(*ids);
+    ASSIGN_OR_RETURN(std::vector<uint8_t> ids, ValidCountIds(stage->in, stage->branch.axis));
+    keep(std::move(ids));
   } else if (branch == BranchMode::Kind::kAxisToggle && !kept()) {
-    ASSIGN_OR_RETURN(std::shared_ptr<const std::vector<uint8_t>> ids,
-                     KeptAxisToggleTags(stage->in.Full(), stage->branch.axis));
-    keep(*ids);
+    ASSIGN_OR_RETURN(std::vector<uint8_t> ids, AxisToggleTags(stage->in.Full(), stage->branch.axis));
+    keep(std::move(ids));
   }
   if (tags != nullptr) ++id_images;
   Mapping layout = stage->in.Full();

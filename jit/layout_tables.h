@@ -1,5 +1,7 @@
-// LayoutTables: the tables a Vector Engine stage derives from its layouts alone (AxisToggle ids,
-// ValidCount ids, two-group zip positions), kept by the layouts' content for the process.
+// LayoutTables: the tables the staged walk of a Vector Engine stage (vector_stage.h) derives from
+// its layouts alone (AxisToggle ids, ValidCount ids, two-group zip positions), kept by the layouts'
+// content for the process. (in_place_reduce.cc keeps its id images by the op's stages itself,
+// with the ids it moves through relayouts.)
 //
 // The op memo (op_memo.h) keeps a stage's plan by the recorded op, but an eager run records its
 // ops anew each time (`visa run`, a run on a fresh device), so every such run derived these tables
