@@ -10,6 +10,7 @@
 #include "dsl/checked_math.h"
 #include "dsl/status_macros.h"
 #include "runtime/kept_chips.h"
+#include "runtime/tensor.h"
 
 namespace visa {
 namespace {
@@ -22,12 +23,6 @@ int64_t UnitsPerChip(Tier tier) {
   }
 }
 
-// Asks the host to back a block with 2 MiB pages when it can: one fault commits (and zeroes) 2 MiB
-// instead of 4 KiB. For a memory whose writes cover most of each 2 MiB they touch.
-void AdviseHugePages(DenseMemory& memory) {
-  madvise(memory.data(), static_cast<size_t>(memory.capacity()), MADV_HUGEPAGE);
-}
-
 }  // namespace
 
 Device::Device(int chips, DeviceOptions options) : chips_(chips), options_(std::move(options)) {
@@ -37,11 +32,13 @@ Device::Device(int chips, DeviceOptions options) : chips_(chips), options_(std::
   dm_ = std::make_unique<DenseMemory>(chips * UnitsPerChip(Tier::kDm) * kDmBytesPerSlice);
   trf_ = std::make_unique<DenseMemory>(chips * UnitsPerChip(Tier::kTrf) * kTrfRowBytes);
   vrf_ = std::make_unique<DenseMemory>(chips * UnitsPerChip(Tier::kVrf) * kVrfBytesPerSlice);
-  // A register-file load writes a few bytes into every slice's VRF or a whole row of every
-  // slice's TRF: most of each 2 MiB it touches, whose 512 small faults cost 5-10x one huge one.
-  // DM stays in 4 KiB pages: its slices are 512 KiB apart and most tensors use a little of each.
-  AdviseHugePages(*trf_);
-  AdviseHugePages(*vrf_);
+  // A register-file load often writes a few bytes into every slice's VRF or whole rows of every
+  // slice's TRF: most of each 2 MiB it touches, whose 512 small faults cost 5-10x one huge one;
+  // but a small TRF load touches one page in 16. The first tensor placed in a region decides
+  // (huge_page_advice.h). DM stays in 4 KiB pages: its slices are 512 KiB apart and most tensors
+  // use a little of each.
+  trf_huge_ = std::make_unique<HugePageAdvice>(*trf_, kTrfRowBytes);
+  vrf_huge_ = std::make_unique<HugePageAdvice>(*vrf_, kVrfBytesPerSlice);
   if (!tracks_writes()) return;
   for (int c = 0; c < chips; ++c) hbm_written_.push_back(std::make_unique<WrittenBytes>(kHbmBytesPerChip));
   dm_written_ = std::make_unique<WrittenBytes>(dm_->capacity());
@@ -117,6 +114,13 @@ int64_t Device::UnitStride(Tier tier) {
     case Tier::kHbm: return kHbmBytesPerChip;
     default: return 0;
   }
+}
+
+void Device::NotePlaced(const Placement& placement) {
+  HugePageAdvice* advice = placement.tier == Tier::kTrf   ? trf_huge_.get()
+                           : placement.tier == Tier::kVrf ? vrf_huge_.get()
+                                                          : nullptr;
+  if (advice != nullptr) advice->Place(placement.units, placement.range());
 }
 
 void Device::NoteInPlaceWrite(Tier tier, int64_t unit, int64_t begin, int64_t end) {

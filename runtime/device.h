@@ -14,6 +14,7 @@
 #include "runtime/address_book.h"
 #include "runtime/dense_memory.h"
 #include "runtime/hbm_memory.h"
+#include "runtime/huge_page_advice.h"
 #include "runtime/placement_set.h"
 #include "runtime/tier.h"
 #include "runtime/written_bytes.h"
@@ -111,6 +112,13 @@ class Device {
   // Nothing for SRAM.
   void NoteInPlaceWrite(Tier tier, int64_t unit, int64_t begin, int64_t end);
 
+  // A tensor was placed on this device (DeviceTensor::Reserve): the first tensor in each 2 MiB
+  // region of a register file decides whether the host backs it with huge pages
+  // (huge_page_advice.h). Nothing for HBM and DM.
+  void NotePlaced(const Placement& placement);
+  const HugePageAdvice& trf_huge_pages() const { return *trf_huge_; }
+  const HugePageAdvice& vrf_huge_pages() const { return *vrf_huge_; }
+
   // Host bytes the written pages of all memories take (shadow bitmaps not included).
   int64_t resident_bytes() const;
 
@@ -156,6 +164,7 @@ class Device {
   // One block per memory for all chips; units are laid out back to back inside it.
   std::unique_ptr<HbmMemory> hbm_;
   std::unique_ptr<DenseMemory> dm_, trf_, vrf_;
+  std::unique_ptr<HugePageAdvice> trf_huge_, vrf_huge_;
   // Shadows of the same memories (uninitialized-read tracking), only when the device tracks.
   std::vector<std::unique_ptr<WrittenBytes>> hbm_written_;
   std::unique_ptr<WrittenBytes> dm_written_, trf_written_, vrf_written_;

@@ -93,6 +93,7 @@ DeviceTensor DeviceTensor::Reserve(Device& device, Placement placement) {
   t.lease_ = device.book().Lease(t.id_);
   t.element_ = placement.levels.back();
   t.placement_ = std::make_shared<const Placement>(std::move(placement));
+  device.NotePlaced(*t.placement_);
   return t;
 }
 
@@ -104,6 +105,7 @@ DeviceTensor DeviceTensor::ReserveLike(Device& device, const DeviceTensor& like)
   t.lease_ = device.book().Lease(t.id_);
   t.element_ = like.placement_->levels.back();
   t.placement_ = like.placement_;
+  device.NotePlaced(*t.placement_);
   return t;
 }
 
