@@ -64,6 +64,21 @@ std::optional<InPlace> InPlaceOf(const DeviceTensor& tensor) {
   return in_place;
 }
 
+bool InPlaceWalkStaysOnItsChips(const DeviceTensor& tensor, int64_t prefixes) {
+  const Placement& p = tensor.placement();
+  // The Chip level spans the device's chips (its padding included); read from the placement, not
+  // the device, which a traced handle compiled ahead may have outlived.
+  const int chips = static_cast<int>(p.levels.front().size());
+  if (chips <= 1 || prefixes <= 0 || p.prefix_size % chips != 0) return true;
+  std::vector<bool> live(static_cast<size_t>(chips), false);
+  for (int64_t prefix : p.live_prefixes) live[static_cast<size_t>(p.ChipOf(prefix, chips))] = true;
+  const int64_t last = p.ChipOf(std::min(prefixes, p.prefix_size) - 1, chips);
+  for (int64_t chip = 0; chip <= last; ++chip) {
+    if (!live[static_cast<size_t>(chip)]) return false;
+  }
+  return true;
+}
+
 bool MayOverlap(const DeviceTensor& a, const DeviceTensor& b) {
   const Placement& pa = a.placement();
   const Placement& pb = b.placement();

@@ -39,6 +39,13 @@ std::optional<Mapping> InPlaceLayout(const DeviceTensor& tensor);
 // InPlaceOf reports as `positions`), also without touching the device.
 int64_t InPlacePositions(const DeviceTensor& tensor);
 
+// Whether a walk over the tensor's first `prefixes` spatial positions in place (a Fetch
+// Sequencer's read nest) stays on chips where the tensor holds data. A chip view of chip c > 0
+// (`# c + Chip + # n`, what mpi/chip_range_pipeline.h runs a rank's part on) is no live prefix, so
+// its walk spans every chip's units: read in place it would map other chips' pages (an mpirun rank
+// then commits DM of chips another rank owns); staged (staging.h) only its live units are read.
+bool InPlaceWalkStaysOnItsChips(const DeviceTensor& tensor, int64_t prefixes);
+
 // Whether two tensors' bytes may overlap (same memory, some unit in common, overlapping ranges):
 // a move between them must read its source completely before writing.
 bool MayOverlap(const DeviceTensor& a, const DeviceTensor& b);

@@ -321,7 +321,9 @@ struct KernelRunner {
     const Mapping out = stage.out.Full();
     const int64_t units = live_units > 0 ? live_units : input.placement().prefix_size;
     const int64_t stream_unit = stage.out.time.size() * stage.out.packet.size();
-    const std::optional<InPlace> in_place = stage.sequencer.base_offset != 0 ? std::nullopt : InPlaceOf(input);
+    const std::optional<InPlace> in_place = stage.sequencer.base_offset != 0 || !InPlaceWalkStaysOnItsChips(input, units)
+                                                ? std::nullopt
+                                                : InPlaceOf(input);
     // In place, a unit's Element starts a memory stride after the previous one's.
     const int64_t buffer_unit = in_place ? SequencerUnit(input) : input.element().size();
     std::optional<MoveNest> nest = ReadNestOf(stage.sequencer, units, stream_unit, buffer_unit);
@@ -543,9 +545,11 @@ struct KernelCompiler {
     const Mapping source = begin.interleave ? Pair({*begin.interleave, full}) : full;
     ASSIGN_OR_RETURN(ElementOp element_op, FetchAdapterOp(stage, begin.interleave.has_value(), full.size()));
     Stream out{stage.out.Full(), stage.out.dtype};
-    const std::optional<Mapping> in_place =
-        begin.interleave || stage.sequencer.base_offset != 0 ? std::nullopt : InPlaceLayout(input);
     const int64_t units = live_units > 0 ? live_units : input.placement().prefix_size;
+    const std::optional<Mapping> in_place =
+        begin.interleave || stage.sequencer.base_offset != 0 || !InPlaceWalkStaysOnItsChips(input, units)
+            ? std::nullopt
+            : InPlaceLayout(input);
     const int64_t stream_unit = stage.out.time.size() * stage.out.packet.size();
     std::optional<MoveNest> nest =
         begin.interleave ? std::nullopt

@@ -57,7 +57,7 @@ std::optional<int> SoleOwner(const std::vector<int>& chips, const Session& sessi
 
 MpiBackend::MpiBackend(Backend& inner, Session& session) : inner_(inner), session_(session) {
   const char* split = std::getenv("VISA_MPI_SPLIT_PIPELINES");
-  split_pipelines_ = split != nullptr && std::string_view(split) == "1";
+  split_pipelines_ = split == nullptr || std::string_view(split) != "0";
   KeepOwnChipsOf(session.rank(), session.ranks());  // other ranks' chips' HBM is never committed here
   SetHostReadHook([this](const DeviceTensor& src) { return GatherChips(src, "a host read-back"); });
 }

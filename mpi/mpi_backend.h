@@ -50,11 +50,10 @@ class MpiBackend : public Backend {
   absl::Status Run(const DmaOp& op, const DmaTensors& tensors) override;
 
   // Whether SPMD pipelines run for this rank's chips alone (mpi/chip_range_pipeline.h), on either
-  // backend. Off by default (VISA_MPI_SPLIT_PIPELINES=1 turns it on): every pipeline over several
-  // ranks' chips then gathers its inputs and runs whole. Split, the tiny 4-chip layer on 2 ranks
-  // takes no longer per token on the JIT, but each rank commits the DM pages of every chip (not
-  // explained yet; docs/multi_process.md, "What is missing"). `visa check` keeps it off on both
-  // backends: it compares their outputs on every chip.
+  // backend. On by default (VISA_MPI_SPLIT_PIPELINES=0 turns it off: every pipeline over several
+  // ranks' chips then gathers its inputs and runs whole, as before the split). Split, the SRAM
+  // pages a rank commits divide by the ranks as its HBM does (docs/multi_process.md). `visa check`
+  // turns it off on both backends: it compares their outputs on every chip.
   void set_split_pipelines(bool split) { split_pipelines_ = split; }
 
   int64_t ops() const { return ops_; }
