@@ -114,15 +114,15 @@ std::mutex& PipelineBuildLock() {
   return lock;
 }
 
-// A boolean LLVM option set to `value` while it lives (the caller holds PipelineBuildLock), then
-// restored; nothing when this LLVM has no such option (another target).
+// A boolean LLVM option turned on while it lives when `on` (else left as the user set it), then
+// restored; the caller holds PipelineBuildLock. Nothing when this LLVM has no such option.
 class SwitchedOption {
  public:
-  SwitchedOption(llvm::StringRef name, bool value)
+  SwitchedOption(llvm::StringRef name, bool on)
       : option_(static_cast<llvm::cl::opt<bool>*>(llvm::cl::getRegisteredOptions().lookup(name))) {
     if (option_ == nullptr) return;
     before_ = option_->getValue();
-    option_->setValue(value || before_);
+    option_->setValue(on || before_);
   }
   ~SwitchedOption() {
     if (option_ != nullptr) option_->setValue(before_);
@@ -170,8 +170,6 @@ void InitializeTargets() {
   std::call_once(once, [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
-    // LLVM's own options, to profile the compile (e.g. VISA_LLVM_FLAGS=-time-passes prints each
-    // pass's time per module, IR passes and code generation).
     // The x86 domain reassignment (general-purpose to mask register moves, AVX-512 hosts only)
     // never runs: measured (CPU time, one compile thread, load 6, sapphirerapids) it was half of
     // the code generation of llama_tiny_prefill's 16 epilogue, vector and reduce kernels under
@@ -181,6 +179,8 @@ void InitializeTargets() {
             llvm::cl::getRegisteredOptions().lookup("disable-x86-domain-reassignment"))) {
       option->setValue(true);
     }
+    // LLVM's own options, to profile the compile (e.g. VISA_LLVM_FLAGS=-time-passes prints each
+    // pass's time per module, IR passes and code generation).
     if (std::getenv("VISA_LLVM_FLAGS") != nullptr) {
       const char* argv[] = {"visa"};
       llvm::cl::ParseCommandLineOptions(1, argv, "", nullptr, "VISA_LLVM_FLAGS");
