@@ -39,6 +39,7 @@
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/ExecutionEngine/Orc/ThreadSafeModule.h"
 #include "llvm/IR/Constants.h"
+#include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/PassInstrumentation.h"
@@ -49,6 +50,7 @@
 #include "llvm/Support/BLAKE3.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SmallVectorMemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
@@ -97,10 +99,63 @@ Optimization OptimizationOf(const llvm::Module& module) {
   Optimization levels;
   if (auto* flag = llvm::mdconst::extract_or_null<llvm::ConstantInt>(module.getModuleFlag(kOptimizationFlag))) {
     const int64_t value = flag->getSExtValue();
-    levels.ir = static_cast<IrPipeline>(value / 4);
+    levels.strength_reduction = value < 16;
+    levels.ir = static_cast<IrPipeline>(value % 16 / 4);
     levels.codegen = static_cast<int>(value % 4);
   }
   return levels;
+}
+
+// LLVM's switch for loop strength reduction (TargetPassConfig's -disable-lsr) is process-wide and
+// read only while a code generation pipeline is built: GenerateObject sets it under this lock for
+// the pipelines of modules without strength reduction.
+std::mutex& PipelineBuildLock() {
+  static std::mutex lock;
+  return lock;
+}
+
+// A boolean LLVM option turned on while it lives when `on` (else left as the user set it), then
+// restored; the caller holds PipelineBuildLock. Nothing when this LLVM has no such option.
+class SwitchedOption {
+ public:
+  SwitchedOption(llvm::StringRef name, bool on)
+      : option_(static_cast<llvm::cl::opt<bool>*>(llvm::cl::getRegisteredOptions().lookup(name))) {
+    if (option_ == nullptr) return;
+    before_ = option_->getValue();
+    option_->setValue(on || before_);
+  }
+  ~SwitchedOption() {
+    if (option_ != nullptr) option_->setValue(before_);
+  }
+  SwitchedOption(const SwitchedOption&) = delete;
+  SwitchedOption& operator=(const SwitchedOption&) = delete;
+
+ private:
+  llvm::cl::opt<bool>* option_;
+  bool before_ = false;
+};
+
+// The object code of `module` for `machine` at its level: orc::SimpleCompiler's work, with the
+// code generation pipeline built without loop strength reduction when `levels` ask so.
+// Measured (CPU time, one compile thread, load 4.5-6, sapphirerapids): llama_tiny_prefill's 69
+// move kernels took 271 ms of optimization and code generation with strength reduction, 164-180
+// ms without.
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> GenerateObject(llvm::Module& module, llvm::TargetMachine& machine,
+                                                                   Optimization levels) {
+  llvm::SmallVector<char, 0> bytes;
+  llvm::raw_svector_ostream out(bytes);
+  llvm::legacy::PassManager codegen;
+  llvm::MCContext* mc = nullptr;
+  {
+    std::lock_guard<std::mutex> hold(PipelineBuildLock());
+    SwitchedOption no_lsr("disable-lsr", !levels.strength_reduction);
+    if (machine.addPassesToEmitMC(codegen, mc, out)) {
+      return llvm::make_error<llvm::StringError>("the target cannot emit an object", llvm::inconvertibleErrorCode());
+    }
+  }
+  codegen.run(module);
+  return std::make_unique<llvm::SmallVectorMemoryBuffer>(std::move(bytes), module.getModuleIdentifier() + "-object",
+                                                        /*RequiresNullTerminator=*/false);
 }
 
 std::string Message(llvm::Error error) {
@@ -115,6 +170,15 @@ void InitializeTargets() {
   std::call_once(once, [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
+    // The x86 domain reassignment (general-purpose to mask register moves, AVX-512 hosts only)
+    // never runs: measured (CPU time, one compile thread, load 6, sapphirerapids) it was half of
+    // the code generation of llama_tiny_prefill's 16 epilogue, vector and reduce kernels under
+    // -time-passes, which took 269 ms with it and 211 without. The pass reads its switch as it
+    // runs, so it is set once here, for every module (and named in the disk cache key).
+    if (auto* option = static_cast<llvm::cl::opt<bool>*>(
+            llvm::cl::getRegisteredOptions().lookup("disable-x86-domain-reassignment"))) {
+      option->setValue(true);
+    }
     // LLVM's own options, to profile the compile (e.g. VISA_LLVM_FLAGS=-time-passes prints each
     // pass's time per module, IR passes and code generation).
     if (std::getenv("VISA_LLVM_FLAGS") != nullptr) {
@@ -164,7 +228,9 @@ std::optional<EntryView> UnpackEntry(absl::string_view payload) {
 }
 
 // What the object cache's key names besides each kernel's own levels (KernelIdentity).
-std::string OptimizationName() { return absl::StrCat("per-module levels", kSlpVectorizer ? " slp" : ""); }
+std::string OptimizationName() {
+  return absl::StrCat("per-module levels, no domain reassignment", kSlpVectorizer ? " slp" : "");
+}
 
 // The new pass manager's default pipeline, with the target's cost model for the vectorizers.
 void Optimize(llvm::Module& module, llvm::TargetMachine& machine, IrPipeline ir) {
@@ -229,8 +295,7 @@ absl::StatusOr<std::string> CompileModule(const std::vector<const KernelIr*>& me
                                           llvm::TargetMachine& machine, const llvm::DataLayout& layout,
                                           const std::string& triple) {
   llvm::LLVMContext context;
-  auto program = std::make_unique<llvm::Module>(absl::StrCat(kProgramModule, static_cast<int>(levels.ir), " ",
-                                                             levels.codegen), context);
+  auto program = std::make_unique<llvm::Module>(absl::StrCat(kProgramModule, OptimizationCode(levels)), context);
   program->setDataLayout(layout);
   program->setTargetTriple(triple);
   for (const KernelIr* kernel : members) {
@@ -249,8 +314,7 @@ absl::StatusOr<std::string> CompileModule(const std::vector<const KernelIr*>& me
   }
   Optimize(*program, machine, levels.ir);
   machine.setOptLevel(CodegenLevel(levels.codegen));
-  llvm::orc::SimpleCompiler codegen(machine);
-  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> object = codegen(*program);
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> object = GenerateObject(*program, machine, levels);
   if (llvm::TimePassesIsEnabled) llvm::reportAndResetTimings(&llvm::errs());
   if (!object) return absl::InternalError(absl::StrCat("JIT: generating a program's module: ", Message(object.takeError())));
   return std::string((*object)->getBuffer());
@@ -266,7 +330,6 @@ class OptimizingCompiler final : public llvm::orc::IRCompileLayer::IRCompiler {
   OptimizingCompiler(llvm::TargetMachine& machine, CompiledFn compiled)
       : IRCompiler(llvm::orc::irManglingOptionsFromTargetOptions(machine.Options)),
         machine_(machine),
-        codegen_(machine),
         compiled_(std::move(compiled)) {}
 
   llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> operator()(llvm::Module& module) override {
@@ -274,7 +337,7 @@ class OptimizingCompiler final : public llvm::orc::IRCompileLayer::IRCompiler {
     Optimize(module, machine_, levels.ir);
     // The pass pipeline below is built for this module, at the target machine's level then.
     machine_.setOptLevel(CodegenLevel(levels.codegen));
-    llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> object = codegen_(module);
+    llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> object = GenerateObject(module, machine_, levels);
     if (llvm::TimePassesIsEnabled) llvm::reportAndResetTimings(&llvm::errs());
     if (object) compiled_(module, (*object)->getMemBufferRef());
     return object;
@@ -282,7 +345,6 @@ class OptimizingCompiler final : public llvm::orc::IRCompileLayer::IRCompiler {
 
  private:
   llvm::TargetMachine& machine_;
-  llvm::orc::SimpleCompiler codegen_;
   CompiledFn compiled_;
 };
 
@@ -297,7 +359,12 @@ std::unique_ptr<DiskObjectCache> OpenDiskCache(const CompilerOptions& options) {
 }  // namespace
 
 std::string KernelIdentity(absl::string_view kernel_key, Optimization optimization) {
-  return absl::StrCat("ir ", static_cast<int>(optimization.ir), " codegen ", optimization.codegen, "\n", kernel_key);
+  return absl::StrCat("ir ", static_cast<int>(optimization.ir), " codegen ", optimization.codegen,
+                      optimization.strength_reduction ? "" : " no-lsr", "\n", kernel_key);
+}
+
+int OptimizationCode(Optimization optimization) {
+  return (optimization.strength_reduction ? 0 : 16) + static_cast<int>(optimization.ir) * 4 + optimization.codegen;
 }
 
 struct Compiler::Impl {
@@ -499,8 +566,7 @@ absl::StatusOr<void*> Compiler::Impl::Build(const std::string& key, const std::s
 }
 
 absl::Status Compiler::Impl::Finish(llvm::Module& module, Optimization optimization, absl::string_view what) const {
-  module.addModuleFlag(llvm::Module::Error, kOptimizationFlag,
-                       static_cast<int>(optimization.ir) * 4 + optimization.codegen);
+  module.addModuleFlag(llvm::Module::Error, kOptimizationFlag, OptimizationCode(optimization));
   std::string problems;
   llvm::raw_string_ostream os(problems);
   if (llvm::verifyModule(module, &os)) {
@@ -636,7 +702,7 @@ absl::StatusOr<std::vector<void*>> Compiler::Impl::BuildProgram(const std::strin
   std::vector<KernelCost> costs;
   for (const KernelIr& kernel : kernels) {
     const int64_t instructions = kernel.uses_split && !kernel.owns_body ? kWrapperInstructions : kernel.instructions;
-    costs.push_back(KernelCost{static_cast<int>(kernel.optimization.ir) * 4 + kernel.optimization.codegen, instructions});
+    costs.push_back(KernelCost{OptimizationCode(kernel.optimization), instructions});
   }
   // Code generation costs per function: the kernels are spread over the compile threads, each
   // compiling one module per optimization level among its own.
@@ -660,8 +726,8 @@ absl::StatusOr<std::vector<void*>> Compiler::Impl::BuildProgram(const std::strin
         if (debug) {
           int64_t wrappers = 0;
           for (const KernelIr* kernel : members) wrappers += kernel->uses_split && !kernel->owns_body;
-          std::fprintf(stderr, "program module on compile thread %lld: levels %d/%d, %zu kernels (%lld around a shared body): %.2f ms CPU\n",
-                       static_cast<long long>(t), module.level / 4, module.level % 4, members.size(),
+          std::fprintf(stderr, "program module on compile thread %lld: levels %d/%d%s, %zu kernels (%lld around a shared body): %.2f ms CPU\n",
+                       static_cast<long long>(t), module.level % 16 / 4, module.level % 4, module.level >= 16 ? " no-lsr" : "", members.size(),
                        static_cast<long long>(wrappers), (ThreadCpuSeconds() - start) * 1e3);
         }
       }

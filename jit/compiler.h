@@ -36,7 +36,14 @@ enum class IrPipeline {
 struct Optimization {
   IrPipeline ir = IrPipeline::kKernel;
   int codegen = 3;
+  // Loop strength reduction in code generation. Off for move kernels: a third of their code
+  // generation time, and their loops' addresses are already base + index (compiler.cc).
+  bool strength_reduction = true;
 };
+
+// The optimization as one number (ir * 4 + codegen, plus 16 without strength reduction): the
+// module flag it travels as, and which module of a program a kernel goes to.
+int OptimizationCode(Optimization optimization);
 
 // What names a kernel's code: its key (the kernel spec's Key(), which must name everything its IR
 // generator reads) and its optimization. With the Compiler's CodegenConfig it is the disk cache key

@@ -49,7 +49,9 @@ absl::StatusOr<std::vector<int64_t>> RunsOf(const Mapping& dst, const Mapping& s
 // Move kernels are loops of loads and stores: code generation at level 1 makes the same data-movement
 // benchmark times (2 MiB 0.091 ms, 32 MiB 2.61 ms on one thread) and cut the first compile of
 // matmul_f8 from 97 to 89 ms and of vector_rms_norm_split_reduce from 93-105 to 87 ms.
-constexpr Optimization kMoveOptimization{IrPipeline::kKernel, 1};
+// Without loop strength reduction (compiler.h): 271 -> 180 ms CPU for llama_tiny_prefill's 69
+// move kernels, and the same run times (docs/jit.md, "Compile time").
+constexpr Optimization kMoveOptimization{IrPipeline::kKernel, 1, /*strength_reduction=*/false};
 // Float lane kernels: code generation at level 2 instead of 3 ran the GEMM op as fast (3.81-3.88 ms
 // against 3.96 on one thread) and compiled matmul_f8 in 89-91 ms instead of 97-99.
 constexpr Optimization kLaneOptimization{IrPipeline::kKernel, 2};

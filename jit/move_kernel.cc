@@ -1,10 +1,13 @@
 // Move kernels in IR: loads and stores by storage width (nibbles for i4), nested counted loops.
 #include "jit/move_kernel.h"
 
+#include <algorithm>
 #include <functional>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "jit/ir_loops.h"
+#include "jit/shared_body.h"
 #include "jit/streaming_move.h"
 #include "dsl/status_macros.h"
 #include "llvm/IR/IRBuilder.h"
@@ -142,10 +145,17 @@ void EmitTransposedTiles(llvm::IRBuilder<>& b, const MoveSpec& spec, Value* dst,
   });
 }
 
+// A level's count and strides as the kernel's code sees them: constants, or its parameters.
+struct LevelValues {
+  Value* count;
+  Value* dst_stride;
+  Value* src_stride;
+};
+
 // Levels innermost first; level `k` runs over [start, end) when it is the outermost, and is written
-// out when it is in [1, unrolled).
-void EmitNest(llvm::IRBuilder<>& b, llvm::Module& module, const MoveSpec& spec, Value* dst, Value* src,
-              int k, Value* d, Value* s, Value* begin, Value* end, int unrolled) {
+// out when it is in [1, unrolled). A loop level reads its count and strides from `values`.
+void EmitNest(llvm::IRBuilder<>& b, llvm::Module& module, const MoveSpec& spec, const std::vector<LevelValues>& values,
+              Value* dst, Value* src, int k, Value* d, Value* s, Value* begin, Value* end, int unrolled) {
   if (k < 0) {
     EmitElement(b, module, spec.op, dst, src, d, s);
     return;
@@ -159,17 +169,49 @@ void EmitNest(llvm::IRBuilder<>& b, llvm::Module& module, const MoveSpec& spec, 
     return;
   }
   const NestLevel& level = spec.nest->levels[k];
+  const bool written_out = k > 0 && k < unrolled;
+  Value* dst_stride = written_out ? b.getInt64(level.dst_stride) : values[k].dst_stride;
+  Value* src_stride = written_out ? b.getInt64(level.src_stride) : values[k].src_stride;
   auto body = [&](Value* i) {
-    Value* dk = b.CreateNSWAdd(d, b.CreateNSWMul(i, b.getInt64(level.dst_stride)));
-    Value* sk = b.CreateNSWAdd(s, b.CreateNSWMul(i, b.getInt64(level.src_stride)));
-    EmitNest(b, module, spec, dst, src, k - 1, dk, sk, begin, end, unrolled);
+    Value* dk = b.CreateNSWAdd(d, b.CreateNSWMul(i, dst_stride));
+    Value* sk = b.CreateNSWAdd(s, b.CreateNSWMul(i, src_stride));
+    EmitNest(b, module, spec, values, dst, src, k - 1, dk, sk, begin, end, unrolled);
   };
-  if (k > 0 && k < unrolled) {
+  if (written_out) {
     for (int64_t i = 0; i < level.count; ++i) body(b.getInt64(i));
     return;
   }
   const bool outermost = k + 1 == static_cast<int>(spec.nest->levels.size());
-  EmitLoop(b, outermost ? begin : b.getInt64(0), outermost ? end : b.getInt64(level.count), body);
+  EmitLoop(b, outermost ? begin : b.getInt64(0), outermost ? end : values[k].count, body);
+}
+
+// The levels whose count and strides are the kernel's parameters (ParameterLevels), and the
+// values every level's loop reads: the parameters' loads at the entry, constants elsewhere.
+std::vector<LevelValues> NestValues(llvm::IRBuilder<>& b, llvm::Module& module, const MoveSpec& spec) {
+  const std::vector<NestLevel>& levels = spec.nest->levels;
+  const std::vector<bool> parametric = ParameterLevels(spec);
+  // The outermost level's count is not in the code (the caller's [begin, end) is): not a
+  // parameter either, so moves differing only there still have equal code, linked once.
+  const size_t outermost = levels.size() - 1;
+  std::vector<int64_t> parameters;
+  for (size_t k = 0; k < levels.size(); ++k) {
+    if (!parametric[k]) continue;
+    if (k != outermost) parameters.push_back(levels[k].count);
+    parameters.insert(parameters.end(), {levels[k].dst_stride, levels[k].src_stride});
+  }
+  const std::vector<Value*> loaded = LoadParameters(b, module, parameters);
+  std::vector<LevelValues> values;
+  size_t next = 0;
+  for (size_t k = 0; k < levels.size(); ++k) {
+    if (parametric[k]) {
+      Value* count = k == outermost ? nullptr : loaded[next++];
+      values.push_back({count, loaded[next], loaded[next + 1]});
+      next += 2;
+    } else {
+      values.push_back({b.getInt64(levels[k].count), b.getInt64(levels[k].dst_stride), b.getInt64(levels[k].src_stride)});
+    }
+  }
+  return values;
 }
 
 void EmitRuns(llvm::IRBuilder<>& b, llvm::Module& module, const MoveSpec& spec, Value* dst, Value* src,
@@ -209,6 +251,19 @@ int UnrolledLevels(const MoveSpec& spec) {
   return k;
 }
 
+// Level 0 stays constant: its count and strides decide how it vectorizes (a known trip count, a
+// contiguous or strided access). Written-out levels and the transposed tiles' level 1 are
+// constants in straight-line code or tile offsets. A loop above them costs a multiply-add per
+// iteration whichever way its stride comes, so moves that differ only there share their code.
+std::vector<bool> ParameterLevels(const MoveSpec& spec) {
+  const int n = static_cast<int>(spec.nest->levels.size());
+  const int unrolled = UnrolledLevels(spec);
+  const bool tiles = TransposesInBlocks(spec);
+  std::vector<bool> parametric(n, false);
+  for (int k = std::max(unrolled, 1); k < n; ++k) parametric[k] = !(k == 1 && tiles);
+  return parametric;
+}
+
 bool TransposesInBlocks(const MoveSpec& spec) {
   if (!spec.nest || spec.streaming || spec.op.kind != ElementOp::Kind::kCopy || spec.op.from != spec.op.to) return false;
   const int bits = StorageBits(spec.op.to);
@@ -243,7 +298,8 @@ void BuildMoveFunction(llvm::Module& module, const std::string& name, const Move
                                  spec.nest->levels[0].count * StorageBits(spec.op.to) == 8 * kStreamVectorBytes),
              "a streaming move kernel needs a nest cut into whole vectors (StreamingNest)");
   if (spec.nest) {
-    EmitNest(b, module, spec, dst, src, static_cast<int>(spec.nest->levels.size()) - 1, b.getInt64(0),
+    const std::vector<LevelValues> values = NestValues(b, module, spec);
+    EmitNest(b, module, spec, values, dst, src, static_cast<int>(spec.nest->levels.size()) - 1, b.getInt64(0),
              b.getInt64(0), begin, end, UnrolledLevels(spec));
   } else {
     EmitRuns(b, module, spec, dst, src, runs, begin, end);

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "jit/element_op.h"
 #include "jit/move_nest.h"
@@ -53,6 +54,12 @@ bool TransposesInBlocks(const MoveSpec& spec);
 // is (one streamed vector, or the loop of elements the vectorizer turns into vectors) and the
 // outermost level stays a loop, since threads split it; 1 means nothing is written out.
 int UnrolledLevels(const MoveSpec& spec);
+
+// Which of `spec`'s nest levels (innermost first) are loops above level 0 and the written-out
+// levels (and not the transposed tiles' level 1): their counts and strides are the kernel's
+// parameters (shared_body.h: LoadParameters), so that a program's moves differing only there
+// share one compiled body.
+std::vector<bool> ParameterLevels(const MoveSpec& spec);
 
 // Adds the function `name` computing `spec` to `module`.
 void BuildMoveFunction(llvm::Module& module, const std::string& name, const MoveSpec& spec);

@@ -23,13 +23,19 @@ bool IsTable(const llvm::GlobalVariable& g) {
   return array != nullptr && (array->getElementType()->isIntegerTy() || array->getElementType()->isFloatingPointTy());
 }
 
+// The name LoadParameters gives its table (the module may add a suffix to keep names unique).
+constexpr llvm::StringLiteral kParameterTable = "visa.parameters";
+
+bool IsParameterTable(const llvm::GlobalVariable& g) { return g.getName().starts_with(kParameterTable); }
+
 // Whether every use of `table` is an address computed in `f` at a run-time index: a load at a
-// constant index is folded to the table's value, which an argument would prevent.
+// constant index is folded to the table's value, which an argument would prevent (unless the
+// values are parameters, which a shared body is meant to take at run time).
 bool ReadOnlyAtComputedIndices(const llvm::GlobalVariable& table, const llvm::Function& f) {
   for (const llvm::User* user : table.users()) {
     const auto* gep = llvm::dyn_cast<llvm::GetElementPtrInst>(user);
-    if (gep == nullptr || gep->getPointerOperand() != &table || gep->hasAllConstantIndices() ||
-        gep->getFunction() != &f) {
+    if (gep == nullptr || gep->getPointerOperand() != &table || gep->getFunction() != &f ||
+        (gep->hasAllConstantIndices() && !IsParameterTable(table))) {
       return false;
     }
   }
@@ -37,6 +43,24 @@ bool ReadOnlyAtComputedIndices(const llvm::GlobalVariable& table, const llvm::Fu
 }
 
 }  // namespace
+
+std::vector<llvm::Value*> LoadParameters(llvm::IRBuilder<>& b, llvm::Module& module, const std::vector<int64_t>& values) {
+  if (values.empty()) return {};
+  llvm::Type* i64 = b.getInt64Ty();
+  std::vector<llvm::Constant*> entries;
+  for (int64_t v : values) entries.push_back(llvm::ConstantInt::get(i64, static_cast<uint64_t>(v)));
+  auto* array = llvm::ArrayType::get(i64, values.size());
+  auto* table = new llvm::GlobalVariable(module, array, /*isConstant=*/true, llvm::GlobalValue::PrivateLinkage,
+                                         llvm::ConstantArray::get(array, entries), kParameterTable);
+  std::vector<llvm::Value*> loads;
+  for (size_t i = 0; i < values.size(); ++i) {
+    // An instruction, not a folded constant expression: SplitOffTables replaces the table in it.
+    llvm::Value* address = b.Insert(llvm::GetElementPtrInst::CreateInBounds(
+        array, table, {b.getInt64(0), b.getInt64(static_cast<int64_t>(i))}));
+    loads.push_back(b.CreateLoad(i64, address));
+  }
+  return loads;
+}
 
 bool SplitOffTables(llvm::Module& module, const std::string& name) {
   llvm::Function* kernel = module.getFunction(name);
