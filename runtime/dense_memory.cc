@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "dsl/checked_math.h"
 #include "dsl/status_macros.h"
+#include "runtime/huge_page_advice.h"  // kHugeRegionBytes: the block starts on a huge page
 
 namespace visa {
 namespace {
@@ -19,7 +20,6 @@ bool AllZero(const uint8_t* data, size_t size) {
   return std::all_of(data, data + size, [](uint8_t b) { return b == 0; });
 }
 
-constexpr size_t kHugePageBytes = size_t{2} << 20;
 
 int64_t PageBytes() {
   static const int64_t page = sysconf(_SC_PAGESIZE);
@@ -43,7 +43,8 @@ bool DenseMemory::AnyResident(int64_t address, size_t size) const {
 DenseMemory::DenseMemory(int64_t capacity) : capacity_(capacity) {
   // Reserved with a huge page's slack and trimmed to a huge-page-aligned start, so a block the
   // device advises huge pages for (device.cc) is made of whole huge pages.
-  const size_t slack = static_cast<size_t>(capacity) >= kHugePageBytes ? kHugePageBytes : 0;
+  const size_t huge = static_cast<size_t>(kHugeRegionBytes);
+  const size_t slack = static_cast<size_t>(capacity) >= huge ? huge : 0;
   void* block = mmap(nullptr, static_cast<size_t>(capacity) + slack, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   VISA_CHECK(block != MAP_FAILED, "DenseMemory: the host refused to reserve device memory");
