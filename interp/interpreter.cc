@@ -45,6 +45,11 @@ absl::StatusOr<uint32_t> Adapt(const FetchStage& stage, uint32_t bits, int64_t t
   return Convert(ConversionStage::kFetchCast, stage.in_dtype, stage.out.dtype, bits);
 }
 
+// A Fetch Adapter that changes no bits: no table, no zero points, no cast.
+bool IsIdentity(const FetchStage& stage) {
+  return stage.adapter.table.empty() && stage.adapter.zero_points.empty() && stage.in_dtype == stage.out.dtype;
+}
+
 }  // namespace
 
 absl::StatusOr<HostTensor> FetchStream(const std::vector<DmTensor>& inputs, const BeginStage& begin,
@@ -55,6 +60,12 @@ absl::StatusOr<HostTensor> FetchStream(const std::vector<DmTensor>& inputs, cons
 
 absl::StatusOr<HostTensor> FetchFromImage(const HostTensor& source, const BeginStage& begin, const FetchStage& stage,
                                           int64_t tensors) {
+  uint32_t pad_bits = 0;
+  if (stage.adapter.pad_value) {
+    ASSIGN_OR_RETURN(pad_bits, DoubleToBits(stage.out.dtype, *stage.adapter.pad_value));
+  }
+  const MovePolicy move{.allow_drop = true, .pad_bits = pad_bits};
+  if (IsIdentity(stage)) return MoveByIndex(source, stage.out.Full(), move);
   // The adapter is element-wise, so it runs over the source image (tensor t of an interleave is
   // its t-th block) and the move then only rearranges; padded stream positions read the mask value.
   std::vector<uint32_t> bits = source.ToBits();
@@ -63,11 +74,7 @@ absl::StatusOr<HostTensor> FetchFromImage(const HostTensor& source, const BeginS
     ASSIGN_OR_RETURN(bits[p], Adapt(stage, bits[p], begin.interleave ? p / per_tensor : 0));
   }
   ASSIGN_OR_RETURN(HostTensor adapted, HostTensor::FromBits(stage.out.dtype, source.mapping(), bits));
-  uint32_t pad_bits = 0;
-  if (stage.adapter.pad_value) {
-    ASSIGN_OR_RETURN(pad_bits, DoubleToBits(stage.out.dtype, *stage.adapter.pad_value));
-  }
-  return MoveByIndex(adapted, stage.out.Full(), {.allow_drop = true, .pad_bits = pad_bits});
+  return MoveByIndex(adapted, stage.out.Full(), move);
 }
 
 absl::StatusOr<HostTensor> RearrangeStream(const HostTensor& stream, const StreamShape& out) {

@@ -70,7 +70,7 @@ absl::StatusOr<HostTensor> HostTensor::FromBits(DType dtype, const Mapping& mapp
                                                 absl::Span<const uint32_t> bits) {
   ASSIGN_OR_RETURN(HostTensor t, Zeros(dtype, mapping));
   RETURN_IF_ERROR(CheckCount(mapping, bits.size(), "bit patterns"));
-  for (size_t i = 0; i < bits.size(); ++i) RETURN_IF_ERROR(t.SetBits(static_cast<int64_t>(i), bits[i]));
+  RETURN_IF_ERROR(t.storage_.SetAllBits(std::span<const uint32_t>(bits.data(), bits.size())));
   return t;
 }
 
@@ -125,11 +125,7 @@ std::vector<double> HostTensor::ToValues() const {
   return values;
 }
 
-std::vector<uint32_t> HostTensor::ToBits() const {
-  std::vector<uint32_t> bits(static_cast<size_t>(size()));
-  for (int64_t i = 0; i < size(); ++i) bits[i] = *storage_.GetBits(i);
-  return bits;
-}
+std::vector<uint32_t> HostTensor::ToBits() const { return storage_.AllBits(); }
 
 absl::StatusOr<double> HostTensor::Get(int64_t position) const { return storage_.GetDouble(position); }
 absl::StatusOr<uint32_t> HostTensor::GetBits(int64_t position) const {

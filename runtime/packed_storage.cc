@@ -1,10 +1,13 @@
 // Host byte image of N elements of a DType: i4 two per byte, multi-byte types little-endian.
 #include "runtime/packed_storage.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
 #include "absl/strings/str_format.h"
+#include "absl/types/span.h"
+#include "dsl/status_macros.h"
 #include "runtime/scalar_convert.h"
 
 namespace visa {
@@ -102,6 +105,79 @@ absl::Status PackedStorage::SetBits(int64_t index, uint32_t bits) {
         "element index %d is outside a %s storage of %d elements", index, Str(dtype_), count_));
   }
   return StoreElementBits(dtype_, std::span<uint8_t>(bytes_), index, bits);
+}
+
+namespace {
+
+// Little-endian loads and stores of one element slot of `width` bytes (1, 2 or 4).
+template <int kWidth>
+uint32_t LoadSlot(const uint8_t* at) {
+  uint32_t v = 0;
+  for (int i = 0; i < kWidth; ++i) v |= static_cast<uint32_t>(at[i]) << (8 * i);
+  return v;
+}
+template <int kWidth>
+void StoreSlot(uint8_t* at, uint32_t v) {
+  for (int i = 0; i < kWidth; ++i) at[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+
+template <int kWidth>
+void DecodeAll(const uint8_t* bytes, uint32_t mask, absl::Span<uint32_t> out) {
+  for (size_t k = 0; k < out.size(); ++k) out[k] = LoadSlot<kWidth>(bytes + k * kWidth) & mask;
+}
+
+}  // namespace
+
+std::vector<uint32_t> PackedStorage::AllBits() const {
+  std::vector<uint32_t> bits(static_cast<size_t>(count_));
+  const uint32_t mask = Bits(dtype_) < 32 ? (1u << Bits(dtype_)) - 1 : 0xffffffffu;
+  switch (StorageBits(dtype_)) {
+    case 4:
+      for (int64_t k = 0; k < count_; ++k) bits[k] = (bytes_[k / 2] >> (4 * (k % 2))) & 0x0fu;
+      break;
+    case 8: DecodeAll<1>(bytes_.data(), mask, absl::MakeSpan(bits)); break;
+    case 16: DecodeAll<2>(bytes_.data(), mask, absl::MakeSpan(bits)); break;
+    case 32: DecodeAll<4>(bytes_.data(), mask, absl::MakeSpan(bits)); break;
+    default: VISA_CHECK(false, "a storage slot of 4, 8, 16 or 32 bits");
+  }
+  return bits;
+}
+
+absl::Status PackedStorage::SetAllBits(std::span<const uint32_t> bits) {
+  if (static_cast<int64_t>(bits.size()) != count_) {
+    return absl::InvalidArgumentError(absl::StrFormat("%d bit patterns given for a %s storage of %d elements",
+                                                      bits.size(), Str(dtype_), count_));
+  }
+  const int width = Bits(dtype_);
+  for (size_t k = 0; k < bits.size(); ++k) {
+    if (width < 32 && (bits[k] >> width) != 0) {
+      return absl::InvalidArgumentError(absl::StrFormat("element %d: bit pattern 0x%x does not fit %s (%d bits)",
+                                                        k, bits[k], Str(dtype_), width));
+    }
+  }
+  uint8_t* out = bytes_.data();
+  switch (StorageBits(dtype_)) {
+    case 4:
+      std::fill(bytes_.begin(), bytes_.end(), uint8_t{0});  // the spare nibble of an odd count stays zero
+      for (size_t k = 0; k < bits.size(); ++k) out[k / 2] |= static_cast<uint8_t>(bits[k] << (4 * (k % 2)));
+      break;
+    case 8:
+      for (size_t k = 0; k < bits.size(); ++k) {
+        out[k] = static_cast<uint8_t>(IsStaging(dtype_) ? SignExtend(bits[k], width) : bits[k]);
+      }
+      break;
+    case 16:
+      for (size_t k = 0; k < bits.size(); ++k) {
+        const uint32_t v = IsStaging(dtype_) ? static_cast<uint32_t>(SignExtend(bits[k], width)) : bits[k];
+        StoreSlot<2>(out + 2 * k, v);
+      }
+      break;
+    case 32:
+      for (size_t k = 0; k < bits.size(); ++k) StoreSlot<4>(out + 4 * k, bits[k]);
+      break;
+    default: VISA_CHECK(false, "a storage slot of 4, 8, 16 or 32 bits");
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<double> PackedStorage::GetDouble(int64_t index) const {

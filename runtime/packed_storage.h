@@ -46,6 +46,12 @@ class PackedStorage {
   absl::StatusOr<uint32_t> GetBits(int64_t index) const;
   absl::Status SetBits(int64_t index, uint32_t bits);
 
+  // Every element's bits at once, as GetBits / SetBits one by one would (the interpreter converts
+  // whole images: a per-element status check cost more than the conversion). SetAllBits wants
+  // exactly size() patterns, each fitting Bits(dtype); on a refusal the image is unspecified.
+  std::vector<uint32_t> AllBits() const;
+  absl::Status SetAllBits(std::span<const uint32_t> bits);
+
   // The exact value of the element (BitsToDouble); storing goes through DoubleToBits, so integers
   // that are out of range or fractional are refused and floats are rounded to nearest.
   absl::StatusOr<double> GetDouble(int64_t index) const;

@@ -119,6 +119,23 @@ TEST(BenchAllCliTest, PerOpBytesAreTheOpDescriptions) {
   EXPECT_EQ(json["written_bytes"], written);
   EXPECT_EQ(json["ops"][0]["kind"], "dma tdma");
   EXPECT_EQ(json["ops"][1]["kind"], "pipeline main");
+  // A fetch-commit pipeline and a DMA run no compute engine.
+  EXPECT_EQ(json["ops"][0]["engines"], nlohmann::json::array());
+  EXPECT_EQ(json["ops"][1]["engines"], nlohmann::json::array());
+}
+
+// Each pipeline names the compute engines it runs: a GEMM + ReLU runs the Contraction Engine and
+// then the Vector Engine in one pipeline.
+TEST(BenchAllCliTest, PerOpEnginesNameTheStagesAPipelineRuns) {
+  Result r = Bench({.sample = "vector_gemm_relu", .json = true, .repeat = 1, .threads = 1, .max_interp_seconds = 0});
+  ASSERT_EQ(r.code, 0) << r.err;
+  nlohmann::json json = Parse(r.out);
+  std::vector<nlohmann::json> engines;
+  for (const nlohmann::json& op : json["ops"]) {
+    if (!op["engines"].empty()) engines.push_back(op["engines"]);
+  }
+  ASSERT_EQ(engines.size(), 1u) << json["ops"].dump();
+  EXPECT_EQ(engines[0], nlohmann::json::array({"contraction", "vector"}));
 }
 
 // Each op's run on a fresh device counts the pages it touched first: the kernel's first op writes

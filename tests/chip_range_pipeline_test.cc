@@ -1,8 +1,8 @@
 // ChipRangePipelines (mpi/chip_range_pipeline.h): a pipeline over 4 chips run for chips [2, 4)
 // alone writes exactly those chips' part of its output, equal bit for bit to the whole pipeline's
 // there, and leaves chips 0-1 as they were. Checked op by op on the tensor-parallel Llama layer
-// (contractions, Vector Engine elementwise ops and reductions, to_trf / to_vrf loads) on the JIT,
-// and on a to_vrf + Branch Vrf pipeline on the interpreter and the JIT; pipelines that do not run by chip (tensors
+// (contractions, Vector Engine elementwise ops and reductions, to_trf / to_vrf loads) on the
+// interpreter and the JIT, and on a to_vrf + Branch Vrf pipeline on both; pipelines that do not run by chip (tensors
 // on another Chip axis, on one chip) and ranges outside the device are refused naming the rule.
 #include <chrono>
 #include <cstdint>
@@ -131,6 +131,11 @@ void LlamaLayerByChip(Backend& backend) {
   std::cout << backend.name() << ": " << k.split << " pipelines run by chip, " << k.whole << " not; "
             << checked.pipelines_.kept() << " (op, chip) parts kept; whole ops " << checked.whole_seconds
             << " s, their kept parts on chips 2-3 " << checked.kept_seconds << " s\n";
+}
+
+TEST(ChipRangePipeline, LlamaLayerPipelinesRunByChipOnTheInterpreter) {
+  interp::Interpreter interpreter;
+  LlamaLayerByChip(interpreter);
 }
 
 TEST(ChipRangePipeline, LlamaLayerPipelinesRunByChipOnTheJit) {

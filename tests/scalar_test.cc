@@ -969,6 +969,38 @@ TEST(PackedStorageTest, EveryElementOfEveryTypeReadsBackWhatWasWritten) {
   }
 }
 
+// The bulk forms (what the interpreter's fetch and casts use) read and write the same image as the
+// element accessors, odd i4 counts and the sign-extended staging types included.
+TEST(PackedStorageTest, AllBitsAndSetAllBitsMatchTheElementAccessors) {
+  std::mt19937 rng(5);
+  for (DType type : kAllDTypes) {
+    for (int64_t count : {0, 1, 7, 64, 101}) {
+      PackedStorage one_by_one = *PackedStorage::Create(type, count);
+      std::vector<uint32_t> written(static_cast<size_t>(count));
+      const uint32_t mask = Bits(type) == 32 ? 0xffffffffu : (1u << Bits(type)) - 1;
+      for (int64_t i = 0; i < count; ++i) {
+        written[i] = static_cast<uint32_t>(rng()) & mask;
+        ASSERT_TRUE(one_by_one.SetBits(i, written[i]).ok());
+      }
+      EXPECT_EQ(one_by_one.AllBits(), written) << type << " " << count;
+      PackedStorage bulk = *PackedStorage::Create(type, count);
+      ASSERT_TRUE(bulk.SetAllBits(written).ok()) << type;
+      EXPECT_EQ(bulk.bytes(), one_by_one.bytes()) << type << " " << count;
+    }
+  }
+}
+
+TEST(PackedStorageTest, SetAllBitsRefusesAPatternThatDoesNotFitOrTheWrongCount) {
+  PackedStorage storage = *PackedStorage::Create(DType::kI4, 3);
+  const absl::Status misfit = storage.SetAllBits(std::vector<uint32_t>{1, 0x10, 2});
+  ASSERT_FALSE(misfit.ok());
+  EXPECT_THAT(std::string(misfit.message()), HasSubstr("element 1"));
+  EXPECT_THAT(std::string(misfit.message()), HasSubstr("does not fit i4"));
+  const absl::Status count = storage.SetAllBits(std::vector<uint32_t>{1, 2});
+  ASSERT_FALSE(count.ok());
+  EXPECT_THAT(std::string(count.message()), HasSubstr("3 elements"));
+}
+
 TEST(PackedStorageTest, FreshStorageIsZero) {
   for (DType type : kAllDTypes) {
     PackedStorage storage = *PackedStorage::Create(type, 9);

@@ -86,6 +86,7 @@ nlohmann::json BenchJson(const SampleFigures& f) {
     ops.push_back({{"index", i},
                    {"kind", op.kind},
                    {"resource", op.resource},
+                   {"engines", op.engines},
                    {"read_bytes", op.read_bytes},
                    {"written_bytes", op.written_bytes},
                    {"jit_run_s", op.fresh_seconds},

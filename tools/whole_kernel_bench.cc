@@ -268,6 +268,19 @@ std::optional<double> Ratio(const Figure& a, const Figure& b) {
   return *a.seconds / *b.seconds;
 }
 
+// The compute engines of a pipeline, in stage order; none for a DMA op.
+std::vector<std::string> EnginesOf(const Op& op) {
+  std::vector<std::string> engines;
+  const auto* pipeline = std::get_if<PipelineOp>(&op.body);
+  if (pipeline == nullptr) return engines;
+  for (const Stage& stage : pipeline->stages) {
+    if (std::holds_alternative<ContractStage>(stage)) engines.push_back("contraction");
+    if (std::holds_alternative<VectorStage>(stage)) engines.push_back("vector");
+    if (std::holds_alternative<TransposeStage>(stage)) engines.push_back("transpose");
+  }
+  return engines;
+}
+
 absl::StatusOr<SampleFigures> MeasureWholeKernel(const samples::Sample& sample, const WholeKernelSettings& settings,
                                                  Progress& progress) {
   SampleFigures f;
@@ -287,6 +300,7 @@ absl::StatusOr<SampleFigures> MeasureWholeKernel(const samples::Sample& sample, 
     OpFigures figures;
     figures.kind = TimingBackend::KindOf(op);
     figures.resource = ResourceName(description.resource);
+    figures.engines = EnginesOf(op);
     for (const MemoryRange& range : description.reads) figures.read_bytes += range.total_bytes();
     for (const MemoryRange& range : description.writes) figures.written_bytes += range.total_bytes();
     f.read_bytes += figures.read_bytes;

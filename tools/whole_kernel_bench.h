@@ -36,6 +36,9 @@ struct Figure {
 struct OpFigures {
   std::string kind;  // "pipeline main", "dma tdma", ...
   std::string resource;  // "main", "sub", "dma" (runtime/op_description.h)
+  // The compute engines a pipeline runs ("contraction", "vector", "transpose"); none for a move,
+  // a register load or a plain fetch-commit. Lets a reader hold Vector Engine pipelines to a host loop.
+  std::vector<std::string> engines;
   int64_t read_bytes = 0, written_bytes = 0;  // the op's description's ranges
   double fresh_seconds = 0;   // in the run on a fresh device (its last launch of the program, for a decode loop)
   int64_t fresh_page_faults = 0;  // minor page faults during it: the pages it touched first
