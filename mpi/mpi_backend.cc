@@ -15,6 +15,7 @@
 #include "mpi/chip_parts.h"
 #include "mpi/chip_range_move.h"
 #include "mpi/chip_range_pipeline.h"
+#include "mpi/large_block_reuse.h"
 #include "runtime/device.h"
 #include "runtime/host_read_hook.h"
 #include "runtime/host_tensor.h"
@@ -75,6 +76,7 @@ MpiBackend::MpiBackend(Backend& inner, Session& session) : inner_(inner), sessio
   const char* split = std::getenv("VISA_MPI_SPLIT_PIPELINES");
   split_pipelines_ = split == nullptr || std::string_view(split) != "0";
   KeepOwnChipsOf(session.rank(), session.ranks());  // other ranks' chips' HBM is never committed here
+  if (session.ranks() > 1 && split_pipelines_) ReuseLargeBlocks();  // the parts' stream images (large_block_reuse.h)
   SetHostReadHook([this](const DeviceTensor& src) {
     // Every rank reads back at the same point of the same program: the ops noted so far are
     // compared first, so a rank that recorded another program is named, not met in the exchange.
