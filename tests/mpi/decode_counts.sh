@@ -4,12 +4,13 @@
 # must stay within its bound. Before the `mpidecode` session every op was a round trip through
 # rank 0 (139 per launch of the 1-layer model), every launch gathered the embedding and RoPE tables
 # (1.6 MB received), and nothing bounded them.
-# Usage: decode_counts.sh MPIEXEC N BENCH ARGS... (the bench's last-launch line on rank 0)
+# Usage: decode_counts.sh MPIEXEC N BENCH ARGS... (the bench's last-launch line on rank 0, and the
+# JIT's paths on the last rank)
 set -euo pipefail
 mpiexec=$1 ranks=$2
 shift 2
 launch=("$mpiexec" --oversubscribe --allow-run-as-root --bind-to none)
-out=$("${launch[@]}" -np "$ranks" "$@" 2>&1)
+out=$(VISA_BENCH_JIT_STATS=1 "${launch[@]}" -x VISA_BENCH_JIT_STATS -np "$ranks" "$@" 2>&1)
 line=$(grep '^rank 0 of [0-9]*, last decode launch:' <<<"$out" || true)
 if [[ -z $line ]]; then
   echo "FAIL: no last decode launch line from rank 0:"; echo "$out"; exit 1
@@ -31,4 +32,10 @@ check 'tensors gathered' "$gathers" '<=' 6 'chip 0 row numbers and the logits; n
 check 'bytes received in gathers' "$bytes" '<=' 16384 'a few row numbers and the logits'
 check 'parts made' "$made" '==' 0 'every per-chip part of a decode launch after the first is kept'
 check 'parts kept' "$kept" '>=' "$split" 'each split pipeline runs its parts again'
+# The last rank holds no chip 0: every pipeline it runs is a part on a chip view of chip c > 0. Its
+# contractions must take the JIT's fused path (jit/fused_contraction.cc took no TRF view before:
+# the parts' staged walk held 222 MB of stream images for the prefill's Q projection alone).
+last=$((ranks - 1))
+fused=$(sed -n "s/^rank $last jit: pipelines fused \([0-9]*\),.*/\1/p" <<<"$out")
+check "rank $last's fused pipelines" "${fused:-0}" '>' 0 'contraction parts on chip views fuse'
 exit $fail

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <numeric>
@@ -55,6 +56,14 @@ absl::Status Bench(mpi::Session* session, const Options& o) {
   std::vector<mpi::ExchangeStats> after;
   ASSIGN_OR_RETURN(Generation g, Generate(c, weights, backend, prompt, o.steps, {}, [&] {
                      if (session != nullptr) after.push_back(session->stats());
+                     if (std::getenv("VISA_BENCH_RSS") != nullptr) {
+                       std::ifstream status("/proc/self/status");
+                       std::string line, out;
+                       while (std::getline(status, line)) {
+                         if (line.rfind("VmHWM", 0) == 0 || line.rfind("VmRSS", 0) == 0) out += " " + line;
+                       }
+                       std::cerr << "rank " << (session ? session->rank() : 0) << " after launch:" << out << "\n";
+                     }
                    }));
   const int rank = session ? session->rank() : 0, ranks = session ? session->ranks() : 1;
   rusage usage{};
