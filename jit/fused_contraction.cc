@@ -289,7 +289,12 @@ absl::Status PointersOf(const FusedContraction& plan, const DmTensor& input, con
   if (x_bits == 4 && input.window_offset() % 2 != 0) {
     return absl::FailedPreconditionError("a 4-bit view starts inside a byte");
   }
-  if (weights.is_view()) return absl::FailedPreconditionError("a TRF view");
+  // A window of the TRF (a tile, an offset) is read from its own rows: not this path. A relabelling
+  // of the whole tensor (a chip view, mpi/chip_range_pipeline.h's per-chip parts under mpirun) holds
+  // the tensor's own bytes at its own placement's units, which is what the rows are read from.
+  if (weights.is_view() && (weights.window_offset() != 0 || !(weights.element() == weights.base_element()))) {
+    return absl::FailedPreconditionError("a TRF view");
+  }
   x_base.assign(static_cast<size_t>(plan.outer), nullptr);
   w_base.assign(static_cast<size_t>(plan.outer * spec.rows), nullptr);
   std::vector<int64_t> x_unit(plan.outer, -1), w_unit(plan.outer * spec.rows, -1);

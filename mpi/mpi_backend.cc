@@ -15,6 +15,7 @@
 #include "mpi/chip_parts.h"
 #include "mpi/chip_range_move.h"
 #include "mpi/chip_range_pipeline.h"
+#include "mpi/large_block_reuse.h"
 #include "runtime/device.h"
 #include "runtime/host_read_hook.h"
 #include "runtime/host_tensor.h"
@@ -53,19 +54,43 @@ std::optional<int> SoleOwner(const std::vector<int>& chips, const Session& sessi
   return owner;
 }
 
+// Whether a gather's table (or a scatter's base) stays on its chip: it and the destination have
+// the same single axis over every chip of the device as their Chip level, and the rows the index
+// picks are numbered along another axis (the IndirectLoop's table and key axes are not the chip
+// axis). Each chip's rows then move on that chip; only the index may come from another chip (the
+// Llama layer's embedding and RoPE tables, replicated on every chip, with row numbers on chip 0:
+// before, every rank gathered the whole tables at every launch, 1.5 MB a decode step).
+bool RowsStayOnTheirChips(const IndirectLoop& loop, const DeviceTensor& read, const DeviceTensor& dst) {
+  const Mapping from = read.levels().front();  // levels() is a copy
+  const Mapping to = dst.levels().front();
+  const int64_t chips = dst.device().chips();
+  if (from.kind() != Mapping::Kind::kSymbol || to.kind() != Mapping::Kind::kSymbol) return false;
+  const std::string& axis = from.axis().name;
+  return axis == to.axis().name && from.size() == chips && to.size() == chips && axis != loop.table_axis &&
+         axis != loop.key_axis;
+}
+
 }  // namespace
 
 MpiBackend::MpiBackend(Backend& inner, Session& session) : inner_(inner), session_(session) {
   const char* split = std::getenv("VISA_MPI_SPLIT_PIPELINES");
   split_pipelines_ = split == nullptr || std::string_view(split) != "0";
   KeepOwnChipsOf(session.rank(), session.ranks());  // other ranks' chips' HBM is never committed here
-  SetHostReadHook([this](const DeviceTensor& src) { return GatherChips(src, "a host read-back"); });
+  if (session.ranks() > 1 && split_pipelines_) ReuseLargeBlocks();  // the parts' stream images (large_block_reuse.h)
+  SetHostReadHook([this](const DeviceTensor& src) {
+    // Every rank reads back at the same point of the same program: the ops noted so far are
+    // compared first, so a rank that recorded another program is named, not met in the exchange.
+    RETURN_IF_ERROR(session_.Agree(TextHash("a host read-back"), "a host read-back"));
+    return GatherChips(src, "a host read-back");
+  });
 }
 
 MpiBackend::~MpiBackend() { SetHostReadHook({}); }
 
-absl::Status MpiBackend::AgreeOn(const std::string& text) {
-  return session_.Agree(TextHash(text), OpName(ops_, text));
+absl::Status MpiBackend::AgreeOn(const std::string& text, bool exchanges) {
+  if (exchanges) return session_.Agree(TextHash(text), OpName(ops_, text));
+  session_.Note(TextHash(text), OpName(ops_, text));
+  return absl::OkStatus();
 }
 
 bool MpiBackend::WritesOnlyOthersChips(const DeviceTensor& output) const {
@@ -78,15 +103,15 @@ bool MpiBackend::WritesOnlyOthersChips(const DeviceTensor& output) const {
 
 absl::Status MpiBackend::Run(const PipelineOp& op, const PipelineTensors& tensors) {
   const std::string text = OpText(Op{op}, static_cast<size_t>(ops_));
-  RETURN_IF_ERROR(AgreeOn(text));
-  const std::string what = OpName(ops_, text);
-  ++ops_;
   // A pipeline runs on each chip's slices alone: nothing crosses chips. One that is SPMD over the
   // chips runs here for this rank's chips alone; any other that spans several ranks' chips runs
   // whole, on what one process would read: its inputs' other chips are gathered first (every rank
-  // takes part, also one that then skips the op).
+  // takes part, also one that then skips the op), after every rank agreed on the program so far.
   const bool spans_ranks = SpansRanks(tensors.output);
   const bool by_chip = spans_ranks && split_pipelines_ && CheckSplitsByChip(op, tensors).ok();
+  RETURN_IF_ERROR(AgreeOn(text, /*exchanges=*/spans_ranks && !by_chip));
+  const std::string what = OpName(ops_, text);
+  ++ops_;
   if (spans_ranks && !by_chip) RETURN_IF_ERROR(GatherReads(tensors, what));
   if (WritesOnlyOthersChips(tensors.output)) {
     ++skipped_;
@@ -123,9 +148,12 @@ absl::Status MpiBackend::GatherReads(const PipelineTensors& tensors, const std::
 
 absl::Status MpiBackend::Run(const DmaOp& op, const DmaTensors& tensors) {
   const std::string text = OpText(Op{op}, static_cast<size_t>(ops_));
-  RETURN_IF_ERROR(AgreeOn(text));
+  // The reads to exchange depend on the op and the chips' owners alone, so every rank agrees (waits)
+  // at the same ops: those that exchange data.
+  ASSIGN_OR_RETURN(const std::vector<Read> reads, ReadsToExchange(op, tensors));
+  RETURN_IF_ERROR(AgreeOn(text, /*exchanges=*/!reads.empty()));
   std::optional<HostTensor> received;
-  RETURN_IF_ERROR(Exchange(op, tensors, OpName(ops_, text), received));
+  RETURN_IF_ERROR(Exchange(reads, OpName(ops_, text), received));
   ++ops_;
   if (WritesOnlyOthersChips(tensors.dst)) {
     ++skipped_;
@@ -178,11 +206,12 @@ absl::Status MpiBackend::Digest(const DeviceTensor& output) {
   return absl::OkStatus();
 }
 
-absl::Status MpiBackend::Exchange(const DmaOp& op, const DmaTensors& tensors, const std::string& what,
-                                  std::optional<HostTensor>& received) {
-  if (!inner_.executes() || session_.ranks() == 1) return absl::OkStatus();
+absl::StatusOr<std::vector<MpiBackend::Read>> MpiBackend::ReadsToExchange(const DmaOp& op,
+                                                                           const DmaTensors& tensors) const {
+  std::vector<Read> exchanged;
+  if (!inner_.executes() || session_.ranks() == 1) return exchanged;
   const int device_chips = tensors.dst.device().chips();
-  if (device_chips == 1) return absl::OkStatus();  // one chip, one owner: nothing crosses
+  if (device_chips == 1) return exchanged;  // one chip, one owner: nothing crosses
   const std::vector<int> to = ChipsOf(tensors.dst);
   std::vector<const DeviceTensor*> reads;
   if (op.fill() == nullptr) reads.push_back(&tensors.src);
@@ -196,14 +225,28 @@ absl::Status MpiBackend::Exchange(const DmaOp& op, const DmaTensors& tensors, co
     if (SoleOwner(both, session_, device_chips)) continue;  // one rank holds all it reads and writes
     const bool plain = op.fill() == nullptr && op.index() == nullptr && read == &tensors.src;
     if (plain && from.size() == 1 && to.size() == 1) {
-      ASSIGN_OR_RETURN(received, ExchangeChipMove(*read, from[0], to[0], what));
+      exchanged.push_back({read, from[0], to[0]});
       continue;
     }
+    const bool table = read == &tensors.src || (tensors.base && read == &*tensors.base);
+    if (table && op.indirect() != nullptr && RowsStayOnTheirChips(*op.indirect(), *read, tensors.dst)) continue;
     if (plain && from == to && !tensors.dst.is_view()) {
       ASSIGN_OR_RETURN(TransferReport plan, PlanTransfer(*read, tensors.dst.placement()));
       if (!plan.crosses_chips) continue;  // each chip's part moves on its own chip
     }
-    RETURN_IF_ERROR(GatherChips(*read, what));
+    exchanged.push_back({read, -1, -1});
+  }
+  return exchanged;
+}
+
+absl::Status MpiBackend::Exchange(const std::vector<Read>& reads, const std::string& what,
+                                  std::optional<HostTensor>& received) {
+  for (const Read& read : reads) {
+    if (read.from_chip >= 0) {
+      ASSIGN_OR_RETURN(received, ExchangeChipMove(*read.tensor, read.from_chip, read.to_chip, what));
+    } else {
+      RETURN_IF_ERROR(GatherChips(*read.tensor, what));
+    }
   }
   return absl::OkStatus();
 }

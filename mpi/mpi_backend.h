@@ -1,6 +1,7 @@
 // MpiBackend: runs a program's ops under an mpirun launch (issue 32). Every rank records the same
-// program; before each op the ranks compare a hash of its text (a rank that recorded another
-// program, or stopped, is named with the op).
+// program; the ranks compare a hash of each op's text (a rank that recorded another program, or
+// stopped, is named with the op): they wait for each other's only before an op that exchanges
+// data (and a host read-back); the other ops' hashes are posted and compared at the next wait.
 //
 // Each rank executes the ops that write its own chips (mpi::ShareOf): an op whose output lies
 // only on chips other ranks own is skipped here (the executor still marks it written, so the
@@ -26,6 +27,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -65,12 +67,20 @@ class MpiBackend : public Backend {
   absl::Status GatherChips(const DeviceTensor& tensor, const std::string& what);
 
  private:
-  // Compares this op's text across ranks; `text` is OpText of the op.
-  absl::Status AgreeOn(const std::string& text);
-  // Brings what the move reads from other ranks' chips to this rank (see the top comment); a chip
-  // move's source chip, on its destination's owner, as `received`.
-  absl::Status Exchange(const DmaOp& op, const DmaTensors& tensors, const std::string& what,
-                        std::optional<HostTensor>& received);
+  // Compares this op's text across ranks (`text` is OpText of the op): waiting for every rank
+  // (Session::Agree) when the op `exchanges` data, else noted and compared at the next wait.
+  absl::Status AgreeOn(const std::string& text, bool exchanges);
+  // A read of a move that other ranks' chips take part in: a chip move from `from_chip` to
+  // `to_chip` (the source's owner sends it to the destination's), or (-1, -1) a tensor whose chip
+  // parts every rank gathers.
+  struct Read {
+    const DeviceTensor* tensor;
+    int from_chip, to_chip;
+  };
+  // The reads of the move to exchange (see the top comment): the same on every rank.
+  absl::StatusOr<std::vector<Read>> ReadsToExchange(const DmaOp& op, const DmaTensors& tensors) const;
+  // Brings them to this rank; a chip move's source chip, on its destination's owner, as `received`.
+  absl::Status Exchange(const std::vector<Read>& reads, const std::string& what, std::optional<HostTensor>& received);
   // The source chip's bytes from its owner to the destination chip's owner, which gets them (in
   // the layout of the source's own chip); nullopt on every other rank.
   absl::StatusOr<std::optional<HostTensor>> ExchangeChipMove(const DeviceTensor& src, int from_chip, int to_chip,

@@ -16,9 +16,11 @@ void Report(Session& session) {
   const int64_t mean = stats.received > 0 ? stats.bytes / stats.received : 0;
   absl::StatusOr<double> reference = session.PointToPointBandwidth(std::max<int64_t>(mean, 1), 20);
   if (session.rank() != 0) return;
-  std::cerr << absl::StrFormat("mpi: %d ranks, %d ops agreed; rank 0 sent %d chip moves, received %d (%d bytes, %.6f s)\n",
-                               session.ranks(), stats.agreements, stats.sent, stats.received, stats.bytes,
-                               stats.seconds);
+  std::cerr << absl::StrFormat("mpi: %d ranks, %d ops agreed (%d round trips: the ranks waited for each other at ops "
+                               "that exchange data, host read-backs and the end; the others noted); rank 0 sent %d "
+                               "chip moves, received %d (%d bytes, %.6f s)\n",
+                               session.ranks(), stats.agreements, stats.round_trips, stats.sent, stats.received,
+                               stats.bytes, stats.seconds);
   std::cerr << absl::StrFormat("mpi: rank 0 skipped %d ops (they write only other ranks' chips), ran %d moves for its "
                                "own chips alone; %d tensors gathered across ranks, %d bytes received\n",
                                stats.skipped, stats.split, stats.gathers, stats.gathered_bytes);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <thread>
@@ -43,18 +44,45 @@ double TimeoutFromEnvironment() {
   return seconds;
 }
 
+// The pause between two polls of a wait. The first polls only yield (an answer usually comes
+// within microseconds when the other rank is running); later ones sleep, doubling from 16 us to
+// kLongestPause: on a machine with fewer cores than ranks (CI runs --oversubscribe, and this
+// project's 2 cores are shared) a rank that spins on sched_yield keeps a core the rank it waits
+// for needs, and every wait became as long as the scheduler's slice. Before this, each wait
+// yielded only (docs/multi_process.md, "Time per decode token").
+class Backoff {
+ public:
+  void Pause() {
+    if (++polls_ <= kYields) {
+      std::this_thread::yield();
+      return;
+    }
+    std::this_thread::sleep_for(pause_);
+    pause_ = std::min(pause_ * 2, kLongestPause);
+  }
+
+ private:
+  static constexpr int kYields = 64;
+  static constexpr std::chrono::microseconds kLongestPause{500};
+  int polls_ = 0;
+  std::chrono::microseconds pause_{16};
+};
+
+Clock::time_point DeadlineIn(double seconds) {
+  return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+}
+
 // Polls `request` until it completes or `timeout` seconds pass; on timeout the request is
-// cancelled and false returned. Yields between polls: ranks often outnumber cores (CI runs
-// --oversubscribe), and a spinning rank would starve the one it waits for.
+// cancelled and false returned.
 bool WaitUntil(MPI_Request& request, double timeout) {
-  const Clock::time_point deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                                        std::chrono::duration<double>(timeout));
+  const Clock::time_point deadline = DeadlineIn(timeout);
+  Backoff backoff;
   int done = 0;
   while (true) {
     MPI_Test(&request, &done, MPI_STATUS_IGNORE);
     if (done) return true;
     if (Clock::now() > deadline) break;
-    std::this_thread::yield();
+    backoff.Pause();
   }
   MPI_Cancel(&request);
   MPI_Request_free(&request);
@@ -85,47 +113,100 @@ Session* Session::Launched() {
   return session;
 }
 
+struct Session::Pending {
+  MPI_Request request;
+  int to;
+  std::vector<uint8_t> bytes;
+};
+
+// A hash on its way to rank 0: its place in the sender's sequence, the hash, and whether it is
+// the one an Agree waits on.
+struct HashMessage {
+  uint64_t sequence;
+  uint64_t hash;
+  uint64_t last;
+};
+
+void Session::PostHash(bool last) {
+  const HashMessage message{sequence_, noted_.back().hash, last ? 1u : 0u};
+  std::vector<uint8_t> bytes(sizeof(message));
+  std::memcpy(bytes.data(), &message, sizeof(message));
+  auto pending = std::make_shared<Pending>(Pending{MPI_REQUEST_NULL, 0, std::move(bytes)});
+  MPI_Isend(pending->bytes.data(), static_cast<int>(pending->bytes.size()), MPI_BYTE, 0, kAgreeTag, MPI_COMM_WORLD,
+            &pending->request);
+  pending_.push_back(std::move(pending));
+}
+
+void Session::Note(uint64_t hash, absl::string_view what) {
+  ++stats_.agreements;
+  if (ranks_ == 1) return;
+  noted_.push_back({hash, std::string(what)});
+  ++sequence_;
+  if (rank_ != 0) PostHash(/*last=*/false);
+  // Rank 0 reads the others' hashes at the next Agree; every rank frees its completed sends.
+  if (pending_.size() >= 64) ForgetCompletedSends();
+}
+
 absl::Status Session::Agree(uint64_t hash, absl::string_view what) {
   ++stats_.agreements;
   ForgetCompletedSends();
   if (ranks_ == 1) return absl::OkStatus();
-  // Rank 0 collects every hash and answers each rank with a verdict: 0 all agree, r + 1 rank r
-  // differs, -(r + 1) rank r did not answer.
-  int64_t verdict = 0;
+  ++stats_.round_trips;
+  noted_.push_back({hash, std::string(what)});
+  ++sequence_;
+  // Rank 0 reads every rank's hashes since the last agreement, in order (one tag, one sender: they
+  // arrive in the order sent), and answers every rank with a verdict: {0, -} all agree,
+  // {r + 1, i} rank r differs first at entry i, {-(r + 1), -} rank r did not answer.
+  int64_t verdict[2] = {0, 0};
+  const int64_t entries = static_cast<int64_t>(noted_.size());
   if (rank_ == 0) {
-    for (int from = 1; from < ranks_ && verdict == 0; ++from) {
-      uint64_t theirs = 0;
-      MPI_Request request;
-      MPI_Irecv(&theirs, 1, MPI_UINT64_T, from, kAgreeTag, MPI_COMM_WORLD, &request);
-      if (!WaitUntil(request, timeout_seconds_)) {
-        verdict = -(from + 1);
-      } else if (theirs != hash) {
-        verdict = from + 1;
+    for (int from = 1; from < ranks_ && verdict[0] == 0; ++from) {
+      for (int64_t i = 0; i < entries; ++i) {
+        HashMessage theirs{};
+        MPI_Request request;
+        MPI_Irecv(&theirs, sizeof(theirs), MPI_BYTE, from, kAgreeTag, MPI_COMM_WORLD, &request);
+        if (!WaitUntil(request, timeout_seconds_)) {
+          verdict[0] = -(from + 1);
+          break;
+        }
+        const bool last = i + 1 == entries;
+        if (theirs.hash != noted_[static_cast<size_t>(i)].hash || (theirs.last != 0) != last) {
+          verdict[0] = from + 1;
+          verdict[1] = i;
+          // The rest of its hashes to its own agreement are read (and dropped), so a later
+          // exchange starts in step (the sessions' tests go on after a difference).
+          while (theirs.last == 0) {
+            MPI_Irecv(&theirs, sizeof(theirs), MPI_BYTE, from, kAgreeTag, MPI_COMM_WORLD, &request);
+            if (!WaitUntil(request, timeout_seconds_)) break;
+          }
+          break;
+        }
       }
     }
     for (int to = 1; to < ranks_; ++to) {
       MPI_Request request;
-      MPI_Isend(&verdict, 1, MPI_INT64_T, to, kVerdictTag, MPI_COMM_WORLD, &request);
+      MPI_Isend(verdict, 2, MPI_INT64_T, to, kVerdictTag, MPI_COMM_WORLD, &request);
       WaitUntil(request, timeout_seconds_ / ranks_);  // a rank that is gone cannot block the rest
     }
   } else {
-    MPI_Request sent;
-    MPI_Isend(&hash, 1, MPI_UINT64_T, 0, kAgreeTag, MPI_COMM_WORLD, &sent);
+    PostHash(/*last=*/true);
     MPI_Request answer;
-    MPI_Irecv(&verdict, 1, MPI_INT64_T, 0, kVerdictTag, MPI_COMM_WORLD, &answer);
+    MPI_Irecv(verdict, 2, MPI_INT64_T, 0, kVerdictTag, MPI_COMM_WORLD, &answer);
     if (!WaitUntil(answer, timeout_seconds_)) {
-      MPI_Cancel(&sent);
-      MPI_Request_free(&sent);
+      noted_.clear();
       return NoAnswer(0, what, timeout_seconds_);
     }
-    MPI_Wait(&sent, MPI_STATUS_IGNORE);  // answered, so rank 0 has it
+    ForgetCompletedSends();  // answered, so rank 0 has them
   }
-  if (verdict > 0) {
+  std::string differs_at;
+  if (verdict[0] > 0 && verdict[1] >= 0 && verdict[1] < entries) differs_at = noted_[static_cast<size_t>(verdict[1])].what;
+  noted_.clear();
+  if (verdict[0] > 0) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "MPI: rank %d recorded a different program from rank 0's at %s (every rank must run the same program)",
-        verdict - 1, what));
+        verdict[0] - 1, differs_at.empty() ? std::string(what) : differs_at));
   }
-  if (verdict < 0) return NoAnswer(static_cast<int>(-verdict - 1), what, timeout_seconds_);
+  if (verdict[0] < 0) return NoAnswer(static_cast<int>(-verdict[0] - 1), what, timeout_seconds_);
   return absl::OkStatus();
 }
 
@@ -138,8 +219,8 @@ absl::Status Session::Send(int to, absl::Span<const uint8_t> bytes, absl::string
 }
 
 absl::StatusOr<int> Session::AwaitMessage(int from, absl::string_view what) {
-  const Clock::time_point deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                                        std::chrono::duration<double>(timeout_seconds_));
+  const Clock::time_point deadline = DeadlineIn(timeout_seconds_);
+  Backoff backoff;
   int arrived = 0;
   MPI_Status status;
   while (true) {
@@ -147,7 +228,7 @@ absl::StatusOr<int> Session::AwaitMessage(int from, absl::string_view what) {
     if (arrived) break;
     if (Clock::now() > deadline) return NoAnswer(from, what, timeout_seconds_);
     ForgetCompletedSends();  // progress this rank's own sends while it waits (two ranks may swap chips)
-    std::this_thread::yield();
+    backoff.Pause();
   }
   int count = 0;
   MPI_Get_count(&status, MPI_BYTE, &count);
@@ -202,12 +283,6 @@ absl::StatusOr<double> Session::PointToPointBandwidth(int64_t bytes, int repeats
   }
   return best;
 }
-
-struct Session::Pending {
-  MPI_Request request;
-  int to;
-  std::vector<uint8_t> bytes;
-};
 
 Session::~Session() = default;
 
@@ -265,8 +340,8 @@ absl::Status Session::ExchangeBlocks(absl::Span<const Outgoing> sends, absl::Spa
               &requests.back());
     peers.push_back(out.to);
   }
-  const Clock::time_point deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                                        std::chrono::duration<double>(timeout_seconds_));
+  const Clock::time_point deadline = DeadlineIn(timeout_seconds_);
+  Backoff backoff;
   while (true) {
     int done = 0;
     MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE);
@@ -281,7 +356,7 @@ absl::Status Session::ExchangeBlocks(absl::Span<const Outgoing> sends, absl::Spa
       }
       return NoAnswer(late, what, timeout_seconds_);
     }
-    std::this_thread::yield();
+    backoff.Pause();
   }
   ++stats_.gathers;
   for (const Incoming& in : receives) stats_.gathered_bytes += static_cast<int64_t>(in.bytes.size());

@@ -34,7 +34,10 @@ int OwnerOf(int chip, int ranks, int chips);
 
 // What the exchanges moved (figures for docs/multi_process.md).
 struct ExchangeStats {
-  int64_t agreements = 0;   // ops whose text every rank compared
+  int64_t agreements = 0;   // ops whose text every rank compared (noted or agreed)
+  int64_t round_trips = 0;  // of those, the agreements every rank waited for (Agree): one per op
+                            // that exchanges data, per host read-back and at the end; the others
+                            // were noted (Note) and compared at the next one
   int64_t sent = 0;         // chip-to-chip moves this rank sent to another
   int64_t received = 0;     // and received from another:
   int64_t bytes = 0;        // their payload
@@ -82,9 +85,15 @@ class Session {
   double timeout_seconds() const { return timeout_seconds_; }
   void set_timeout_seconds(double seconds) { timeout_seconds_ = seconds; }
 
-  // Every rank passes its hash of the same thing (`what`: "op 12 (pipeline main ...)"); fails on
-  // every rank when one rank's differs or a rank does not answer in time, naming that rank.
+  // Every rank passes its hash of the same thing (`what`: "op 12 (pipeline main ...)") and waits
+  // for rank 0's verdict over it and every hash noted since the last agreement; fails on every rank
+  // when one rank's differs (naming that rank and the first op where it does) or a rank does not
+  // answer in time (naming the rank and this op). Every exchange of data is preceded by one.
   absl::Status Agree(uint64_t hash, absl::string_view what);
+  // The same comparison without waiting: the hash goes to rank 0 (posted, nonblocking) and is
+  // compared at the next Agree, which names `what` if it differs. For an op that exchanges no data,
+  // so a rank runs on instead of meeting the others at every op.
+  void Note(uint64_t hash, absl::string_view what);
   // Point-to-point payloads of a chip-to-chip move (`what` names the op for errors).
   absl::Status Send(int to, absl::Span<const uint8_t> bytes, absl::string_view what);
   absl::StatusOr<std::vector<uint8_t>> Receive(int from, absl::string_view what);
@@ -141,6 +150,16 @@ class Session {
   void ReceiveArrived(int from, absl::Span<uint8_t> into);
   struct Pending;  // a posted send and its buffer
   std::vector<std::shared_ptr<Pending>> pending_;  // shared_ptr: Pending is complete only in the .cc
+  // The hashes noted and agreed since the last agreement, with their ops' names (every rank keeps
+  // them: a verdict names the op by its place in this list), and how many were ever sent.
+  struct Noted {
+    uint64_t hash;
+    std::string what;
+  };
+  std::vector<Noted> noted_;
+  uint64_t sequence_ = 0;
+  // Sends this rank's entry `noted_.back()` to rank 0 (`last`: the one an Agree waits on).
+  void PostHash(bool last);
 };
 
 // FNV-1a of text, the hash the ranks compare; FoldHash continues one over more bytes.

@@ -6,6 +6,8 @@ namespace visa::mpi {
 Session* Session::Launched() { return nullptr; }
 
 absl::Status Session::Agree(uint64_t, absl::string_view) { return absl::UnimplementedError("MPI: not built"); }
+void Session::Note(uint64_t, absl::string_view) {}
+void Session::PostHash(bool) {}
 absl::Status Session::Send(int, absl::Span<const uint8_t>, absl::string_view) {
   return absl::UnimplementedError("MPI: not built");
 }

@@ -418,7 +418,8 @@ absl::StatusOr<std::vector<float>> RunPhase(const LlamaConfig& c, LlamaDeviceSta
 }
 
 absl::StatusOr<Generation> Generate(const LlamaConfig& c, const LlamaWeights& w, Backend& backend,
-                                    const std::vector<int32_t>& prompt, int64_t steps, const DeviceOptions& options) {
+                                    const std::vector<int32_t>& prompt, int64_t steps, const DeviceOptions& options,
+                                    const std::function<void()>& after_launch) {
   ASSIGN_OR_RETURN(LlamaDeviceState state, UploadModel(c, w, options));
   // Both phases' step inputs are placed before either is traced, so neither program's scratch
   // (claimed again at every launch) lies over the other's inputs.
@@ -435,12 +436,14 @@ absl::StatusOr<Generation> Generate(const LlamaConfig& c, const LlamaWeights& w,
   auto start = std::chrono::steady_clock::now();
   ASSIGN_OR_RETURN(std::vector<float> logits, RunPhase(c, state, prefill, backend, prompt, 0));
   g.prefill_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (after_launch) after_launch();
   g.tokens.push_back(static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin()));
   g.logits.push_back(std::move(logits));
   for (int64_t s = 0; s < steps; ++s) {
     start = std::chrono::steady_clock::now();
     ASSIGN_OR_RETURN(logits, RunPhase(c, state, decode, backend, {g.tokens.back()}, c.prompt + s));
     g.decode_seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    if (after_launch) after_launch();
     g.tokens.push_back(static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin()));
     g.logits.push_back(std::move(logits));
   }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -62,8 +63,11 @@ struct Generation {
   std::vector<std::vector<float>> logits;  // per generated token
   int64_t device_resident_bytes = 0;      // the device pages committed at the end (Device::resident_bytes)
 };
+// `after_launch`, when set, is called after the prefill's launch and after each decode launch (a
+// bench takes per-launch figures there, e.g. mpi_llama_bench's exchanges per decode launch).
 absl::StatusOr<Generation> Generate(const LlamaConfig& config, const LlamaWeights& weights, Backend& backend,
                                     const std::vector<int32_t>& prompt, int64_t steps,
-                                    const DeviceOptions& options = {});
+                                    const DeviceOptions& options = {},
+                                    const std::function<void()>& after_launch = {});
 
 }  // namespace visa::models

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <numeric>
@@ -50,13 +51,46 @@ absl::Status Bench(mpi::Session* session, const Options& o) {
   if (session != nullptr) spread = std::make_unique<mpi::MpiBackend>(inner, *session);
   Backend& backend = spread ? static_cast<Backend&>(*spread) : inner;
   const std::vector<int32_t> prompt = MakePrompt(c, kPromptSeed);
-  ASSIGN_OR_RETURN(Generation g, Generate(c, weights, backend, prompt, o.steps));
+  // The exchanges of each launch (the prefill's, then each decode step's): counts, not times, so
+  // a change to the protocol shows as a count (tests/mpi/decode_counts.sh checks the last launch's).
+  std::vector<mpi::ExchangeStats> after;
+  ASSIGN_OR_RETURN(Generation g, Generate(c, weights, backend, prompt, o.steps, {}, [&] {
+                     if (session != nullptr) after.push_back(session->stats());
+                     if (std::getenv("VISA_BENCH_RSS") != nullptr) {
+                       std::ifstream status("/proc/self/status");
+                       std::string line, out;
+                       while (std::getline(status, line)) {
+                         if (line.rfind("VmHWM", 0) == 0 || line.rfind("VmRSS", 0) == 0) out += " " + line;
+                       }
+                       std::cerr << "rank " << (session ? session->rank() : 0) << " after launch:" << out << "\n";
+                     }
+                   }));
   const int rank = session ? session->rank() : 0, ranks = session ? session->ranks() : 1;
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   std::cerr << absl::StrFormat("rank %d of %d: peak RSS %.1f MB, device pages committed %.2f MB\n", rank, ranks,
                                static_cast<double>(usage.ru_maxrss) / 1024.0,
                                static_cast<double>(g.device_resident_bytes) / 1e6);
+  if (after.size() >= 2) {
+    const mpi::ExchangeStats& a = after[after.size() - 2];
+    const mpi::ExchangeStats& b = after.back();
+    std::cerr << absl::StrFormat(
+        "rank %d of %d, last decode launch: %d ops agreed, %d round trips, %d chip moves sent, %d received, %d "
+        "tensors gathered (%d bytes received), %d pipelines split, %d parts made, %d parts kept and run again\n",
+        rank, ranks, b.agreements - a.agreements, b.round_trips - a.round_trips, b.sent - a.sent,
+        b.received - a.received, b.gathers - a.gathers, b.gathered_bytes - a.gathered_bytes,
+        b.split_pipelines - a.split_pipelines, b.pipeline_parts_made - a.pipeline_parts_made,
+        b.pipeline_parts_reused - a.pipeline_parts_reused);
+  }
+  if (compiled && std::getenv("VISA_BENCH_JIT_STATS") != nullptr) {
+    // How the JIT ran the rank's ops (a rank's per-chip parts take other paths than whole ops).
+    const jit::JitStats& j = compiled->stats();
+    std::cerr << absl::StrFormat(
+        "rank %d jit: pipelines fused %d, direct %d, staged %d; moves kept and run again %d, from descriptors %d, "
+        "derived %d; nest moves %d, run-list moves %d; kernels compiled %d\n",
+        rank, j.fused_pipelines, j.direct_pipelines, j.staged_pipelines, j.ready_moves, j.descriptor_dmas,
+        j.derived_dmas, j.nest_moves, j.run_moves, j.compiles);
+  }
   if (rank != 0) return absl::OkStatus();
   LlamaReference reference(c, weights);
   std::vector<int32_t> want = {Argmax(reference.Forward(prompt, 0))};

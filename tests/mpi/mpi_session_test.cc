@@ -5,6 +5,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "mpi/mpi_session.h"
 
@@ -30,6 +31,49 @@ TEST(MpiSession, ARankWithAnotherProgramIsNamedWithTheOp) {
   ASSERT_FALSE(status.ok());
   EXPECT_NE(status.message().find("rank 1 recorded a different program"), absl::string_view::npos) << status;
   EXPECT_NE(status.message().find("op 3 (x)"), absl::string_view::npos) << status;
+}
+
+// Ops that exchange nothing are noted, not waited for: their hashes are compared at the next
+// agreement, one round trip for all of them.
+TEST(MpiSession, NotedOpsAreComparedAtTheNextAgreementInOneRoundTrip) {
+  Session* session = TwoRanks();
+  if (session == nullptr) GTEST_SKIP() << "needs mpiexec -np 2";
+  const ExchangeStats before = session->stats();
+  for (int op = 0; op < 3; ++op) session->Note(TextHash(absl::StrCat("op ", op)), absl::StrCat("op ", op));
+  EXPECT_TRUE(session->Agree(TextHash("op 3"), "op 3").ok());
+  EXPECT_EQ(session->stats().agreements - before.agreements, 4);
+  EXPECT_EQ(session->stats().round_trips - before.round_trips, 1);
+}
+
+TEST(MpiSession, ANotedOpThatDiffersIsNamedAtTheNextAgreement) {
+  Session* session = TwoRanks();
+  if (session == nullptr) GTEST_SKIP() << "needs mpiexec -np 2";
+  session->Note(TextHash("op 20: dma"), "op 20 (a)");
+  session->Note(TextHash(session->rank() == 1 ? "op 21: dma" : "op 21: pipeline"), "op 21 (b)");
+  session->Note(TextHash("op 22: dma"), "op 22 (c)");
+  absl::Status status = session->Agree(TextHash("op 23: dma"), "op 23 (d)");
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("rank 1 recorded a different program from rank 0's at op 21 (b)"),
+            absl::string_view::npos) << status;
+  EXPECT_TRUE(session->Agree(TextHash("after"), "after").ok());  // the ranks meet again, in step
+}
+
+// A rank that stops noting (another program: it reached an agreement where rank 0 notes) is named
+// at the first op where their hashes part.
+TEST(MpiSession, ARankThatAgreesWhereAnotherNotesIsNamed) {
+  Session* session = TwoRanks();
+  if (session == nullptr) GTEST_SKIP() << "needs mpiexec -np 2";
+  absl::Status status;
+  if (session->rank() == 0) {
+    session->Note(TextHash("op 30"), "op 30 (e)");
+    status = session->Agree(TextHash("op 31"), "op 31 (f)");
+  } else {
+    status = session->Agree(TextHash("op 30"), "op 30 (e)");
+  }
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("rank 1 recorded a different program from rank 0's at op 30 (e)"),
+            absl::string_view::npos) << status;
+  EXPECT_TRUE(session->Agree(TextHash("after"), "after").ok());
 }
 
 TEST(MpiSession, PayloadsArriveWhole) {
