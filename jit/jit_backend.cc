@@ -892,8 +892,12 @@ absl::StatusOr<const ReadyMove*> JitBackend::RunKept(uint64_t serial, const Devi
   NoteInPlaceWrites(dst);  // the device may be another than the first run's
   const Device& device = dst.device();
   // Run again on the device it last wrote, the move's destination pages are committed: from the
-  // relaunch threshold on it streams (streaming_move.h: RelaunchStreamingMinBytes).
-  const bool relaunch = ready->last_device == device.serial();
+  // relaunch threshold on it streams (streaming_move.h: RelaunchStreamingMinBytes). Not into a
+  // register file: what a load writes there the next contraction reads at once, and from DRAM
+  // after streaming stores (llama70b_reduced_layer_decode: each contraction after a 4-6 MiB TRF
+  // load 0.2-0.95 ms slower, more than the load gained).
+  const bool register_file = dst.tier() == Tier::kTrf || dst.tier() == Tier::kVrf;
+  const bool relaunch = ready->last_device == device.serial() && !register_file;
   if (relaunch && !ready->relaunch_planned) {
     if (const uint8_t* dst_data = ready->DstOn(device); dst_data != nullptr) {
       ASSIGN_OR_RETURN(ready->relaunch, kernels_->RelaunchVariant(ready->nest, dst_data));
