@@ -287,8 +287,10 @@ struct KernelRunner {
       ASSIGN_OR_RETURN(const std::vector<int64_t>* padding, PaddedRuns(stage.out.Full()));
       return RunIndirectFetch(kernels, tensors.inputs[0], *tensors.fetch_index, stage, *padding);
     }
-    ASSIGN_OR_RETURN(std::optional<HostTensor> walked, FetchBySequencer(begin, stage));
-    if (walked) return *std::move(walked);
+    // Not ASSIGN_OR_RETURN: GCC 12 then warns that the moved-out optional may be uninitialized.
+    absl::StatusOr<std::optional<HostTensor>> walked = FetchBySequencer(begin, stage);
+    if (!walked.ok()) return walked.status();
+    if (walked->has_value()) return **std::move(walked);
     ++kernels.stats().derived_fetches;
     const std::vector<DmTensor>& inputs = tensors.inputs;
     uint32_t pad_bits = 0;
@@ -812,7 +814,11 @@ absl::Status JitBackend::Run(const PipelineOp& op, const PipelineTensors& tensor
     ++kernels_->stats().staged_pipelines;
     return WalkLiveUnits(*kernels_, padded_, op, tensors);
   }
-  if (!tensors.inputs.empty() && RunKept(op.serial, tensors.inputs[0], tensors.output) != nullptr) {
+  const ReadyMove* kept = nullptr;
+  if (!tensors.inputs.empty()) {
+    ASSIGN_OR_RETURN(kept, RunKept(op.serial, tensors.inputs[0], tensors.output));
+  }
+  if (kept != nullptr) {
     ++kernels_->stats().direct_pipelines;
     return absl::OkStatus();
   }
@@ -879,12 +885,30 @@ absl::StatusOr<const DirectPipeline*> JitBackend::DirectPlanFor(const PipelineOp
   return std::get_if<DirectPipeline>(it->second.get());
 }
 
-const ReadyMove* JitBackend::RunKept(uint64_t serial, const DeviceTensor& src, const DeviceTensor& dst) {
-  const ReadyMove* ready = ready_.Find(serial, src, dst, threads());
+absl::StatusOr<const ReadyMove*> JitBackend::RunKept(uint64_t serial, const DeviceTensor& src,
+                                                     const DeviceTensor& dst) {
+  ReadyMove* ready = ready_.Find(serial, src, dst, threads());
   if (ready == nullptr) return nullptr;
   NoteInPlaceWrites(dst);  // the device may be another than the first run's
-  if (!ready->Run(dst.device())) return nullptr;
-  kernels_->Count(ready->nest);
+  const Device& device = dst.device();
+  // Run again on the device it last wrote, the move's destination pages are committed: from the
+  // relaunch threshold on it streams (streaming_move.h: RelaunchStreamingMinBytes). Not into a
+  // register file: what a load writes there the next contraction reads at once, and from DRAM
+  // after streaming stores (llama70b_reduced_layer_decode: each contraction after a 4-6 MiB TRF
+  // load 0.2-0.95 ms slower, more than the load gained).
+  const bool register_file = dst.tier() == Tier::kTrf || dst.tier() == Tier::kVrf;
+  const bool relaunch = ready->last_device == device.serial() && !register_file;
+  if (relaunch && !ready->relaunch_planned) {
+    if (const uint8_t* dst_data = ready->DstOn(device); dst_data != nullptr) {
+      ASSIGN_OR_RETURN(ready->relaunch, kernels_->RelaunchVariant(ready->nest, dst_data));
+      ready->relaunch_planned = true;
+    }
+  }
+  const ReadyNest& kernel = relaunch && ready->relaunch ? *ready->relaunch : ready->nest;
+  if (!ready->Run(device, kernel)) return nullptr;
+  ready->last_device = device.serial();
+  kernels_->Count(kernel);
+  if (&kernel != &ready->nest) ++kernels_->stats().relaunch_streaming_moves;
   ++kernels_->stats().ready_moves;
   return ready;
 }
@@ -914,7 +938,8 @@ absl::Status JitBackend::Run(const DmaOp& op, const DmaTensors& tensors) {
   if (op.indirect()) return RunIndirect(*kernels_, op, tensors);
   const DeviceTensor& src = tensors.src;
   const DeviceTensor& dst = tensors.dst;
-  if (const ReadyMove* ready = RunKept(op.serial, src, dst); ready != nullptr) {
+  ASSIGN_OR_RETURN(const ReadyMove* ready, RunKept(op.serial, src, dst));
+  if (ready != nullptr) {
     CountDma(ready->derived_reason);
     return absl::OkStatus();
   }

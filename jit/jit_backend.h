@@ -98,7 +98,7 @@ class JitBackend : public Backend {
 
   // Runs the move op `serial` kept for these ends (ready_moves.h) and counts it; nullptr (nothing
   // run) when there is none.
-  const ReadyMove* RunKept(uint64_t serial, const DeviceTensor& src, const DeviceTensor& dst);
+  absl::StatusOr<const ReadyMove*> RunKept(uint64_t serial, const DeviceTensor& src, const DeviceTensor& dst);
   // Keeps the nest move `kernel` that op `serial` ran between `src_base` and `dst_base` in the
   // ends' memories, for its next run (nothing for a run-list move).
   void Keep(uint64_t serial, const DeviceTensor& src, const uint8_t* src_base, const DeviceTensor& dst,

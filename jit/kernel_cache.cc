@@ -319,14 +319,15 @@ absl::Status KernelCache::CompileNest(const MoveNest& nest, const ElementOp& op)
     // A move large enough to stream usually gets an aligned base (device memories are
     // page-aligned): its streaming kernel is compiled now too, the ordinary one stays for a
     // misaligned base.
-    const MoveSpec streaming = NestSpec(*spec.nest, op, nullptr);
+    const MoveSpec streaming = NestSpec(*spec.nest, op, nullptr, streaming_min_bytes_);
     if (streaming.streaming) RETURN_IF_ERROR(KernelFor(streaming).status());
   }
   return absl::OkStatus();
 }
 
-MoveSpec KernelCache::NestSpec(MoveNest simplified, const ElementOp& op, const uint8_t* dst_base) {
-  const StreamingChoice choice = ChooseStreaming(simplified, op, dst_base, streaming_min_bytes_);
+MoveSpec KernelCache::NestSpec(MoveNest simplified, const ElementOp& op, const uint8_t* dst_base,
+                               int64_t min_bytes) {
+  const StreamingChoice choice = ChooseStreaming(simplified, op, dst_base, min_bytes);
   if (choice == StreamingChoice::kMisaligned) ++stats_.streaming_misaligned;
   if ((choice == StreamingChoice::kStream || choice == StreamingChoice::kMisaligned) && dst_base != nullptr &&
       std::getenv("VISA_JIT_DEBUG") != nullptr) {
@@ -343,26 +344,51 @@ WritePlan KernelCache::PlanFor(const MoveNest& nest, const ElementOp& op) const 
 }
 
 absl::StatusOr<ReadyCopy> KernelCache::ReadyKernel(const MoveNest& nest, const ElementOp& op, int threads,
-                                                   const uint8_t* dst_base) {
-  const MoveSpec spec = NestSpec(Simplify(nest, threads), op, dst_base);
+                                                   const uint8_t* dst_base, int64_t min_bytes) {
+  const MoveSpec spec = NestSpec(Simplify(nest, threads), op, dst_base, min_bytes);
+  if (std::getenv("VISA_JIT_DEBUG") != nullptr) {
+    std::fprintf(stderr, "nest kernel %s\n", spec.Key().c_str());
+  }
   ASSIGN_OR_RETURN(MoveFn fn, KernelFor(spec));
   return ReadyCopy{fn, spec.nest->levels.back().count, ThreadsFor(spec.nest->elements(), threads), spec.streaming, 0};
 }
 
 absl::StatusOr<ReadyNest> KernelCache::Ready(const MoveNest& nest, const ElementOp& op, int64_t dst_positions,
-                                             int64_t src_positions, const uint8_t* dst_data) {
+                                             int64_t src_positions, const uint8_t* dst_data,
+                                             std::optional<int64_t> min_bytes) {
+  const int64_t stream_from = min_bytes.value_or(streaming_min_bytes_);
   VISA_CHECK(nest.max_dst() < dst_positions && nest.max_src() < src_positions, "a move nest leaves its buffers");
   // Two threads must never share a byte of a 4-bit destination.
   const int threads = StorageBits(op.to) == 4 ? 1 : threads_;
   const WritePlan plan = PlanFor(nest, op);
-  ASSIGN_OR_RETURN(ReadyCopy first, ReadyKernel(plan.first, op, threads, dst_data));
-  ReadyNest ready{first.fn, first.outer, first.threads, nest.elements(), first.streaming, {}};
+  ASSIGN_OR_RETURN(ReadyCopy first, ReadyKernel(plan.first, op, threads, dst_data, stream_from));
+  ReadyNest ready{first.fn, first.outer, first.threads, nest.elements(), first.streaming, {}, nullptr};
   const int64_t bytes = StorageBits(op.to) / 8;
   for (const BroadcastCopy& copy : plan.copies) {
     const int64_t offset = copy.dst_offset * bytes;
-    ASSIGN_OR_RETURN(ReadyCopy kernel, ReadyKernel(copy.nest, op, threads, dst_data + offset));
+    ASSIGN_OR_RETURN(ReadyCopy kernel, ReadyKernel(copy.nest, op, threads, dst_data + offset, stream_from));
     kernel.dst_offset_bytes = offset;
     ready.copies.push_back(kernel);
+  }
+  // A first run's plan of a move a relaunch would stream at a lower threshold keeps what a
+  // relaunch plans it from.
+  const int64_t written_bytes = nest.elements() * StorageBits(op.to) / 8;
+  if (!min_bytes && relaunch_streaming_min_bytes_ < stream_from && written_bytes >= relaunch_streaming_min_bytes_) {
+    ready.source = std::make_shared<const NestSource>(NestSource{nest, op, dst_positions, src_positions});
+  }
+  return ready;
+}
+
+absl::StatusOr<std::optional<ReadyNest>> KernelCache::RelaunchVariant(const ReadyNest& kept, const uint8_t* dst_data) {
+  if (kept.source == nullptr) return std::nullopt;
+  const NestSource& source = *kept.source;
+  ASSIGN_OR_RETURN(ReadyNest ready, Ready(source.nest, source.op, source.dst_positions, source.src_positions, dst_data,
+                                          relaunch_streaming_min_bytes_));
+  bool streams = ready.streaming;
+  for (const ReadyCopy& copy : ready.copies) streams = streams || copy.streaming;
+  if (!streams) return std::nullopt;
+  if (std::getenv("VISA_JIT_DEBUG") != nullptr) {
+    std::fprintf(stderr, "relaunch streaming %s\n", source.nest.ToString().c_str());
   }
   return ready;
 }
@@ -378,7 +404,7 @@ absl::StatusOr<std::optional<ReadyNest>> KernelCache::ReadyBetweenBuffers(const 
              "a move nest leaves its buffers");
   ASSIGN_OR_RETURN(MoveFn fn, KernelFor(spec));
   return ReadyNest{fn, spec.nest->levels.back().count, ThreadsFor(spec.nest->elements(), threads),
-                   spec.nest->elements(), false, {}};
+                   spec.nest->elements(), false, {}, nullptr};
 }
 
 void ReadyNest::Run(uint8_t* dst_data, const uint8_t* src_data) const {
@@ -398,7 +424,9 @@ void ReadyNest::Run(uint8_t* dst_data, const uint8_t* src_data) const {
 
 void KernelCache::Count(const ReadyNest& ready) {
   ++stats_.nest_moves;
-  if (ready.streaming) ++stats_.streaming_moves;
+  bool streams = ready.streaming;
+  for (const ReadyCopy& copy : ready.copies) streams = streams || copy.streaming;
+  if (streams) ++stats_.streaming_moves;
 }
 
 absl::StatusOr<int64_t> KernelCache::RunNest(const MoveNest& nest, const ElementOp& op, uint8_t* dst_data,

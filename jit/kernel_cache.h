@@ -44,6 +44,7 @@ struct JitStats {
   int64_t run_moves = 0;      // moves run from a run list (no affine form)
   int64_t streaming_moves = 0;     // nest moves run with streaming stores (streaming_move.h)
   int64_t streaming_misaligned = 0;  // large nest moves of a streaming shape run ordinarily: base not aligned
+  int64_t relaunch_streaming_moves = 0;  // kept moves run again with the relaunch threshold's streaming kernels
   int64_t sequencer_moves = 0;  // fetches run from their recorded sequencer configuration
   int64_t derived_fetches = 0;  // fetches whose nest was derived from the mappings instead
   int64_t sequencer_commits = 0;  // commits run from their recorded sequencer configuration
@@ -74,6 +75,14 @@ struct ReadyCopy {
   int64_t dst_offset_bytes = 0;
 };
 
+// What a kept nest move is planned from: its nest and element op, and its buffers' positions.
+struct NestSource {
+  MoveNest nest;
+  ElementOp op;
+  int64_t dst_positions = 0;
+  int64_t src_positions = 0;
+};
+
 struct ReadyNest {
   MoveFn fn = nullptr;
   int64_t outer = 0;     // iterations of the outermost level, split over the threads
@@ -81,6 +90,9 @@ struct ReadyNest {
   int64_t elements = 0;  // destination positions written
   bool streaming = false;  // its stores stream (streaming_move.h): Run fences them
   std::vector<ReadyCopy> copies;  // run after fn, in order: the broadcast levels' copies
+  // Set when a relaunch may run the move with streaming stores where this run does not
+  // (KernelCache::RelaunchVariant): its destination writes at least the relaunch threshold.
+  std::shared_ptr<const NestSource> source;
   void Run(uint8_t* dst_data, const uint8_t* src_data) const;
 };
 
@@ -104,6 +116,10 @@ class KernelCache {
   absl::Status CompileNest(const MoveNest& nest, const ElementOp& op);
   // Counts a run of a kept nest in the stats (RunNest counts its own).
   void Count(const ReadyNest& ready);
+  // The kept nest `kept` planned again for a relaunch writing at `dst_data` (the device's memory
+  // it wrote before): its kernels stream from relaunch_streaming_min_bytes() on. nullopt when
+  // `kept` has no source or no kernel of the plan would stream; compiles what it needs.
+  absl::StatusOr<std::optional<ReadyNest>> RelaunchVariant(const ReadyNest& kept, const uint8_t* dst_data);
 
   // The nest move dst <- src compiled for any buffers of these sizes (ordinary stores), to be run
   // again without planning (ReadyNest::Run, then Count); nullopt for a move without a loop nest.
@@ -158,6 +174,10 @@ class KernelCache {
   // (streaming_move.h); by default DefaultStreamingMinBytes().
   int64_t streaming_min_bytes() const { return streaming_min_bytes_; }
   void set_streaming_min_bytes(int64_t bytes) { streaming_min_bytes_ = bytes; }
+  // The same for a kept move run again on the device it wrote before (RelaunchVariant); by
+  // default DefaultRelaunchStreamingMinBytes().
+  int64_t relaunch_streaming_min_bytes() const { return relaunch_streaming_min_bytes_; }
+  void set_relaunch_streaming_min_bytes(int64_t bytes) { relaunch_streaming_min_bytes_ = bytes; }
   void set_threads(int threads) { threads_ = std::max(threads, 1); }
   const JitStats& stats() const { return stats_; }
   JitStats& stats() { return stats_; }
@@ -175,7 +195,8 @@ class KernelCache {
   explicit KernelCache(std::unique_ptr<Compiler> compiler, int threads)
       : compiler_(std::move(compiler)),
         threads_(std::max(threads, 1)),
-        streaming_min_bytes_(DefaultStreamingMinBytes()) {}
+        streaming_min_bytes_(DefaultStreamingMinBytes()),
+        relaunch_streaming_min_bytes_(DefaultRelaunchStreamingMinBytes()) {}
   absl::StatusOr<const Plan*> PlanFor(const Mapping& dst, const Mapping& src, bool allow_drop);
   // The plan's run list (`dst` <- `src`: the plan's pair), computed on first use.
   absl::StatusOr<const std::vector<int64_t>*> RunsFor(const Plan& plan, const Mapping& dst, const Mapping& src,
@@ -183,17 +204,19 @@ class KernelCache {
   absl::StatusOr<MoveFn> KernelFor(const MoveSpec& spec);
   // RunNest's kernel and thread split for a destination at `dst_data` (whose alignment decides
   // whether the stores stream), checked against the buffers' positions, without running it.
+  // Streaming from `min_bytes` destination bytes on (streaming_min_bytes() unless given).
   absl::StatusOr<ReadyNest> Ready(const MoveNest& nest, const ElementOp& op, int64_t dst_positions,
-                                  int64_t src_positions, const uint8_t* dst_data);
+                                  int64_t src_positions, const uint8_t* dst_data,
+                                  std::optional<int64_t> min_bytes = std::nullopt);
   // The kernel of a simplified nest: streaming when ChooseStreaming says so for `dst_base`
-  // (nullptr: any vector-aligned base, as when preparing).
-  MoveSpec NestSpec(MoveNest simplified, const ElementOp& op, const uint8_t* dst_base);
+  // (nullptr: any vector-aligned base, as when preparing) and `min_bytes`.
+  MoveSpec NestSpec(MoveNest simplified, const ElementOp& op, const uint8_t* dst_base, int64_t min_bytes);
   // How a nest is run: in write order with its broadcast levels as copies (write_order.h) when
   // it is a plain copy of whole bytes, else as given (its copies empty).
   WritePlan PlanFor(const MoveNest& nest, const ElementOp& op) const;
   // The compiled kernel of `nest` (simplified for `threads`) writing at `dst_base`.
   absl::StatusOr<ReadyCopy> ReadyKernel(const MoveNest& nest, const ElementOp& op, int threads,
-                                        const uint8_t* dst_base);
+                                        const uint8_t* dst_base, int64_t min_bytes);
   // The function `key` names, from memory, else from the disk cache, else built with
   // `build(module, name)` and compiled. `key` is the kernel spec's Key(): it must name everything
   // `build` reads, since on disk it stands for the code (compiler.h: KernelIdentity).
@@ -211,6 +234,7 @@ class KernelCache {
   absl::flat_hash_map<std::string, bool> has_nest_;
   int threads_;
   int64_t streaming_min_bytes_;
+  int64_t relaunch_streaming_min_bytes_;
   absl::flat_hash_map<std::string, std::unique_ptr<Plan>> plans_;
   absl::flat_hash_map<std::string, void*> kernels_;
   JitStats stats_;

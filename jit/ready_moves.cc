@@ -13,17 +13,35 @@ std::optional<ReadyMove> ReadyMove::Of(const Device& device, const ReadyNest& ne
   const uint8_t* dst_memory = device.UnitData(dst_tier, 0);
   const uint8_t* src_memory = device.UnitData(src_tier, 0);
   if (dst_memory == nullptr || src_memory == nullptr) return std::nullopt;
-  return ReadyMove{nest, dst_tier, src_tier, dst - dst_memory, src - src_memory, {}};
+  ReadyMove move;
+  move.nest = nest;
+  move.dst_tier = dst_tier;
+  move.src_tier = src_tier;
+  move.dst_offset = dst - dst_memory;
+  move.src_offset = src - src_memory;
+  move.last_device = device.serial();
+  return move;
 }
 
-bool ReadyMove::Run(const Device& device) const {
+uint8_t* ReadyMove::DstOn(const Device& device) const {
+  uint8_t* dst_memory = device.UnitData(dst_tier, 0);
+  return dst_memory == nullptr ? nullptr : dst_memory + dst_offset;
+}
+
+bool ReadyMove::Run(const Device& device, const ReadyNest& kernel) const {
   uint8_t* dst_memory = device.UnitData(dst_tier, 0);
   const uint8_t* src_memory = device.UnitData(src_tier, 0);
   if (dst_memory == nullptr || src_memory == nullptr) return false;
   // Streaming stores were chosen for the first run's base alignment; another device's memory
   // could in principle be aligned otherwise (device memories are page-aligned, so it never is).
-  if (nest.streaming && reinterpret_cast<uintptr_t>(dst_memory + dst_offset) % kStreamVectorBytes != 0) return false;
-  nest.Run(dst_memory + dst_offset, src_memory + src_offset);
+  auto misaligned = [&](bool streaming, int64_t offset) {
+    return streaming && reinterpret_cast<uintptr_t>(dst_memory + dst_offset + offset) % kStreamVectorBytes != 0;
+  };
+  if (misaligned(kernel.streaming, 0)) return false;
+  for (const ReadyCopy& copy : kernel.copies) {
+    if (misaligned(copy.streaming, copy.dst_offset_bytes)) return false;
+  }
+  kernel.Run(dst_memory + dst_offset, src_memory + src_offset);
   return true;
 }
 
@@ -37,8 +55,7 @@ ReadyMoves::End ReadyMoves::EndOf(const DeviceTensor& tensor) {
   return End{tensor.shared_placement(), tensor.element(), tensor.window_offset(), tensor.is_view()};
 }
 
-const ReadyMove* ReadyMoves::Find(uint64_t serial, const DeviceTensor& src, const DeviceTensor& dst,
-                                  int threads) const {
+ReadyMove* ReadyMoves::Find(uint64_t serial, const DeviceTensor& src, const DeviceTensor& dst, int threads) {
   if (serial == 0) return nullptr;
   auto it = entries_.find(Key{serial, &src.placement(), &dst.placement(), threads});
   if (it == entries_.end() || !it->second.src.Matches(src) || !it->second.dst.Matches(dst)) return nullptr;

@@ -30,19 +30,28 @@ struct ReadyMove {
   int64_t src_offset = 0;
   // A DMA run otherwise than from its recorded descriptors: why (JitStats::derived_dma_reasons).
   std::string derived_reason;
+  // The device (Device::serial) the move last ran on: run again there, its destination's pages are
+  // committed, and a relaunch may stream where a first run does not (streaming_move.h:
+  // RelaunchStreamingMinBytes). The relaunch's plan is made on the first such run.
+  uint64_t last_device = 0;
+  bool relaunch_planned = false;
+  std::optional<ReadyNest> relaunch;
 
   // The move the kernel of `nest` makes between the bases `dst` and `src`, which lie in `device`'s
   // memories of `dst_tier` and `src_tier`; nullopt when either memory has no host block.
   static std::optional<ReadyMove> Of(const Device& device, const ReadyNest& nest, Tier dst_tier, const uint8_t* dst,
                                      Tier src_tier, const uint8_t* src);
-  // Runs it on `device`'s memories; false (nothing run) when either has no host block there.
-  bool Run(const Device& device) const;
+  // The destination's first byte on `device`, or nullptr when the memory has no host block there.
+  uint8_t* DstOn(const Device& device) const;
+  // Runs `kernel` (`nest` or `*relaunch`) on `device`'s memories; false (nothing run) when either
+  // has no host block there.
+  bool Run(const Device& device, const ReadyNest& kernel) const;
 };
 
 class ReadyMoves {
  public:
   // The move op `serial` made from `src` to `dst` on `threads` threads, or nullptr.
-  const ReadyMove* Find(uint64_t serial, const DeviceTensor& src, const DeviceTensor& dst, int threads) const;
+  ReadyMove* Find(uint64_t serial, const DeviceTensor& src, const DeviceTensor& dst, int threads);
   void Insert(uint64_t serial, const DeviceTensor& src, const DeviceTensor& dst, int threads, ReadyMove move);
   size_t size() const { return entries_.size(); }
 

@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -25,14 +26,20 @@ namespace {
 
 constexpr int64_t kFallbackCacheBytes = int64_t{32} << 20;
 
-// The size of the level-3 cache the kernel reports for cpu 0 ("32768K"), or 0.
-int64_t SysfsLevel3Bytes() {
+constexpr int64_t kFallbackLevel2Bytes = int64_t{1} << 20;
+
+// The size of the cache of `wanted` level (a unified or data cache) the kernel reports for cpu 0
+// ("32768K"), or 0.
+int64_t SysfsCacheBytes(int wanted) {
   for (int index = 0; index < 8; ++index) {
     const std::string dir = absl::StrCat("/sys/devices/system/cpu/cpu0/cache/index", index, "/");
     std::ifstream level_file(dir + "level");
     int level = 0;
     if (!(level_file >> level)) break;
-    if (level != 3) continue;
+    if (level != wanted) continue;
+    std::ifstream type_file(dir + "type");
+    std::string type;
+    if ((type_file >> type) && type == "Instruction") continue;
     std::ifstream size_file(dir + "size");
     std::string word;
     if (!(size_file >> word)) return 0;
@@ -98,7 +105,7 @@ int64_t StreamingMinBytes(int64_t llc_bytes) {
 
 int64_t HostLastLevelCacheBytes() {
   static const int64_t bytes = [] {
-    if (const int64_t sysfs = SysfsLevel3Bytes(); sysfs > 0) return sysfs;
+    if (const int64_t sysfs = SysfsCacheBytes(3); sysfs > 0) return sysfs;
     const long level3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
     return level3 > 0 ? static_cast<int64_t>(level3) : kFallbackCacheBytes;
   }();
@@ -121,6 +128,35 @@ int64_t DefaultStreamingMinBytes() {
     std::fprintf(stderr, "visa: VISA_JIT_STREAMING_MIN_BYTES=%s is neither a byte count nor \"off\"; using %lld\n",
                  text, static_cast<long long>(from_cache));
     return from_cache;
+  }();
+  return bytes;
+}
+
+int64_t RelaunchStreamingMinBytes(int64_t first_run_min_bytes, int64_t level2_bytes) {
+  if (first_run_min_bytes == std::numeric_limits<int64_t>::max()) return first_run_min_bytes;  // "off"
+  const int64_t level2 = level2_bytes > 0 ? level2_bytes : kFallbackLevel2Bytes;
+  return std::min(first_run_min_bytes, 2 * level2);
+}
+
+int64_t HostLevel2CacheBytes() {
+  static const int64_t bytes = [] {
+    if (const int64_t sysfs = SysfsCacheBytes(2); sysfs > 0) return sysfs;
+    const long level2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    return level2 > 0 ? static_cast<int64_t>(level2) : kFallbackLevel2Bytes;
+  }();
+  return bytes;
+}
+
+int64_t DefaultRelaunchStreamingMinBytes() {
+  static const int64_t bytes = [] {
+    const int64_t from_caches = RelaunchStreamingMinBytes(DefaultStreamingMinBytes(), HostLevel2CacheBytes());
+    const char* text = std::getenv("VISA_JIT_RELAUNCH_STREAMING_MIN_BYTES");
+    if (text == nullptr || *text == '\0') return from_caches;
+    if (std::optional<int64_t> parsed = ParseStreamingMinBytes(text)) return *parsed;
+    std::fprintf(stderr,
+                 "visa: VISA_JIT_RELAUNCH_STREAMING_MIN_BYTES=%s is neither a byte count nor \"off\"; using %lld\n",
+                 text, static_cast<long long>(from_caches));
+    return from_caches;
   }();
   return bytes;
 }

@@ -69,6 +69,25 @@ int64_t DefaultStreamingMinBytes();
 // The variable's value: a non-negative byte count, "off" (never), else nullopt.
 std::optional<int64_t> ParseStreamingMinBytes(absl::string_view text);
 
+// The threshold for a kept move run again on the device whose memory it wrote before
+// (ready_moves.h: a relaunch): twice the core's level-2 cache, or the first-run threshold when that
+// is lower ("off" stays off). A relaunch's destination lines are committed and were written a
+// whole program ago: past twice the level-2 cache the next op does not find them in the core's
+// caches either way, and ordinary stores first read each line from the level-3 cache or DRAM,
+// which streaming skips. A first run keeps the first-run threshold: its destination pages are
+// fresh, and the kernel's zeroing of each faulted page leaves it in the cache, where ordinary
+// stores find it and streaming stores would write it to DRAM twice.
+int64_t RelaunchStreamingMinBytes(int64_t first_run_min_bytes, int64_t level2_bytes);
+
+// The core's level-2 cache in bytes, read once: sysfs, else sysconf(_SC_LEVEL2_CACHE_SIZE), else
+// 1 MiB.
+int64_t HostLevel2CacheBytes();
+
+// The relaunch threshold a new KernelCache starts with: VISA_JIT_RELAUNCH_STREAMING_MIN_BYTES when
+// set (a byte count, or "off"), else RelaunchStreamingMinBytes of DefaultStreamingMinBytes() and
+// the host's level-2 cache.
+int64_t DefaultRelaunchStreamingMinBytes();
+
 // Orders this thread's streaming stores before its later stores (sfence): every thread that ran
 // a streaming kernel calls it before it reports its part done.
 void FenceStreamingStores();

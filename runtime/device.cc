@@ -3,6 +3,7 @@
 
 #include <sys/mman.h>
 
+#include <atomic>
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
@@ -15,6 +16,11 @@
 namespace visa {
 namespace {
 
+uint64_t NextDeviceSerial() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
 int64_t UnitsPerChip(Tier tier) {
   switch (tier) {
     case Tier::kHbm: return 1;
@@ -25,7 +31,8 @@ int64_t UnitsPerChip(Tier tier) {
 
 }  // namespace
 
-Device::Device(int chips, DeviceOptions options) : chips_(chips), options_(std::move(options)) {
+Device::Device(int chips, DeviceOptions options)
+    : chips_(chips), serial_(NextDeviceSerial()), options_(std::move(options)) {
   VISA_CHECK(chips >= 1 && chips <= kMaxChips, "Device needs 1 to kMaxChips chips");
   hbm_ = std::make_unique<HbmMemory>(chips, kHbmBytesPerChip);
   // One block per memory for all chips, so a unit's bytes are at unit * stride in every chip.

@@ -67,6 +67,10 @@ class Device {
   Device& operator=(const Device&) = delete;
 
   int chips() const { return chips_; }
+  // A number no other device of this process has (an address can be reused once a device is
+  // gone): a kept move knows by it whether it runs again on the device whose memory it wrote
+  // (jit/ready_moves.h).
+  uint64_t serial() const { return serial_; }
 
   // Whether DMA moves into DM / SPM must obey the DMA Engine's 8-byte packet rule
   // (dsl/dma_packet.h); on by default. Off only for kernels the manual writes with moves its own
@@ -160,6 +164,7 @@ class Device {
   WrittenBytes* WrittenOf(Tier tier) const;  // null for HBM and without tracking
 
   int chips_;
+  uint64_t serial_;
   bool dma_packet_rule_ = true;
   // One block per memory for all chips; units are laid out back to back inside it.
   std::unique_ptr<HbmMemory> hbm_;

@@ -271,7 +271,8 @@ TEST(BenchAllCliTest, AllPrintsOneObjectPerSampleWithEveryFigure) {
     ASSERT_FALSE(sample["ops"].empty());
     for (const nlohmann::json& op : sample["ops"]) {
       for (const char* key : {"jit_run_s", "jit_warm_s", "memcpy_s", "memcpy_fresh_s", "jit_over_memcpy",
-                              "jit_over_memcpy_fresh", "jit_warm_over_memcpy"}) {
+                              "jit_over_memcpy_fresh", "jit_warm_over_memcpy", "memcpy_cold_dst_s",
+                              "jit_warm_over_memcpy_cold_dst"}) {
         EXPECT_TRUE(op[key].is_number()) << key;
       }
     }

@@ -96,7 +96,9 @@ nlohmann::json BenchJson(const SampleFigures& f) {
                    {"memcpy_fresh_s", op.memcpy_fresh_seconds},
                    {"jit_over_memcpy", RatioJson(op_fresh, op_memcpy)},
                    {"jit_over_memcpy_fresh", RatioJson(op_fresh, Figure::Of(op.memcpy_fresh_seconds))},
-                   {"jit_warm_over_memcpy", RatioJson(op.warm, op_memcpy)}});
+                   {"jit_warm_over_memcpy", RatioJson(op.warm, op_memcpy)},
+                   {"memcpy_cold_dst_s", op.memcpy_cold_dst_seconds},
+                   {"jit_warm_over_memcpy_cold_dst", RatioJson(op.warm, Figure::Of(op.memcpy_cold_dst_seconds))}});
   }
   return {{"sample", f.sample},
           {"repeat", f.repeat},

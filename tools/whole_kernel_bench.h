@@ -45,6 +45,9 @@ struct OpFigures {
   Figure warm;                // in a warm relaunch
   double memcpy_seconds = 0;  // memcpy of `written_bytes`, warm buffers
   double memcpy_fresh_seconds = 0;  // the same into pages never touched (what a fresh device's op pays)
+  // The same with the source just written and the destination out of the core's caches, as a
+  // relaunch's op finds them (MemcpyColdDestinationSeconds): what the warm target is judged by.
+  double memcpy_cold_dst_seconds = 0;
 };
 
 struct SampleFigures {
