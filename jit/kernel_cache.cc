@@ -4,12 +4,11 @@
 #include <malloc.h>
 #include <time.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-
-#include <algorithm>
 #include "absl/strings/str_cat.h"
 #include "dsl/equivalence.h"
 #include "dsl/index_matching.h"
@@ -384,9 +383,7 @@ absl::StatusOr<std::optional<ReadyNest>> KernelCache::RelaunchVariant(const Read
   const NestSource& source = *kept.source;
   ASSIGN_OR_RETURN(ReadyNest ready, Ready(source.nest, source.op, source.dst_positions, source.src_positions, dst_data,
                                           relaunch_streaming_min_bytes_));
-  bool streams = ready.streaming;
-  for (const ReadyCopy& copy : ready.copies) streams = streams || copy.streaming;
-  if (!streams) return std::nullopt;
+  if (!ready.Streams()) return std::nullopt;
   if (std::getenv("VISA_JIT_DEBUG") != nullptr) {
     std::fprintf(stderr, "relaunch streaming %s\n", source.nest.ToString().c_str());
   }
@@ -407,6 +404,10 @@ absl::StatusOr<std::optional<ReadyNest>> KernelCache::ReadyBetweenBuffers(const 
                    spec.nest->elements(), false, {}, nullptr};
 }
 
+bool ReadyNest::Streams() const {
+  return streaming || std::any_of(copies.begin(), copies.end(), [](const ReadyCopy& c) { return c.streaming; });
+}
+
 void ReadyNest::Run(uint8_t* dst_data, const uint8_t* src_data) const {
   Parallel(outer, threads, [&](int64_t begin, int64_t end) {
     fn(dst_data, src_data, nullptr, begin, end);
@@ -424,9 +425,7 @@ void ReadyNest::Run(uint8_t* dst_data, const uint8_t* src_data) const {
 
 void KernelCache::Count(const ReadyNest& ready) {
   ++stats_.nest_moves;
-  bool streams = ready.streaming;
-  for (const ReadyCopy& copy : ready.copies) streams = streams || copy.streaming;
-  if (streams) ++stats_.streaming_moves;
+  if (ready.Streams()) ++stats_.streaming_moves;
 }
 
 absl::StatusOr<int64_t> KernelCache::RunNest(const MoveNest& nest, const ElementOp& op, uint8_t* dst_data,

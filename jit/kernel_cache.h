@@ -94,6 +94,8 @@ struct ReadyNest {
   // (KernelCache::RelaunchVariant): its destination writes at least the relaunch threshold.
   std::shared_ptr<const NestSource> source;
   void Run(uint8_t* dst_data, const uint8_t* src_data) const;
+  // Whether any of its kernels (fn or a copy) streams its stores.
+  bool Streams() const;
 };
 
 class KernelCache {

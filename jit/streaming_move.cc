@@ -55,6 +55,24 @@ int64_t SysfsCacheBytes(int wanted) {
 
 int64_t ElementBytes(const ElementOp& op) { return StorageBits(op.to) / 8; }
 
+// The cache of `level`: what sysfs reports, else sysconf(`sysconf_name`), else `fallback`.
+int64_t HostCacheBytes(int level, int sysconf_name, int64_t fallback) {
+  if (const int64_t sysfs = SysfsCacheBytes(level); sysfs > 0) return sysfs;
+  const long reported = sysconf(sysconf_name);
+  return reported > 0 ? static_cast<int64_t>(reported) : fallback;
+}
+
+// A threshold: the environment variable `name` when set (a byte count, or "off"), else
+// `from_caches`; a value that is neither is reported once and ignored.
+int64_t MinBytesFromEnvironment(const char* name, int64_t from_caches) {
+  const char* text = std::getenv(name);
+  if (text == nullptr || *text == '\0') return from_caches;
+  if (std::optional<int64_t> parsed = ParseStreamingMinBytes(text)) return *parsed;
+  std::fprintf(stderr, "visa: %s=%s is neither a byte count nor \"off\"; using %lld\n", name, text,
+               static_cast<long long>(from_caches));
+  return from_caches;
+}
+
 }  // namespace
 
 const char* ToString(StreamingChoice choice) {
@@ -104,11 +122,7 @@ int64_t StreamingMinBytes(int64_t llc_bytes) {
 }
 
 int64_t HostLastLevelCacheBytes() {
-  static const int64_t bytes = [] {
-    if (const int64_t sysfs = SysfsCacheBytes(3); sysfs > 0) return sysfs;
-    const long level3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
-    return level3 > 0 ? static_cast<int64_t>(level3) : kFallbackCacheBytes;
-  }();
+  static const int64_t bytes = HostCacheBytes(3, _SC_LEVEL3_CACHE_SIZE, kFallbackCacheBytes);
   return bytes;
 }
 
@@ -120,15 +134,8 @@ std::optional<int64_t> ParseStreamingMinBytes(absl::string_view text) {
 }
 
 int64_t DefaultStreamingMinBytes() {
-  static const int64_t bytes = [] {
-    const int64_t from_cache = StreamingMinBytes(HostLastLevelCacheBytes());
-    const char* text = std::getenv("VISA_JIT_STREAMING_MIN_BYTES");
-    if (text == nullptr || *text == '\0') return from_cache;
-    if (std::optional<int64_t> parsed = ParseStreamingMinBytes(text)) return *parsed;
-    std::fprintf(stderr, "visa: VISA_JIT_STREAMING_MIN_BYTES=%s is neither a byte count nor \"off\"; using %lld\n",
-                 text, static_cast<long long>(from_cache));
-    return from_cache;
-  }();
+  static const int64_t bytes =
+      MinBytesFromEnvironment("VISA_JIT_STREAMING_MIN_BYTES", StreamingMinBytes(HostLastLevelCacheBytes()));
   return bytes;
 }
 
@@ -139,25 +146,14 @@ int64_t RelaunchStreamingMinBytes(int64_t first_run_min_bytes, int64_t level2_by
 }
 
 int64_t HostLevel2CacheBytes() {
-  static const int64_t bytes = [] {
-    if (const int64_t sysfs = SysfsCacheBytes(2); sysfs > 0) return sysfs;
-    const long level2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
-    return level2 > 0 ? static_cast<int64_t>(level2) : kFallbackLevel2Bytes;
-  }();
+  static const int64_t bytes = HostCacheBytes(2, _SC_LEVEL2_CACHE_SIZE, kFallbackLevel2Bytes);
   return bytes;
 }
 
 int64_t DefaultRelaunchStreamingMinBytes() {
-  static const int64_t bytes = [] {
-    const int64_t from_caches = RelaunchStreamingMinBytes(DefaultStreamingMinBytes(), HostLevel2CacheBytes());
-    const char* text = std::getenv("VISA_JIT_RELAUNCH_STREAMING_MIN_BYTES");
-    if (text == nullptr || *text == '\0') return from_caches;
-    if (std::optional<int64_t> parsed = ParseStreamingMinBytes(text)) return *parsed;
-    std::fprintf(stderr,
-                 "visa: VISA_JIT_RELAUNCH_STREAMING_MIN_BYTES=%s is neither a byte count nor \"off\"; using %lld\n",
-                 text, static_cast<long long>(from_caches));
-    return from_caches;
-  }();
+  static const int64_t bytes = MinBytesFromEnvironment(
+      "VISA_JIT_RELAUNCH_STREAMING_MIN_BYTES",
+      RelaunchStreamingMinBytes(DefaultStreamingMinBytes(), HostLevel2CacheBytes()));
   return bytes;
 }
 

@@ -302,15 +302,18 @@ std::optional<double> Ratio(const Figure& a, const Figure& b) {
   return *a.seconds / *b.seconds;
 }
 
-// The compute engines of a pipeline, in stage order; none for a DMA op.
-std::vector<std::string> EnginesOf(const Op& op) {
+// The compute engines of an op, in stage order, read off its cycle model's terms (which already
+// name each stage kind): none for a DMA op or a plain fetch-commit.
+std::vector<std::string> EnginesOf(const OpDescription& description) {
+  static const std::vector<std::pair<std::string, std::string>> kEngineOfTerm = {
+      {"contract", "contraction"}, {"vector", "vector"}, {"transpose", "transpose"}};
   std::vector<std::string> engines;
-  const auto* pipeline = std::get_if<PipelineOp>(&op.body);
-  if (pipeline == nullptr) return engines;
-  for (const Stage& stage : pipeline->stages) {
-    if (std::holds_alternative<ContractStage>(stage)) engines.push_back("contraction");
-    if (std::holds_alternative<VectorStage>(stage)) engines.push_back("vector");
-    if (std::holds_alternative<TransposeStage>(stage)) engines.push_back("transpose");
+  for (const CycleTerm& term : description.terms) {
+    for (const auto& [stage, engine] : kEngineOfTerm) {
+      if (term.stage == stage && std::find(engines.begin(), engines.end(), engine) == engines.end()) {
+        engines.push_back(engine);
+      }
+    }
   }
   return engines;
 }
@@ -334,7 +337,7 @@ absl::StatusOr<SampleFigures> MeasureWholeKernel(const samples::Sample& sample, 
     OpFigures figures;
     figures.kind = TimingBackend::KindOf(op);
     figures.resource = ResourceName(description.resource);
-    figures.engines = EnginesOf(op);
+    figures.engines = EnginesOf(description);
     for (const MemoryRange& range : description.reads) figures.read_bytes += range.total_bytes();
     for (const MemoryRange& range : description.writes) figures.written_bytes += range.total_bytes();
     f.read_bytes += figures.read_bytes;
