@@ -89,7 +89,8 @@ struct Plan {
   int64_t written = 0;
   struct Segment {
     VectorFn fn = nullptr;
-    std::vector<int> images;  // indices into `images`
+    std::vector<int> images;  // indices into `images`, or kStashImage
+    bool stash_before = false;  // the run's values are copied into its stash before this segment
   };
   std::vector<Segment> segments;
   std::vector<VrfImage> images;
@@ -118,6 +119,11 @@ struct Plan {
 };
 
 using Planned = std::variant<Plan, std::string>;
+
+// A segment's operand that is the stash: the run's values where the stage's last stash step stood,
+// copied into a run-sized buffer (every position keeps its index, so the stash relaid into any
+// later layout is that position's own stashed value).
+constexpr int kStashImage = -1;
 
 
 // nullopt when a position of some run reads nothing, or reads past `from_positions`.
@@ -255,7 +261,8 @@ std::string StageRefuses(KernelCache& kernels, const VectorStage& stage) {
         layout = to;
         continue;
       }
-      default: return absl::StrCat("a step that combines positions or keeps values: ", step.call);
+      case VeStep::Kind::kStash: continue;  // a copy of each position's value (kStashImage)
+      default: return absl::StrCat("a step that combines positions or merges groups: ", step.call);
     }
   }
   return "";
@@ -343,7 +350,7 @@ absl::StatusOr<Shaped> ShapeOf(KernelCache& kernels, const PipelineOp& op, const
   shape.segments = SegmentsOf(*stage);
   // A VRF read by index at the output's positions, as the staged stage places it in the stream.
   auto image_of = [&](int vrf) -> std::variant<Shape::Image, std::string> {
-    if (vrf < 0) return std::string("a stash operand");
+    if (vrf < 0) return Shape::Image{kStashImage, Mapping(), 0};
     if (vrf >= static_cast<int>(vrfs.size()) || vrfs[vrf] == nullptr) return std::string("a VRF operand unknown");
     const DeviceTensor& operand = *vrfs[vrf];
     std::optional<Mapping> layout = InPlaceLayout(operand);
@@ -432,7 +439,12 @@ absl::StatusOr<Planned> MakePlan(KernelCache& kernels, const PipelineOp& op, con
   }
   for (size_t s = 0; s < shape.segments.specs.size(); ++s) {
     Plan::Segment segment;
+    segment.stash_before = shape.segments.stash_before[s];
     for (const Shape::Image& image : shape.images[s]) {
+      if (image.vrf == kStashImage) {
+        segment.images.push_back(kStashImage);
+        continue;
+      }
       ASSIGN_OR_RETURN(std::optional<int> k, add_image(image));
       if (!k) return Planned(std::string("a VRF operand's move has no loop nest"));
       segment.images.push_back(*k);
@@ -620,14 +632,23 @@ absl::Status RunPlan(KernelCache& kernels, const Plan& plan, const PipelineTenso
              uint8_t* run_tags = tags.data();
              thread_local std::vector<std::vector<uint32_t>> gathered;
              if (gathered.size() < plan.images.size()) gathered.resize(plan.images.size());
+             thread_local std::vector<uint32_t> stash;
+             if (static_cast<int64_t>(stash.size()) < plan.longest_run) stash.resize(plan.longest_run);
              std::vector<const uint32_t*> bases;
              for (int64_t r = begin; r < end; ++r) {
                const auto [first, last] = plan.runs[r];
                if (copy_by_run) std::memcpy(data + first, in + 4 * plan.run_sources[r], static_cast<size_t>(4 * (last - first)));
                if (plan.ids_image >= 0) run_tags = all_ids + plan.run_ids[r];
                for (const Plan::Segment& segment : plan.segments) {
+                 if (segment.stash_before) {
+                   std::memcpy(stash.data(), data + first, static_cast<size_t>(4 * (last - first)));
+                 }
                  bases.clear();
                  for (int k : segment.images) {
+                   if (k == kStashImage) {
+                     bases.push_back(stash.data());
+                     continue;
+                   }
                    const VrfImage& image = plan.images[k];
                    if (!image.reads) {
                      bases.push_back(operands[k] + first);
@@ -680,6 +701,7 @@ absl::StatusOr<bool> PrepareVectorInPlace(KernelCache& kernels, const PipelineOp
   }
   for (size_t s = 0; s < shape->segments.specs.size(); ++s) {
     for (const Shape::Image& image : shape->images[s]) {
+      if (image.vrf == kStashImage) continue;
       RETURN_IF_ERROR(kernels.ReadyBetweenBuffers(shape->to, image.layout, CopyOp(DType::kI32), shape->to_positions,
                                                   image.positions, /*allow_drop=*/true).status());
     }

@@ -10,7 +10,8 @@
 // the branch mode gives ids that do not depend on the position (Unconditional; Comparison, whose
 // ids the first kernel computes from the values; Vrf, whose ids are the ids VRF's values at each
 // written position's index, read as the operands are, each checked to be 0-15 before anything is
-// written); no stash, reduction, zip or two-group mode; every
+// written); no reduction, zip or two-group mode (a stash step copies each run's values as they
+// are then into a run-sized buffer that later stash operands read); every
 // relayout of the stage keeps every index (a loop nest each way); the stream is 32-bit from the
 // fetch to the store; both ends in place and apart, the store into every slice, and every VRF
 // operand in place, 32-bit, apart from the output, with a loop nest into the output's layout. An

@@ -315,14 +315,18 @@ absl::StatusOr<HostTensor> RunVectorStage(KernelCache& kernels, HostTensor strea
 
 StageSegments SegmentsOf(const VectorStage& stage) {
   StageSegments segments;
+  bool stashed = false;  // a stash step since the last spec
   for (Action& action : ActionsOf(stage)) {
     if (!action.segment.empty()) {
       std::vector<int> vrfs;
       for (const ImageSource& source : action.segment.images) vrfs.push_back(source.stash ? -1 : source.vrf);
       segments.specs.push_back(std::move(action.segment.spec));
       segments.image_vrfs.push_back(std::move(vrfs));
+      segments.stash_before.push_back(stashed);
+      stashed = false;
     }
     if (action.step != nullptr) segments.between.push_back(action.step);
+    stashed = stashed || (action.step != nullptr && action.step->kind == VeStep::Kind::kStash);
   }
   return segments;
 }

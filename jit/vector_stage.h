@@ -30,6 +30,9 @@ absl::StatusOr<HostTensor> RunVectorStage(KernelCache& kernels, HostTensor strea
 struct StageSegments {
   std::vector<VectorKernelSpec> specs;
   std::vector<std::vector<int>> image_vrfs;  // per spec
+  // Per spec: whether a stash step stands between it and the spec before it (or the stage's start):
+  // the values as they are then are what its and later specs' stash operands read.
+  std::vector<bool> stash_before;
   std::vector<const VeStep*> between;
 };
 StageSegments SegmentsOf(const VectorStage& stage);

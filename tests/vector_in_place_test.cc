@@ -4,7 +4,9 @@
 // i32 VRF broadcast over Time selecting an op per id, an interleaved pair of inputs staged by two
 // kept moves) runs in place, and its
 // output units' bytes, pad bytes and the bytes around them included, equal the interpreter's; each
-// kind that must not run in place says why (position-dependent ids, the stash, a reduction).
+// kind that must not run in place says why (position-dependent ids, a reduction). The stash is a
+// run-sized copy of the values where the stash step stands (taken before any op and read across
+// relayouts, or taken between two segments).
 // Small shapes, 1 and 2 threads; runs of 64 and 72 positions (copied run by run)
 // and of 6 and 32 (the move kernel, then the element kernels).
 #include <cstring>
@@ -172,7 +174,45 @@ std::vector<Case> Cases() {
                          .vector_final()
                          .commit(s.m("T, A"), kOutputAddress);
                    },
-                   "stash"});
+                   ""});
+  // The stash taken before any op and read after a split and a concat: max(sigmoid(x) * 3, x), on
+  // runs copied run by run.
+  cases.push_back({"stash_across_relayouts", "S = 3, T = 9, A = 8", "T, A",
+                   [](Context& ctx, const DmTensor& x, const DmTensor&, const MappingScope& s) {
+                     return ctx.main.begin(x.view())
+                         .fetch(DType::kF32, s.m("T"), s.m("A"))
+                         .collect(s.m("T"), s.m("A"))
+                         .vector_init()
+                         .vector_intra_slice_branch(BranchMode::Unconditional())
+                         .vector_stash()
+                         .vector_split(s.m("T, A / 4"), s.m("A % 4"))
+                         .vector_fp_unary(FpUnaryOp::kSigmoid)
+                         .vector_fp_binary(FpBinaryOp::MulF(FpMulAlu::kMul0), 3.0f)
+                         .vector_concat(s.m("T"), s.m("A"))
+                         .vector_clip(ClipBinaryOpF32::kMax, Stash)
+                         .vector_final()
+                         .commit(s.m("T, A"), kOutputAddress);
+                   },
+                   ""});
+  // The stash taken after an op, between two segments of the same layout: sigmoid(2x) * 2x, padded
+  // Element (the pad bytes must stay as they were).
+  cases.push_back({"stash_between_ops", "S = 5, T = 3, A = 6", "T, A # 8",
+                   [](Context& ctx, const DmTensor& x, const DmTensor&, const MappingScope& s) {
+                     return ctx.main.begin(x.view())
+                         .fetch(DType::kF32, s.m("T"), s.m("A # 8"))
+                         .collect(s.m("T"), s.m("A # 8"))
+                         .vector_init()
+                         .vector_intra_slice_branch(BranchMode::Unconditional())
+                         .vector_split(s.m("T, A # 8 / 4"), s.m("A # 8 % 4"))
+                         .vector_fp_binary(FpBinaryOp::MulF(FpMulAlu::kMul0), 2.0f)
+                         .vector_stash()
+                         .vector_fp_unary(FpUnaryOp::kSigmoid)
+                         .vector_fp_binary(FpBinaryOp::MulF(FpMulAlu::kMul1), Stash)
+                         .vector_concat(s.m("T"), s.m("A # 8"))
+                         .vector_final()
+                         .commit(s.m("T, A # 8"), kOutputAddress);
+                   },
+                   ""});
   cases.push_back({"intra_reduce", "S = 3, N = 16", "N",
                    [](Context& ctx, const DmTensor& x, const DmTensor&, const MappingScope& s) {
                      return ctx.main.begin(x.view())
