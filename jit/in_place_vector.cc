@@ -113,6 +113,11 @@ struct Plan {
   std::vector<PairMove> pair;
   int64_t pair_positions = 0;  // per tensor
   int64_t longest_run = 0;
+  // With a Cast stage (Shape::cast_op): the 32-bit values laid out as the output, where the move
+  // and the kernels write (only the written runs' pages are touched), and the cast from it into
+  // the output, each position by its index.
+  std::shared_ptr<uint32_t[]> values;
+  std::optional<ReadyNest> cast;
   // The operand images, laid out as the output (only the written runs' pages are ever touched, so
   // they are left uninitialized). Ops of one backend run one at a time.
   std::vector<std::shared_ptr<uint32_t[]>> image_data;
@@ -220,23 +225,33 @@ Mapping RelabelOut(const Stage& stage) {
   return std::get<TransposeStage>(stage).out.Full();
 }
 
-// The op's one vector stage between relabelings, with the stream after the last stage, or why not.
-std::variant<std::pair<const VectorStage*, Mapping>, std::string> OnlyVectorBetween(const PipelineOp& op) {
-  const VectorStage* vector = nullptr;
-  Mapping stream = std::get<FetchStage>(op.stages[1]).out.Full();
+// The op's one vector stage between relabelings (and at most one Cast stage after it), with the
+// stream after the last stage.
+struct Between {
+  const VectorStage* stage = nullptr;
+  const CastStage* cast = nullptr;
+  Mapping last;
+};
+std::variant<Between, std::string> OnlyVectorBetween(const PipelineOp& op) {
+  Between between;
+  between.last = std::get<FetchStage>(op.stages[1]).out.Full();
   for (size_t i = 2; i + 1 < op.stages.size(); ++i) {
     const Stage& stage = op.stages[i];
-    if (const auto* v = std::get_if<VectorStage>(&stage); v != nullptr && vector == nullptr) {
-      vector = v;
-      stream = v->out.Full();
+    if (const auto* v = std::get_if<VectorStage>(&stage); v != nullptr && between.stage == nullptr) {
+      between.stage = v;
+      between.last = v->out.Full();
+    } else if (const auto* cast = std::get_if<CastStage>(&stage);
+               cast != nullptr && between.stage != nullptr && between.cast == nullptr) {
+      between.cast = cast;
+      between.last = cast->out.Full();
     } else if (IsRelabel(stage)) {
-      stream = RelabelOut(stage);
+      between.last = RelabelOut(stage);
     } else {
       return absl::StrCat("a stage besides one vector stage changes values: ", DescribeStage(stage));
     }
   }
-  if (vector == nullptr) return std::string("no vector stage");
-  return std::make_pair(vector, stream);
+  if (between.stage == nullptr) return std::string("no vector stage");
+  return between;
 }
 
 // Why the vector stage's steps may not run after the move (see the header), or empty.
@@ -274,6 +289,9 @@ struct Shape {
   Mapping to, from;  // the output's and the input's in-place layouts
   int64_t to_positions = 0, from_positions = 0;
   ElementOp fetch_op;
+  // A Cast stage before the commit: the kernels run on a 32-bit image laid out as the output
+  // (Plan::values), which this op then stores into the output.
+  std::optional<ElementOp> cast_op;
   StageSegments segments;
   struct Image {
     int vrf = 0;
@@ -305,18 +323,27 @@ absl::StatusOr<Shaped> ShapeOf(KernelCache& kernels, const PipelineOp& op, const
   }
   auto between = OnlyVectorBetween(op);
   if (auto* reason = std::get_if<std::string>(&between)) return Shaped(*reason);
-  const auto& [stage, last] = std::get<std::pair<const VectorStage*, Mapping>>(between);
+  const auto& [stage, cast, last] = std::get<Between>(between);
   const auto& fetch = std::get<FetchStage>(op.stages[1]);
   if (fetch.out.dtype != stage->in.dtype || StorageBits(fetch.out.dtype) != 32) {
     return Shaped(std::string("the fetch's stream is not the vector stage's 32-bit input"));
   }
-  if (stage->out.dtype != output.dtype()) return Shaped(std::string("the store changes the element type"));
+  std::optional<ElementOp> cast_op;
+  if (cast != nullptr) {
+    if (cast->from != stage->out.dtype) return Shaped(std::string("the cast does not take the vector stage's output"));
+    if (StorageBits(cast->to) == 4) return Shaped(std::string("a 4-bit output (two positions share a byte)"));
+    ASSIGN_OR_RETURN(cast_op, CastOp(*cast));
+  }
+  if ((cast != nullptr ? cast->to : stage->out.dtype) != output.dtype()) {
+    return Shaped(std::string("the store changes the element type"));
+  }
   if (std::string why = StageRefuses(kernels, *stage); !why.empty()) return Shaped(why);
   std::optional<Mapping> to = InPlaceLayout(output);
   std::optional<Mapping> from = InPlaceLayout(input);
   if (!from || !to) return Shaped(std::string("an end is not in a dense memory"));
   if (MayOverlap(input, output)) return Shaped(std::string("the input and the output may share bytes"));
   Shape shape;
+  shape.cast_op = cast_op;
   if (interleave) {
     // As Staged::ReadPair stages it: both tensors of the first one's type and full mapping.
     const Mapping full = input.full_mapping();
@@ -496,6 +523,12 @@ absl::StatusOr<Planned> MakePlan(KernelCache& kernels, const PipelineOp& op, con
     }
   }
   for (const auto& [first, last] : plan.runs) plan.longest_run = std::max(plan.longest_run, last - first);
+  if (shape.cast_op) {
+    ASSIGN_OR_RETURN(plan.cast, kernels.ReadyBetweenBuffers(shape.to, shape.to, *shape.cast_op, shape.to_positions,
+                                                            shape.to_positions, /*allow_drop=*/false));
+    if (!plan.cast) return Planned(std::string("the cast's move has no loop nest"));
+    plan.values.reset(new uint32_t[static_cast<size_t>(extent)]);
+  }
   plan.compare = !shape.segments.specs.empty() && shape.segments.specs.front().compare.has_value();
   if (plan.ids_image >= 0) {
     int64_t at = 0;
@@ -619,9 +652,9 @@ absl::Status RunPlan(KernelCache& kernels, const Plan& plan, const PipelineTenso
   }
   uint8_t* const all_ids = id_buffer.data();
   const bool copy_by_run = !plan.run_sources.empty();
-  if (!copy_by_run) plan.move.Run(out, in);
+  uint32_t* data = plan.values ? plan.values.get() : reinterpret_cast<uint32_t*>(out);
+  if (!copy_by_run) plan.move.Run(reinterpret_cast<uint8_t*>(data), in);
   kernels.Count(plan.move);
-  uint32_t* data = reinterpret_cast<uint32_t*>(out);
   Parallel(static_cast<int64_t>(plan.runs.size()), ThreadsFor(plan.written, kernels.threads()),
            [&](int64_t begin, int64_t end) {
              // Each run's kernels address it from its first position: its ids in a run-sized
@@ -665,6 +698,10 @@ absl::Status RunPlan(KernelCache& kernels, const Plan& plan, const PipelineTenso
                }
              }
            });
+  if (plan.cast) {
+    plan.cast->Run(out, reinterpret_cast<const uint8_t*>(data));
+    kernels.Count(*plan.cast);
+  }
   return absl::OkStatus();
 }
 
@@ -695,6 +732,10 @@ absl::StatusOr<bool> PrepareVectorInPlace(KernelCache& kernels, const PipelineOp
   // The very kernels MakePlan asks for (the same nests, simplified for the same threads).
   RETURN_IF_ERROR(kernels.ReadyBetweenBuffers(shape->to, shape->from, shape->fetch_op, shape->to_positions,
                                               shape->from_positions, /*allow_drop=*/true).status());
+  if (shape->cast_op) {
+    RETURN_IF_ERROR(kernels.ReadyBetweenBuffers(shape->to, shape->to, *shape->cast_op, shape->to_positions,
+                                                shape->to_positions, /*allow_drop=*/false).status());
+  }
   if (shape->ids) {
     RETURN_IF_ERROR(kernels.ReadyBetweenBuffers(shape->to, shape->ids->layout, CopyOp(DType::kI32), shape->to_positions,
                                                 shape->ids->positions, /*allow_drop=*/true).status());

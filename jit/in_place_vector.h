@@ -2,7 +2,9 @@
 // stream image: the fetch, the stages that only relabel, the vector stage's relayouts and the
 // store are one compiled move from the input to the output (each position by its index, as
 // direct_pipeline.h), and the vector stage's element-op kernels then run over the output's written
-// positions where they lie.
+// positions where they lie. A Cast stage before the commit (f32 rows stored as bf16) moves the
+// input into a 32-bit image laid out as the output instead, runs the kernels there, and casts that
+// image into the output by one compiled move.
 //
 // Element ops compute each position from its own value, its execution id and the operand images'
 // values at its index; so when every position keeps its index from the fetch to the store, running

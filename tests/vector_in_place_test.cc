@@ -6,7 +6,8 @@
 // output units' bytes, pad bytes and the bytes around them included, equal the interpreter's; each
 // kind that must not run in place says why (position-dependent ids, a reduction). The stash is a
 // run-sized copy of the values where the stash step stands (taken before any op and read across
-// relayouts, or taken between two segments).
+// relayouts, or taken between two segments), and a Cast stage before the commit runs the kernels
+// on a 32-bit image laid out as the output, then casts it into the output.
 // Small shapes, 1 and 2 threads; runs of 64 and 72 positions (copied run by run)
 // and of 6 and 32 (the move kernel, then the element kernels).
 #include <cstring>
@@ -211,6 +212,43 @@ std::vector<Case> Cases() {
                          .vector_concat(s.m("T"), s.m("A # 8"))
                          .vector_final()
                          .commit(s.m("T, A # 8"), kOutputAddress);
+                   },
+                   ""});
+  // A Cast stage (f32 -> bf16, nearest even) between the vector stage and the commit: the kernels
+  // run on a 32-bit image laid out as the output, then one cast move stores the output (as the
+  // Llama RMSNorm's bf16 rows).
+  cases.push_back({"cast_to_bf16", "S = 3, T = 4, A = 8", "T, A",
+                   [](Context& ctx, const DmTensor& x, const DmTensor&, const MappingScope& s) {
+                     return ctx.main.begin(x.view())
+                         .fetch(DType::kF32, s.m("T"), s.m("A"))
+                         .collect(s.m("T"), s.m("A"))
+                         .vector_init()
+                         .vector_intra_slice_branch(BranchMode::Unconditional())
+                         .vector_split(s.m("T, A / 4"), s.m("A % 4"))
+                         .vector_fp_binary(FpBinaryOp::MulF(FpMulAlu::kMul0), 3.0f)
+                         .vector_fp_unary(FpUnaryOp::kExp)
+                         .vector_concat(s.m("T"), s.m("A"))
+                         .vector_final()
+                         .cast(DType::kBF16, s.m("A # 16"))
+                         .commit(s.m("T, A"), kOutputAddress);
+                   },
+                   ""});
+  // The same with the stash and long runs (copied run by run into the 32-bit image).
+  cases.push_back({"stash_then_cast", "S = 2, T = 16, A = 8", "T, A",
+                   [](Context& ctx, const DmTensor& x, const DmTensor&, const MappingScope& s) {
+                     return ctx.main.begin(x.view())
+                         .fetch(DType::kF32, s.m("T"), s.m("A"))
+                         .collect(s.m("T"), s.m("A"))
+                         .vector_init()
+                         .vector_intra_slice_branch(BranchMode::Unconditional())
+                         .vector_split(s.m("T, A / 4"), s.m("A % 4"))
+                         .vector_stash()
+                         .vector_fp_unary(FpUnaryOp::kSigmoid)
+                         .vector_fp_binary(FpBinaryOp::MulF(FpMulAlu::kMul0), Stash)
+                         .vector_concat(s.m("T"), s.m("A"))
+                         .vector_final()
+                         .cast(DType::kBF16, s.m("A # 16"))
+                         .commit(s.m("T, A"), kOutputAddress);
                    },
                    ""});
   cases.push_back({"intra_reduce", "S = 3, N = 16", "N",
