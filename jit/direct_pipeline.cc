@@ -2,6 +2,7 @@
 #include "jit/direct_pipeline.h"
 
 #include "absl/strings/str_cat.h"
+#include "dsl/outer_padding.h"
 #include "dsl/status_macros.h"
 #include "jit/fused_contraction.h"
 #include "jit/in_place.h"
@@ -47,6 +48,13 @@ std::string DirectPipelineKey(const PipelineOp& op, const DeviceTensor& input, c
                       MayOverlap(input, output) ? "\noverlapping" : "");
 }
 
+namespace {
+
+// Whether `positions` of the tensor's elements are whole bytes (an offset a pointer can take).
+bool WholeBytes(int64_t positions, const DeviceTensor& tensor) { return positions * StorageBits(tensor.dtype()) % 8 == 0; }
+
+}  // namespace
+
 absl::StatusOr<Result> PlanDirectPipeline(KernelCache& kernels, const PipelineOp& op, const DeviceTensor& input,
                                           const DeviceTensor& output) {
   if (op.stages.size() < 3) return Result(std::string("no stages between begin and store"));
@@ -68,11 +76,20 @@ absl::StatusOr<Result> PlanDirectPipeline(KernelCache& kernels, const PipelineOp
   // write, each the input element of its index. A run list would also walk a memory-sized layout
   // position by position.
   const Mapping& last = std::get<Mapping>(stream);
-  if (!kernels.HasNest(*dst, last) || !kernels.HasNest(*dst, *src) || !kernels.HasNest(last, *src)) {
-    return Result(std::string("a move between the ends and the stream has no loop nest"));
-  }
   ASSIGN_OR_RETURN(ElementOp element_op, FetchAdapterOp(fetch, false, InPlacePositions(input)));
-  return Result(DirectPipeline{*std::move(dst), *std::move(src), std::move(element_op)});
+  if (kernels.HasNest(*dst, last) && kernels.HasNest(*dst, *src) && kernels.HasNest(last, *src)) {
+    return Result(DirectPipeline{*std::move(dst), *std::move(src), std::move(element_op)});
+  }
+  // A chip view's ends and stream: without the pad the same indices lie at positions shifted by it.
+  std::optional<PeeledPadding> to = PeelOuterPadding(*dst), from = PeelOuterPadding(*src);
+  std::optional<PeeledPadding> stream_peeled = PeelOuterPadding(last);
+  if (to && from && stream_peeled && WholeBytes(to->offset, output) && WholeBytes(from->offset, input) &&
+      to->offset <= InPlacePositions(output) && from->offset <= InPlacePositions(input) &&
+      kernels.HasNest(to->mapping, stream_peeled->mapping) && kernels.HasNest(to->mapping, from->mapping) &&
+      kernels.HasNest(stream_peeled->mapping, from->mapping)) {
+    return Result(DirectPipeline{to->mapping, from->mapping, std::move(element_op), to->offset, from->offset});
+  }
+  return Result(std::string("a move between the ends and the stream has no loop nest"));
 }
 
 }  // namespace visa::jit

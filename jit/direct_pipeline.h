@@ -8,7 +8,8 @@
 // move provably writes exactly what the staged stages would: both ends in place and apart, and
 // loop nests (which hold every destination index in the source) from the output to the input and
 // to the last stream, and from that stream to the input. Otherwise the reason is returned and the
-// pipeline runs stage by stage.
+// pipeline runs stage by stage. Ends behind a common outer left pad (a chip view's Chip level) are
+// planned without it, each from the position its pad shifts it to.
 #pragma once
 
 #include <string>
@@ -25,6 +26,10 @@ struct DirectPipeline {
   Mapping dst;  // the output's in-place layout
   Mapping src;  // the input's in-place layout
   ElementOp op; // the Fetch Adapter's conversion (a copy when it has none)
+  // Where dst's and src's position 0 lie in each end's in-place positions: nonzero for a chip
+  // view's ends, whose left-padded Chip level (`# c + Chip + # n`) has no loop nest until peeled
+  // (dsl/outer_padding.h).
+  int64_t dst_offset = 0, src_offset = 0;
 };
 
 // The direct move for `op` between `input` and `output` (handles or run-time tensors: only their

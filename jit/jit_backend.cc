@@ -848,6 +848,9 @@ absl::Status JitBackend::Run(const PipelineOp& op, const PipelineTensors& tensor
     std::optional<InPlace> from = InPlaceOf(tensors.inputs[0]);
     std::optional<InPlace> to = InPlaceOf(tensors.output);
     if (from && to) {
+      // A chip view's ends are planned from their chip's first position (direct_pipeline.h).
+      from = FromFirstPosition(*from, direct->src_offset, StorageBits(tensors.inputs[0].dtype()));
+      to = FromFirstPosition(*to, direct->dst_offset, StorageBits(tensors.output.dtype()));
       ++kernels_->stats().direct_pipelines;
       ReadyNest kernel;
       RETURN_IF_ERROR(kernels_->Move(direct->dst, direct->src, direct->op, to->data, to->positions, from->data,

@@ -28,6 +28,22 @@ TEST(JitDirectPlans, ASecondRunOfTheSameProgramPlansNothing) {
   EXPECT_EQ((*jit)->stats().direct_pipelines, 2 * moved);
 }
 
+// The collectives' ParallelCopy pipelines copy one chip's slice through chip views, whose ends sit
+// behind a left-padded Chip level (`# c + Chip + # n`): planned without the pad, each is one move
+// from its chip's first position, not a stage-by-stage walk over every chip's units; the sample
+// checks its result against its host reference (and `visa check`'s test, the interpreter's bits).
+TEST(JitDirectPlans, AChipViewsCopyIsOneMoveFromItsChip) {
+  const samples::Sample* sample = samples::FindSample("reduce_scatter_4chip");
+  ASSERT_NE(sample, nullptr);
+  absl::StatusOr<std::unique_ptr<JitBackend>> jit = JitBackend::Create({.threads = 1});
+  ASSERT_TRUE(jit.ok()) << jit.status();
+  absl::StatusOr<samples::SampleRun> run = sample->Run(**jit);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_FALSE(run->mismatch) << *run->mismatch;
+  // 12 ParallelCopy pipelines (3 asymmetric placements of 4 chips' slices) and 3 plain copies.
+  EXPECT_GE((*jit)->stats().direct_pipelines, 12);
+}
+
 TEST(JitDirectPlans, TheKeyNamesEachEndsPlacementAndTheirOverlap) {
   Device device(1);
   MappingScope s(*Axes::Parse("S = 4, A = 16"));
