@@ -699,12 +699,14 @@ absl::StatusOr<std::optional<HostTensor>> JitBackend::RunFused(const FusedContra
                                                                const PipelineTensors& tensors) {
   std::vector<const uint8_t*> x_base, w_base;
   RETURN_IF_ERROR(PointersOf(plan, tensors.inputs[0], *tensors.weights, x_base, w_base));
-  const bool fma = fma_first_level_ && plan.fma_spec && ProductsAreExact(plan, x_base, w_base);
+  const bool fma = fma_first_level_ && plan.fma_spec && !plan.packet_spec && ProductsAreExact(plan, x_base, w_base);
   kernels_->stats().fma_pipelines += fma;
   // With a pair kernel, the exact tree's kernel compiles only once a slice's operands need it
   // (after the other slices ran), so ordinary data compiles one kernel, as Prepare does.
   LaneContractionFn fn = nullptr, pairs_fn = nullptr;
-  if (plan.pairs_spec) {
+  if (plan.packet_spec) {
+    ASSIGN_OR_RETURN(fn, kernels_->PacketContraction(*plan.packet_spec));
+  } else if (plan.pairs_spec) {
     ASSIGN_OR_RETURN(pairs_fn, kernels_->LaneContraction(*plan.pairs_spec));
   } else {
     ASSIGN_OR_RETURN(fn, kernels_->LaneContraction(fma ? *plan.fma_spec : plan.spec));
@@ -727,7 +729,7 @@ absl::StatusOr<std::optional<HostTensor>> JitBackend::RunFused(const FusedContra
     acc.assign(static_cast<size_t>(plan.acc_layout.size()), 0);
     written.assign(static_cast<size_t>(plan.acc_layout.size()), 0);
   }
-  const int64_t scratch_bytes = plan.spec.ScratchBytes();
+  const int64_t scratch_bytes = plan.packet_spec ? 0 : plan.spec.ScratchBytes();
   const int64_t slice_bytes = (5 * slice_slots + 63) / 64 * 64;  // one slice's accumulators and flags
   const int64_t out_bits = StorageBits(tensors.output.dtype());
   // The work is split over live slices only: half the positions of a `1 # 2` cluster are dead,
@@ -831,6 +833,7 @@ absl::Status JitBackend::Run(const PipelineOp& op, const PipelineTensors& tensor
     absl::StatusOr<std::optional<HostTensor>> stream = RunFused(*fused, epilogue, tensors);
     if (stream.ok()) {
       ++kernels_->stats().fused_pipelines;
+      kernels_->stats().packet_pipelines += fused->packet_spec.has_value();
       if (!stream->has_value()) {
         ++kernels_->stats().fused_epilogues;
         return absl::OkStatus();
@@ -1014,9 +1017,13 @@ absl::Status JitBackend::PrepareOp(const Op& op) {
     // The pair kernel, else the fused first level, is what runs on ordinary data; the other
     // compiles if ever needed.
     const bool fma = fma_first_level_ && fused->fma_spec;
-    RETURN_IF_ERROR(kernels_->LaneContraction(fused->pairs_spec ? *fused->pairs_spec
-                                              : fma             ? *fused->fma_spec
-                                                                : fused->spec).status());
+    if (fused->packet_spec) {
+      RETURN_IF_ERROR(kernels_->PacketContraction(*fused->packet_spec).status());
+    } else {
+      RETURN_IF_ERROR(kernels_->LaneContraction(fused->pairs_spec ? *fused->pairs_spec
+                                                : fma             ? *fused->fma_spec
+                                                                  : fused->spec).status());
+    }
     if (const ContractionEpilogue* epilogue = pipe.output.handle ? EpilogueFor(pipe, *fused, *pipe.output.handle) : nullptr) {
       return kernels_->Epilogue(*epilogue).status();
     }
