@@ -248,6 +248,11 @@ absl::StatusOr<Plan> PlanFusedContraction(const PipelineOp& op) {
   plan.acc_layout = Pair({Pair({comp.chip, comp.cluster, comp.slice}), *comp.row, accumulate.retained_time,
                           contract.out.packet});
   plan.out_layout = accumulate.out.Full();
+  const StreamShape& out = accumulate.out;
+  if (MappingKey(Pair({out.chip, out.cluster, out.slice})) == MappingKey(Pair({comp.chip, comp.cluster, comp.slice}))) {
+    plan.slice_layouts.emplace(Pair({out.time, out.packet}),
+                               Pair({*comp.row, accumulate.retained_time, contract.out.packet}));
+  }
   plan.acc_type = contract.out.dtype;
   plan.x_extent = Extent(spec.x_lane, spec.x_packet);
   plan.w_extent = Extent(spec.w_offset, spec.w_packet);

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 
 #include "absl/status/statusor.h"
@@ -33,6 +34,10 @@ struct FusedContraction {
   size_t accumulate_stage = 0;   // the stages after it run on the accumulator image
   Mapping acc_layout;            // [outer, row, retained time, contracted packet]
   Mapping out_layout;            // the Reducer's output stream
+  // One slice's part of each ([row, retained time, contracted packet] and [time, packet]) when
+  // both images hold a slice's positions in one block, slice after slice in the same order: the
+  // accumulators then move into the stream image slice by slice, live slices only.
+  std::optional<std::pair<Mapping, Mapping>> slice_layouts;  // {out, acc}
   DType acc_type = DType::kF32;
   std::string lanes;             // the time digit the lanes run along, for explain / debugging
   // The same kernel with its first tree level fused (exact_products.h) when the types allow it
