@@ -252,5 +252,20 @@ TEST(SingleLaneSamples, GemvFusesItsContraction) {
   EXPECT_EQ((*jit)->stats().packet_pipelines, 1);
 }
 
+// The tensor-parallel layer (prefill, then one decode launch): the decode's twelve projections
+// and attention products (one token: no lanes) and the prefill's RoPE and LM head contractions
+// (one row of a table, the last token) used to run stage by stage over the 4 chips' padded slices.
+TEST(SingleLaneSamples, TheTensorParallelLayerFusesEveryContraction) {
+  const samples::Sample* sample = samples::FindSample("llama_tiny_layer_4chip");
+  ASSERT_NE(sample, nullptr);
+  absl::StatusOr<std::unique_ptr<JitBackend>> jit = JitBackend::Create({.threads = 2});
+  ASSERT_TRUE(jit.ok()) << jit.status();
+  absl::StatusOr<samples::SampleRun> run = sample->Run(**jit);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_FALSE(run->mismatch.has_value()) << *run->mismatch;
+  EXPECT_EQ((*jit)->stats().packet_pipelines, 15);
+  EXPECT_EQ((*jit)->stats().fused_pipelines, 24);
+}
+
 }  // namespace
 }  // namespace visa::jit
