@@ -232,16 +232,34 @@ absl::StatusOr<Plan> PlanFusedContraction(const PipelineOp& op) {
       break;
     }
   }
-  if (!built) return Plan(std::string("no retained time digit broadcasts the weights (no lanes)"));
+  // No digit broadcasts the weights (a GEMV, a decode projection: every time step reads its own
+  // weights): each time step is a block of one lane, a degenerate digit of size 1, which always
+  // builds. The packet kernel runs those where it takes the types, else the lane kernel in one lane.
+  const bool single_lane = !built;
+  if (single_lane) {
+    VISA_CHECK(BuildBlocks(Digit{static_cast<int64_t>(base.w_time.size()), 1}, split->first, base.w_time,
+                           base.retained, spec),
+               "blocks of one lane never share a slot");
+    plan.lanes = "single lane (no time digit broadcasts the weights)";
+  }
   plan.outer = base.outer;
   plan.accumulate_stage = a + 2;
   const StreamShape& comp = align.out;
   plan.acc_layout = Pair({Pair({comp.chip, comp.cluster, comp.slice}), *comp.row, accumulate.retained_time,
                           contract.out.packet});
   plan.out_layout = accumulate.out.Full();
+  const StreamShape& out = accumulate.out;
+  if (MappingKey(Pair({out.chip, out.cluster, out.slice})) == MappingKey(Pair({comp.chip, comp.cluster, comp.slice}))) {
+    plan.slice_layouts.emplace(Pair({out.time, out.packet}),
+                               Pair({*comp.row, accumulate.retained_time, contract.out.packet}));
+  }
   plan.acc_type = contract.out.dtype;
   plan.x_extent = Extent(spec.x_lane, spec.x_packet);
   plan.w_extent = Extent(spec.w_offset, spec.w_packet);
+  if (single_lane) {
+    plan.packet_spec = PacketContractionOf(spec);
+    if (plan.packet_spec) plan.lanes = "packet (no time digit broadcasts the weights)";
+  }
   if (spec.op == ReduceOp::kAdd && spec.acc_type == DType::kF32 && spec.group >= 2 &&
       spec.fetch.kind == ElementOp::Kind::kCopy && HasExactProducts(spec.x_type) && HasExactProducts(spec.w_type)) {
     plan.fma_spec = spec;

@@ -5,7 +5,8 @@
 // What fuses: one fetched tensor (no interleave), collects that keep every slice's element order
 // (they only repacketize the stream), an align whose computation mapping has the collect's
 // element order, weights addressed through the TRF Sequencer, no stream padding, and a retained
-// time digit along which the weights are broadcast (the lanes). What does not, and why:
+// time digit along which the weights are broadcast (the lanes); without one, each time step is a
+// block of one lane, run by the packet kernel where it takes the types. What does not, and why:
 //  - a switch exchanges data across slices through the ring: the pipeline would split there;
 //  - a transpose reorders time and packet through its buffer;
 //  - an align that broadcasts or shifts the stream over time (convolutions' shift-reuse) reads a
@@ -16,10 +17,12 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 
 #include "absl/status/statusor.h"
 #include "jit/lane_contraction_kernel.h"
+#include "jit/packet_contraction_kernel.h"
 #include "runtime/program.h"
 #include "runtime/tensor.h"
 
@@ -31,6 +34,10 @@ struct FusedContraction {
   size_t accumulate_stage = 0;   // the stages after it run on the accumulator image
   Mapping acc_layout;            // [outer, row, retained time, contracted packet]
   Mapping out_layout;            // the Reducer's output stream
+  // One slice's part of each ([row, retained time, contracted packet] and [time, packet]) when
+  // both images hold a slice's positions in one block, slice after slice in the same order: the
+  // accumulators then move into the stream image slice by slice, live slices only.
+  std::optional<std::pair<Mapping, Mapping>> slice_layouts;  // {out, acc}
   DType acc_type = DType::kF32;
   std::string lanes;             // the time digit the lanes run along, for explain / debugging
   // The same kernel with its first tree level fused (exact_products.h) when the types allow it
@@ -42,6 +49,9 @@ struct FusedContraction {
   // finds in range (SliceAllowsBf16Pairs).
   std::optional<LaneContractionSpec> pairs_spec;
   int64_t x_extent = 0, w_extent = 0;  // elements the kernel reads from each x_base / w_base
+  // Without lanes (blocks of one lane: no retained time digit broadcasts the weights), the packet
+  // kernel (packet_contraction_kernel.h) where it takes the spec; it runs instead of `spec`.
+  std::optional<PacketContractionSpec> packet_spec;
 };
 
 // The plan, or the reason the op runs stage by stage. Depends only on the op's configuration.

@@ -699,12 +699,14 @@ absl::StatusOr<std::optional<HostTensor>> JitBackend::RunFused(const FusedContra
                                                                const PipelineTensors& tensors) {
   std::vector<const uint8_t*> x_base, w_base;
   RETURN_IF_ERROR(PointersOf(plan, tensors.inputs[0], *tensors.weights, x_base, w_base));
-  const bool fma = fma_first_level_ && plan.fma_spec && ProductsAreExact(plan, x_base, w_base);
+  const bool fma = fma_first_level_ && plan.fma_spec && !plan.packet_spec && ProductsAreExact(plan, x_base, w_base);
   kernels_->stats().fma_pipelines += fma;
   // With a pair kernel, the exact tree's kernel compiles only once a slice's operands need it
   // (after the other slices ran), so ordinary data compiles one kernel, as Prepare does.
   LaneContractionFn fn = nullptr, pairs_fn = nullptr;
-  if (plan.pairs_spec) {
+  if (plan.packet_spec) {
+    ASSIGN_OR_RETURN(fn, kernels_->PacketContraction(*plan.packet_spec));
+  } else if (plan.pairs_spec) {
     ASSIGN_OR_RETURN(pairs_fn, kernels_->LaneContraction(*plan.pairs_spec));
   } else {
     ASSIGN_OR_RETURN(fn, kernels_->LaneContraction(fma ? *plan.fma_spec : plan.spec));
@@ -720,14 +722,7 @@ absl::StatusOr<std::optional<HostTensor>> JitBackend::RunFused(const FusedContra
   if (epilogue != nullptr) {
     ASSIGN_OR_RETURN(write, kernels_->Epilogue(*epilogue));
   }
-  // Without the epilogue, the accumulator image the stages after accumulate start from.
-  std::vector<uint32_t> acc;
-  std::vector<uint8_t> written;
-  if (epilogue == nullptr) {
-    acc.assign(static_cast<size_t>(plan.acc_layout.size()), 0);
-    written.assign(static_cast<size_t>(plan.acc_layout.size()), 0);
-  }
-  const int64_t scratch_bytes = plan.spec.ScratchBytes();
+  const int64_t scratch_bytes = plan.packet_spec ? 0 : plan.spec.ScratchBytes();
   const int64_t slice_bytes = (5 * slice_slots + 63) / 64 * 64;  // one slice's accumulators and flags
   const int64_t out_bits = StorageBits(tensors.output.dtype());
   // The work is split over live slices only: half the positions of a `1 # 2` cluster are dead,
@@ -735,6 +730,20 @@ absl::StatusOr<std::optional<HostTensor>> JitBackend::RunFused(const FusedContra
   std::vector<int64_t> live;
   for (int64_t o = 0; o < plan.outer; ++o) {
     if (plan.spec.live_outer[o]) live.push_back(o);
+  }
+  // Without the epilogue, the accumulators the stages after accumulate start from: the live
+  // slices' only where they move into the stream image slice by slice (a tensor on a few slices
+  // of a padded chip x cluster x slice left 2048 slices' accumulators to zero and move per op),
+  // else the whole accumulator image.
+  const bool by_slice = epilogue == nullptr && plan.slice_layouts && plan.slice_layouts->second.size() == slice_slots;
+  std::vector<int64_t> acc_at(static_cast<size_t>(plan.outer), 0);
+  for (size_t i = 0; i < live.size(); ++i) acc_at[live[i]] = (by_slice ? static_cast<int64_t>(i) : live[i]) * slice_slots;
+  std::vector<uint32_t> acc;
+  std::vector<uint8_t> written;
+  if (epilogue == nullptr) {
+    const size_t slots = static_cast<size_t>(by_slice ? static_cast<int64_t>(live.size()) * slice_slots : plan.acc_layout.size());
+    acc.assign(slots, 0);
+    written.assign(slots, 0);
   }
   // Slices whose operands refuse the pair kernel while the exact one is not compiled yet.
   std::vector<uint8_t> deferred(live.size(), 0);
@@ -760,8 +769,7 @@ absl::StatusOr<std::optional<HostTensor>> JitBackend::RunFused(const FusedContra
         ++pairs;
       }
       if (epilogue == nullptr) {
-        slice_fn(x_base.data(), w_base.data(), acc.data() + o * slice_slots, written.data() + o * slice_slots, aligned,
-                 o, o + 1);
+        slice_fn(x_base.data(), w_base.data(), acc.data() + acc_at[o], written.data() + acc_at[o], aligned, o, o + 1);
         continue;
       }
       slice_fn(x_base.data(), w_base.data(), slice_acc, slice_written, aligned, o, o + 1);
@@ -785,6 +793,22 @@ absl::StatusOr<std::optional<HostTensor>> JitBackend::RunFused(const FusedContra
   }
   if (epilogue != nullptr) return std::nullopt;
   std::vector<uint8_t> bytes(static_cast<size_t>(StorageBytes(plan.acc_type, plan.out_layout.size())), 0);
+  if (by_slice) {
+    const auto& [out_slice, acc_slice] = *plan.slice_layouts;
+    const int64_t slice_out_bytes = StorageBytes(plan.acc_type, out_slice.size());
+    ReadyNest kernel;
+    for (size_t i = 0; i < live.size(); ++i) {
+      uint8_t* dst = bytes.data() + live[i] * slice_out_bytes;
+      const auto* src = reinterpret_cast<const uint8_t*>(acc.data() + static_cast<int64_t>(i) * slice_slots);
+      if (kernel.fn != nullptr && kernel.copies.empty()) {
+        kernel.Run(dst, src);  // the same move for every slice, planned once
+        continue;
+      }
+      RETURN_IF_ERROR(kernels_->Move(out_slice, acc_slice, CopyOp(plan.acc_type), dst, out_slice.size(), src,
+                                     acc_slice.size(), /*allow_drop=*/false, &kernel).status());
+    }
+    return Image(plan.acc_type, plan.out_layout, std::move(bytes));
+  }
   RETURN_IF_ERROR(kernels_->Move(plan.out_layout, plan.acc_layout, CopyOp(plan.acc_type), bytes.data(),
                                  plan.out_layout.size(), reinterpret_cast<const uint8_t*>(acc.data()),
                                  plan.acc_layout.size(), /*allow_drop=*/false).status());
@@ -831,6 +855,7 @@ absl::Status JitBackend::Run(const PipelineOp& op, const PipelineTensors& tensor
     absl::StatusOr<std::optional<HostTensor>> stream = RunFused(*fused, epilogue, tensors);
     if (stream.ok()) {
       ++kernels_->stats().fused_pipelines;
+      kernels_->stats().packet_pipelines += fused->packet_spec.has_value();
       if (!stream->has_value()) {
         ++kernels_->stats().fused_epilogues;
         return absl::OkStatus();
@@ -1017,9 +1042,13 @@ absl::Status JitBackend::PrepareOp(const Op& op) {
     // The pair kernel, else the fused first level, is what runs on ordinary data; the other
     // compiles if ever needed.
     const bool fma = fma_first_level_ && fused->fma_spec;
-    RETURN_IF_ERROR(kernels_->LaneContraction(fused->pairs_spec ? *fused->pairs_spec
-                                              : fma             ? *fused->fma_spec
-                                                                : fused->spec).status());
+    if (fused->packet_spec) {
+      RETURN_IF_ERROR(kernels_->PacketContraction(*fused->packet_spec).status());
+    } else {
+      RETURN_IF_ERROR(kernels_->LaneContraction(fused->pairs_spec ? *fused->pairs_spec
+                                                : fma             ? *fused->fma_spec
+                                                                  : fused->spec).status());
+    }
     if (const ContractionEpilogue* epilogue = pipe.output.handle ? EpilogueFor(pipe, *fused, *pipe.output.handle) : nullptr) {
       return kernels_->Epilogue(*epilogue).status();
     }

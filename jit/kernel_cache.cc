@@ -226,6 +226,13 @@ absl::StatusOr<LaneContractionFn> KernelCache::LaneContraction(const LaneContrac
   return reinterpret_cast<LaneContractionFn>(address);
 }
 
+absl::StatusOr<LaneContractionFn> KernelCache::PacketContraction(const PacketContractionSpec& spec) {
+  ASSIGN_OR_RETURN(void* address, Cached(spec.Key(), kLaneOptimization, [spec](llvm::Module& module, const std::string& name) {
+                     BuildPacketContractionFunction(module, name, spec);
+                   }));
+  return reinterpret_cast<LaneContractionFn>(address);
+}
+
 absl::StatusOr<EpilogueFn> KernelCache::Epilogue(const ContractionEpilogue& epilogue) {
   ASSIGN_OR_RETURN(void* address, Cached(EpilogueKey(epilogue), kEpilogueOptimization,
                                          [epilogue](llvm::Module& module, const std::string& name) {

@@ -24,6 +24,7 @@
 #include "jit/lane_contraction_kernel.h"
 #include "jit/move_kernel.h"
 #include "jit/op_memo.h"
+#include "jit/packet_contraction_kernel.h"
 #include "jit/streaming_move.h"
 #include "jit/vector_kernel.h"
 #include "jit/vector_reduce_kernel.h"
@@ -54,6 +55,7 @@ struct JitStats {
   std::map<std::string, int64_t> derived_dma_reasons;
   int64_t fused_pipelines = 0;  // pipelines whose front ran as one lane contraction kernel
   int64_t fused_epilogues = 0;  // of those, pipelines whose cast and commit ran fused after it
+  int64_t packet_pipelines = 0;  // of those, pipelines run by the packet kernel (no lanes)
   int64_t fma_pipelines = 0;    // fused pipelines whose operands allowed the fused first tree level
   int64_t bf16_pair_slices = 0;  // slices of fused pipelines run with vdpbf16ps pairs (bf16_pairs)
   int64_t direct_pipelines = 0; // data-movement pipelines run as one move between memories
@@ -157,6 +159,9 @@ class KernelCache {
 
   // The compiled fused contraction kernel of `spec` (cached by its key).
   absl::StatusOr<LaneContractionFn> LaneContraction(const LaneContractionSpec& spec);
+  // The compiled packet contraction kernel of `spec` (packet_contraction_kernel.h; the lane
+  // kernel's signature), cached by its key.
+  absl::StatusOr<LaneContractionFn> PacketContraction(const PacketContractionSpec& spec);
 
   // The compiled loop of a vector segment (cached by its key).
   absl::StatusOr<VectorFn> Vector(const VectorKernelSpec& spec);
