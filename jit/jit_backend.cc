@@ -993,7 +993,10 @@ absl::Status JitBackend::Run(const PipelineOp& op, const PipelineTensors& tensor
   if (direct_pipelines_ && HasVectorStage(op)) {
     ASSIGN_OR_RETURN(bool in_place, RunVectorInPlace(*kernels_, op, tensors));
     if (in_place) return absl::OkStatus();
-    ASSIGN_OR_RETURN(bool reduced, RunReduceInPlace(*kernels_, op, tensors));
+    // Over the live units alone (live_units.h): the plan computes its units' first ones only, and
+    // a box (chips before padded slices, a chip part) is no prefix of them.
+    ASSIGN_OR_RETURN(std::shared_ptr<const std::optional<LivePipeline>> live, KeptTrim(*kernels_, op));
+    ASSIGN_OR_RETURN(bool reduced, RunReduceInPlace(*kernels_, live->has_value() ? (*live)->op : op, tensors));
     if (reduced) return absl::OkStatus();
   }
   ++kernels_->stats().staged_pipelines;
