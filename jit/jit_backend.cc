@@ -424,7 +424,7 @@ struct KernelRunner {
       }
       // Padded stream positions may read past the last Element: stage that much more. Off a
       // prefix, the box's units end before the placement's last one.
-      const int64_t staged_units = walk->first != 0 ? input.placement().prefix_size : units;
+      const int64_t staged_units = box != nullptr && !box->IsPrefix() ? input.placement().prefix_size : units;
       const int64_t tail = std::max<int64_t>(0, walk->first + nest->max_src() + 1 - staged_units * input.element().size());
       ASSIGN_OR_RETURN(Staged source, Staged::Read(input, tail));
       if (walk->first + nest->max_src() >= source.positions() + tail) return std::nullopt;
@@ -1143,7 +1143,9 @@ absl::Status JitBackend::PrepareOp(const Op& op) {
   if (direct_pipelines_ && HasVectorStage(pipe)) {
     ASSIGN_OR_RETURN(bool in_place, PrepareVectorInPlace(*kernels_, pipe));
     if (in_place) return absl::OkStatus();
-    ASSIGN_OR_RETURN(bool reduced, PrepareReduceInPlace(*kernels_, pipe));
+    // As Run: the plan over the live units (its own trim: compiling reads the op's handles).
+    const std::optional<LivePipeline> live = TrimToLiveUnits(pipe);
+    ASSIGN_OR_RETURN(bool reduced, PrepareReduceInPlace(*kernels_, live ? live->op : pipe));
     if (reduced) return absl::OkStatus();
   }
   ASSIGN_OR_RETURN(const FusedContraction* fused, FusedPlanFor(pipe));
