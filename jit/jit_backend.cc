@@ -141,6 +141,54 @@ std::optional<MoveNest> CommitNest(const CommitStage& commit, const DeviceTensor
   return WriteNestOf(commit.sequencer, live, stream_size / units, SequencerUnit(output), output.element().size());
 }
 
+// A nest over the units a trimmed walk spans (live_units.h), starting `first` positions into the
+// buffer it reads or writes by unit: 0 over a prefix of the units, the box's first unit otherwise.
+struct UnitNest {
+  MoveNest nest;
+  int64_t first = 0;
+};
+
+// CommitNest over a walk's units (`box` null: every unit). Off a prefix, the nest walks the box,
+// and the output's live units must be the box's.
+std::optional<UnitNest> LiveCommitNest(const CommitStage& commit, const DeviceTensor& output, int64_t stream_size,
+                                       const LiveBox* box) {
+  if (box == nullptr || box->IsPrefix()) {
+    std::optional<MoveNest> nest = CommitNest(commit, output, stream_size, box != nullptr ? box->units() : 0);
+    if (!nest) return std::nullopt;
+    return UnitNest{*std::move(nest), 0};
+  }
+  if (!commit.slices.all() || output.is_view() || stream_size % box->units() != 0) return std::nullopt;
+  if (!LiveUnitsAreTheBox(output.placement(), *box)) return std::nullopt;
+  const int64_t stream_unit = stream_size / box->units();
+  std::optional<MoveNest> nest =
+      WriteNestOf(commit.sequencer, 1, stream_unit, SequencerUnit(output), output.element().size());
+  if (!nest) return std::nullopt;
+  return UnitNest{OverBox(*std::move(nest), *box, stream_unit, SequencerUnit(output), /*stream_is_dst=*/false),
+                  box->first_unit() * SequencerUnit(output)};
+}
+
+// The read nest of a fetch's recorded sequencer over the walk's units: the first `units`, or off a
+// prefix the box's (live_units.h), whose first unit is `first` buffer positions in.
+std::optional<UnitNest> ReadNest(const SequencerConfig& config, const LiveBox* box, int64_t units,
+                                 int64_t stream_unit, int64_t buffer_unit) {
+  if (box == nullptr || box->IsPrefix()) {
+    std::optional<MoveNest> nest = ReadNestOf(config, units, stream_unit, buffer_unit);
+    if (!nest) return std::nullopt;
+    return UnitNest{*std::move(nest), 0};
+  }
+  std::optional<MoveNest> nest = ReadNestOf(config, 1, stream_unit, buffer_unit);
+  if (!nest) return std::nullopt;
+  return UnitNest{OverBox(*std::move(nest), *box, stream_unit, buffer_unit, /*stream_is_dst=*/true),
+                  box->first_unit() * buffer_unit};
+}
+
+// Whether a walk of the in-place memory over the stream's units reads only chips the tensor lives
+// on: the first `units`, or the box's chips.
+bool InPlaceWalkStays(const DeviceTensor& tensor, const LiveBox* box, int64_t units) {
+  if (box == nullptr || box->IsPrefix()) return InPlaceWalkStaysOnItsChips(tensor, units);
+  return BoxStaysOnLiveChips(tensor.placement(), *box);
+}
+
 // The nest of a DMA's recorded descriptors over its ends as the JIT addresses them (in place or
 // staged), or why the move does not walk them.
 struct DescriptorWalk {
@@ -270,6 +318,19 @@ void DirectEnds(KernelCache& kernels, const DeviceTensor& src, const DeviceTenso
   to.reset();
 }
 
+// Whether a staged contraction reads the TRF image through the TRF Sequencer's addressing
+// (contraction_plan.h) rather than a copy in the computation mapping. A trimmed walk's TRF keeps
+// every unit, so over a box the check counts the padded units and the weights of unit o are found
+// at its device unit (KernelRunner::Contract); a unit of weights must then be whole bytes.
+bool TrfAddressed(const AlignStage& align, const TrfTensor& weights, ContractionSpec& spec, const LiveBox* box) {
+  if (box == nullptr) return AddressThroughTrfSequencer(align, weights, spec);
+  const int64_t outer = spec.outer;
+  spec.outer = box->size[0] * box->size[1] * box->size[2];
+  const bool through = AddressThroughTrfSequencer(align, weights, spec);
+  spec.outer = outer;
+  return through && (spec.w_outer * StorageBits(weights.dtype())) % 8 == 0;
+}
+
 // The walk's visitor that runs: streams are host images moved by compiled kernels.
 struct KernelRunner {
   using Stream = HostTensor;
@@ -277,9 +338,9 @@ struct KernelRunner {
   const PipelineTensors& tensors;
   PaddingCache& padded;
   const PipelineOp& op;
-  // The units a trimmed pipeline spans (live_units.h), its live first units of the tensors'
-  // prefixes; 0: not trimmed, the streams span every unit.
-  int64_t live_units = 0;
+  // The live units a trimmed pipeline spans (live_units.h); null: not trimmed, the streams span
+  // every unit.
+  const LiveBox* box = nullptr;
 
   absl::StatusOr<HostTensor> Fetch(const BeginStage& begin, const FetchStage& stage) {
     if (stage.indirect) {
@@ -321,15 +382,19 @@ struct KernelRunner {
     if (begin.interleave) return FetchInterleavedBySequencer(*begin.interleave, stage);
     const DmTensor& input = tensors.inputs[0];
     const Mapping out = stage.out.Full();
-    const int64_t units = live_units > 0 ? live_units : input.placement().prefix_size;
+    const int64_t units = box != nullptr ? box->units() : input.placement().prefix_size;
     const int64_t stream_unit = stage.out.time.size() * stage.out.packet.size();
-    const std::optional<InPlace> in_place = stage.sequencer.base_offset != 0 || !InPlaceWalkStaysOnItsChips(input, units)
+    const std::optional<InPlace> in_place = stage.sequencer.base_offset != 0 || !InPlaceWalkStays(input, box, units)
                                                 ? std::nullopt
                                                 : InPlaceOf(input);
     // In place, a unit's Element starts a memory stride after the previous one's.
     const int64_t buffer_unit = in_place ? SequencerUnit(input) : input.element().size();
-    std::optional<MoveNest> nest = ReadNestOf(stage.sequencer, units, stream_unit, buffer_unit);
-    if (!nest || units * stream_unit != out.size()) return std::nullopt;
+    std::optional<UnitNest> walk = ReadNest(stage.sequencer, box, units, stream_unit, buffer_unit);
+    if (!walk || units * stream_unit != out.size()) return std::nullopt;
+    // Off a prefix the walk starts at the box's first unit: no head, and a whole byte in.
+    const int bits = StorageBits(input.dtype());
+    if (walk->first != 0 && (stage.sequencer.base_offset != 0 || (walk->first * bits) % 8 != 0)) return std::nullopt;
+    std::optional<MoveNest> nest = walk->nest;
     uint32_t pad_bits = 0;
     if (stage.adapter.pad_value) {
       ASSIGN_OR_RETURN(pad_bits, DoubleToBits(stage.out.dtype, *stage.adapter.pad_value));
@@ -338,7 +403,6 @@ struct KernelRunner {
     // A left-padded stream starts before the buffer (the base address moved back): its walk reads
     // a zeroed head staged in front of the data, and the adapter's mask overwrites those reads.
     const int64_t head = -stage.sequencer.base_offset;
-    const int bits = StorageBits(input.dtype());
     if (head > 0 && (head * bits) % 8 != 0) return std::nullopt;  // a half-byte head: the derived move
     if (head > 0) {
       const int64_t tail = std::max<int64_t>(0, nest->max_src() + 1 - head - units * input.element().size());
@@ -348,17 +412,25 @@ struct KernelRunner {
       std::copy_n(source.data(), (source.positions() + tail) * bits / 8, shifted.data() + head * bits / 8);
       ASSIGN_OR_RETURN(ElementOp op, FetchAdapterOp(stage, false, source.positions_per_tensor()));
       RETURN_IF_ERROR(kernels.RunNest(*nest, op, bytes.data(), out.size(), shifted.data(), positions).status());
-    } else if (in_place && nest->max_src() < in_place->positions) {
+    } else if (in_place && walk->first + nest->max_src() < in_place->positions) {
       ASSIGN_OR_RETURN(ElementOp op, FetchAdapterOp(stage, false, in_place->positions));
-      RETURN_IF_ERROR(kernels.RunNest(*nest, op, bytes.data(), out.size(), in_place->data, in_place->positions).status());
+      RETURN_IF_ERROR(kernels.RunNest(*nest, op, bytes.data(), out.size(), in_place->data + walk->first * bits / 8,
+                                      in_place->positions - walk->first).status());
     } else {
-      if (in_place) nest = ReadNestOf(stage.sequencer, units, stream_unit, input.element().size());
-      // Padded stream positions may read past the last Element: stage that much more.
-      const int64_t tail = std::max<int64_t>(0, nest->max_src() + 1 - units * input.element().size());
+      if (in_place) {
+        walk = ReadNest(stage.sequencer, box, units, stream_unit, input.element().size());
+        if (!walk || (walk->first * bits) % 8 != 0) return std::nullopt;
+        nest = walk->nest;
+      }
+      // Padded stream positions may read past the last Element: stage that much more. Off a
+      // prefix, the box's units end before the placement's last one.
+      const int64_t staged_units = box != nullptr && !box->IsPrefix() ? input.placement().prefix_size : units;
+      const int64_t tail = std::max<int64_t>(0, walk->first + nest->max_src() + 1 - staged_units * input.element().size());
       ASSIGN_OR_RETURN(Staged source, Staged::Read(input, tail));
+      if (walk->first + nest->max_src() >= source.positions() + tail) return std::nullopt;
       ASSIGN_OR_RETURN(ElementOp op, FetchAdapterOp(stage, false, source.positions_per_tensor()));
-      RETURN_IF_ERROR(kernels.RunNest(*nest, op, bytes.data(), out.size(), source.data(), source.positions() + tail)
-                          .status());
+      RETURN_IF_ERROR(kernels.RunNest(*nest, op, bytes.data(), out.size(), source.data() + walk->first * bits / 8,
+                                      source.positions() + tail - walk->first).status());
     }
     ASSIGN_OR_RETURN(const std::vector<int64_t>* padded, PaddedRuns(out));
     FillRuns(bytes, stage.out.dtype, *padded, pad_bits);
@@ -452,7 +524,8 @@ struct KernelRunner {
     ASSIGN_OR_RETURN(ContractionSpec spec, PlanContraction(stream.dtype(), weights.dtype(), align, contract, accumulate));
     const uint8_t* w_data = trf.data();
     std::vector<uint8_t> w;
-    if (!AddressThroughTrfSequencer(align, weights, spec)) {
+    const bool through_trf = TrfAddressed(align, weights, spec, box);
+    if (!through_trf) {
       // The weights placed in the computation mapping by a compiled move instead.
       const Mapping w_layout = comp.Full();
       w.assign(static_cast<size_t>(StorageBytes(weights.dtype(), w_layout.size())), 0);
@@ -465,8 +538,24 @@ struct KernelRunner {
     const int64_t slots = spec.outer * spec.rows * spec.out_times * spec.out_packet;
     std::vector<uint32_t> acc(static_cast<size_t>(slots), 0);
     std::vector<uint8_t> written(static_cast<size_t>(slots), 0);
-    Parallel(spec.outer, ThreadsFor(spec.outer * spec.rows * spec.times * spec.packet, kernels.threads()),
-             [&](int64_t begin, int64_t end) { fn(acc.data(), written.data(), x.data(), w_data, begin, end); });
+    // Over a box, outer unit o of the walk is a device unit further on: the TRF image is addressed
+    // by device unit, so each row of the box's units (consecutive slices) reads its weights there.
+    const int64_t w_unit_bytes = through_trf && box != nullptr ? spec.w_outer * StorageBits(weights.dtype()) / 8 : 0;
+    const auto run = [&](int64_t begin, int64_t end) {
+      if (w_unit_bytes == 0) {
+        fn(acc.data(), written.data(), x.data(), w_data, begin, end);
+        return;
+      }
+      const int64_t slices = box->count[2];
+      while (begin < end) {
+        const int64_t row = begin / slices, row_end = std::min(end, (row + 1) * slices);
+        const int64_t chip = box->lo[0] + row / box->count[1], cluster = box->lo[1] + row % box->count[1];
+        const int64_t device = (chip * box->size[1] + cluster) * box->size[2] + box->lo[2];
+        fn(acc.data(), written.data(), x.data(), w_data + (device - row * slices) * w_unit_bytes, begin, row_end);
+        begin = row_end;
+      }
+    };
+    Parallel(spec.outer, ThreadsFor(spec.outer * spec.rows * spec.times * spec.packet, kernels.threads()), run);
     // The accumulator image laid out by the Reducer's output stream.
     const Mapping acc_layout = Pair({outer, *comp.row, accumulate.retained_time, contract.out.packet});
     const Mapping out = accumulate.out.Full();
@@ -496,11 +585,12 @@ struct KernelRunner {
     const bool writes_pads = commit != nullptr && HasPadding(commit->element) && HasPadding(stream.mapping());
     if (commit != nullptr && !writes_pads) {
       std::optional<InPlace> target = InPlaceOf(output);
-      std::optional<MoveNest> nest = target ? CommitNest(*commit, output, stream.size(), live_units) : std::nullopt;
-      if (nest && nest->max_dst() < target->positions) {
+      std::optional<UnitNest> walk = target ? LiveCommitNest(*commit, output, stream.size(), box) : std::nullopt;
+      const int bits = StorageBits(output.dtype());
+      if (walk && (walk->first * bits) % 8 == 0 && walk->first + walk->nest.max_dst() < target->positions) {
         ++kernels.stats().sequencer_commits;
-        return kernels.RunNest(*nest, CopyOp(stream.dtype()), target->data, target->positions, stream.bytes().data(),
-                               stream.size()).status();
+        return kernels.RunNest(walk->nest, CopyOp(stream.dtype()), target->data + walk->first * bits / 8,
+                               target->positions - walk->first, stream.bytes().data(), stream.size()).status();
       }
     }
     if (commit != nullptr) ++kernels.stats().derived_commits;
@@ -535,7 +625,7 @@ struct KernelCompiler {
   };
   KernelCache& kernels;
   const PipelineOp& op;
-  int64_t live_units = 0;  // as KernelRunner's
+  const LiveBox* box = nullptr;  // as KernelRunner's
 
   absl::StatusOr<Stream> Fetch(const BeginStage& begin, const FetchStage& stage) {
     const DeviceTensor& input = *op.inputs[0].handle;
@@ -547,19 +637,22 @@ struct KernelCompiler {
     const Mapping source = begin.interleave ? Pair({*begin.interleave, full}) : full;
     ASSIGN_OR_RETURN(ElementOp element_op, FetchAdapterOp(stage, begin.interleave.has_value(), full.size()));
     Stream out{stage.out.Full(), stage.out.dtype};
-    const int64_t units = live_units > 0 ? live_units : input.placement().prefix_size;
+    const int64_t units = box != nullptr ? box->units() : input.placement().prefix_size;
     const std::optional<Mapping> in_place =
-        begin.interleave || stage.sequencer.base_offset != 0 || !InPlaceWalkStaysOnItsChips(input, units)
+        begin.interleave || stage.sequencer.base_offset != 0 || !InPlaceWalkStays(input, box, units)
             ? std::nullopt
             : InPlaceLayout(input);
     const int64_t stream_unit = stage.out.time.size() * stage.out.packet.size();
-    std::optional<MoveNest> nest =
+    // As the runner's FetchBySequencer (which declines what it cannot walk, and then moves by index).
+    std::optional<UnitNest> walk =
         begin.interleave ? std::nullopt
-                         : ReadNestOf(stage.sequencer, units, stream_unit,
-                                      in_place ? SequencerUnit(input) : input.element().size());
-    if (nest && in_place && nest->max_src() >= InPlacePositions(input)) {
-      nest = ReadNestOf(stage.sequencer, units, stream_unit, input.element().size());
+                         : ReadNest(stage.sequencer, box, units, stream_unit,
+                                    in_place ? SequencerUnit(input) : input.element().size());
+    if (walk && in_place && walk->first + walk->nest.max_src() >= InPlacePositions(input)) {
+      walk = ReadNest(stage.sequencer, box, units, stream_unit, input.element().size());
     }
+    std::optional<MoveNest> nest;
+    if (walk) nest = walk->nest;
     if (begin.interleave) {
       nest = InterleavedReadNestOf(stage.sequencer, InnerPositions(stage.out.time, *begin.interleave) *
                                                         stage.out.packet.size(),
@@ -593,7 +686,7 @@ struct KernelCompiler {
     RETURN_IF_ERROR(kernels.Compile(Pair({outer, align.out.time, align.out.packet}), stream.layout,
                                     CopyOp(stream.dtype), true));
     ASSIGN_OR_RETURN(ContractionSpec spec, PlanContraction(stream.dtype, weights.dtype(), align, contract, accumulate));
-    if (!AddressThroughTrfSequencer(align, TrfTensor(weights), spec)) {
+    if (!TrfAddressed(align, TrfTensor(weights), spec, box)) {
       RETURN_IF_ERROR(kernels.Compile(align.out.Full(), weights.full_mapping(), CopyOp(weights.dtype()), true));
       AddressComputationImage(spec);
     }
@@ -612,9 +705,9 @@ struct KernelCompiler {
     // As the runner's Store: a padded stream into a padded Element moves by index, not by units.
     const bool writes_pads = commit != nullptr && HasPadding(commit->element) && HasPadding(stream.layout);
     if (commit != nullptr && !writes_pads && InPlaceLayout(*op.output.handle)) {
-      std::optional<MoveNest> nest = CommitNest(*commit, *op.output.handle, stream.layout.size(), live_units);
-      if (nest && nest->max_dst() < InPlacePositions(*op.output.handle)) {
-        return kernels.CompileNest(*nest, CopyOp(stream.dtype));
+      std::optional<UnitNest> walk = LiveCommitNest(*commit, *op.output.handle, stream.layout.size(), box);
+      if (walk && walk->first + walk->nest.max_dst() < InPlacePositions(*op.output.handle)) {
+        return kernels.CompileNest(walk->nest, CopyOp(stream.dtype));
       }
     }
     if (commit == nullptr || commit->slices.all()) {
@@ -817,15 +910,56 @@ absl::StatusOr<std::optional<HostTensor>> JitBackend::RunFused(const FusedContra
 
 namespace {
 
+// The units a pipeline's streams span (chip x cluster x slice of its begin stage).
+int64_t UnitsOf(const PipelineOp& op) {
+  const auto* begin = op.stages.empty() ? nullptr : std::get_if<BeginStage>(&op.stages.front());
+  return begin == nullptr ? 0 : begin->shape.chip.size() * begin->shape.cluster.size() * begin->shape.slice.size();
+}
+
+// `op` without its tensors' handles.
+void DropHandles(PipelineOp& op) {
+  for (TensorRef& input : op.inputs) input.handle.reset();
+  if (op.weights) op.weights->handle.reset();
+  op.output.handle.reset();
+  for (TensorRef& vrf : op.vrf_operands) vrf.handle.reset();
+  if (op.fetch_index) op.fetch_index->handle.reset();
+}
+
+// The pipeline trimmed to its live units (live_units.h), made on the op's first walk and kept by
+// its serial without its tensors' handles: trimming copies every stage, which a small warm
+// pipeline would pay on every run.
+absl::StatusOr<std::shared_ptr<const std::optional<LivePipeline>>> KeptTrim(KernelCache& kernels, const PipelineOp& op) {
+  return kernels.memo().Get<std::optional<LivePipeline>>(
+      op.serial, MemoPart(0xffff, 0, 0xa3), [&]() -> absl::StatusOr<std::optional<LivePipeline>> {
+        std::optional<LivePipeline> trimmed = TrimToLiveUnits(op);
+        // The runner takes its tensors from the launch: a kept handle would hold its tensor's
+        // lease, and a later launch refuses to write over a live tensor.
+        if (trimmed) DropHandles(trimmed->op);
+        if (std::getenv("VISA_JIT_DEBUG") != nullptr) {
+          const int64_t units = UnitsOf(op);
+          std::fprintf(stderr, "staged walk: %s\n",
+                       trimmed ? absl::StrCat(trimmed->box.units(), " live units of ", units,
+                                              trimmed->box.IsPrefix() ? " (a prefix)" : " (a box)").c_str()
+                               : absl::StrCat("every unit (", units, ")").c_str());
+        }
+        return trimmed;
+      });
+}
+
 // The staged walk, over the pipeline's live units when its padded ones can be left out
 // (live_units.h), else over every unit.
 absl::Status WalkLiveUnits(KernelCache& kernels, PaddingCache& padded, const PipelineOp& op,
                            const PipelineTensors& tensors) {
-  if (std::optional<PipelineOp> trimmed = TrimToLiveUnits(op)) {
-    KernelRunner live_runner{kernels, tensors, padded, *trimmed, LiveUnitCount(*trimmed)};
-    return WalkPipeline(*trimmed, live_runner);
+  ASSIGN_OR_RETURN(std::shared_ptr<const std::optional<LivePipeline>> trimmed, KeptTrim(kernels, op));
+  if (trimmed->has_value()) {
+    const LivePipeline& live = **trimmed;
+    ++kernels.stats().live_unit_walks;
+    kernels.stats().units_walked += live.box.units();
+    KernelRunner live_runner{kernels, tensors, padded, live.op, &live.box};
+    return WalkPipeline(live.op, live_runner);
   }
-  KernelRunner runner{kernels, tensors, padded, op, /*live_units=*/0};
+  kernels.stats().units_walked += UnitsOf(op);
+  KernelRunner runner{kernels, tensors, padded, op, /*box=*/nullptr};
   return WalkPipeline(op, runner);
 }
 
@@ -860,7 +994,7 @@ absl::Status JitBackend::Run(const PipelineOp& op, const PipelineTensors& tensor
         ++kernels_->stats().fused_epilogues;
         return absl::OkStatus();
       }
-      KernelRunner runner{*kernels_, tensors, padded_, op, /*live_units=*/0};
+      KernelRunner runner{*kernels_, tensors, padded_, op, /*box=*/nullptr};
       return WalkPipelineFrom(op, fused->accumulate_stage + 1, **std::move(stream), runner);
     }
     if (!absl::IsFailedPrecondition(stream.status())) return stream.status();
@@ -887,7 +1021,10 @@ absl::Status JitBackend::Run(const PipelineOp& op, const PipelineTensors& tensor
   if (direct_pipelines_ && HasVectorStage(op)) {
     ASSIGN_OR_RETURN(bool in_place, RunVectorInPlace(*kernels_, op, tensors));
     if (in_place) return absl::OkStatus();
-    ASSIGN_OR_RETURN(bool reduced, RunReduceInPlace(*kernels_, op, tensors));
+    // Over the live units alone (live_units.h): the plan computes its units' first ones only, and
+    // a box (chips before padded slices, a chip part) is no prefix of them.
+    ASSIGN_OR_RETURN(std::shared_ptr<const std::optional<LivePipeline>> live, KeptTrim(*kernels_, op));
+    ASSIGN_OR_RETURN(bool reduced, RunReduceInPlace(*kernels_, live->has_value() ? (*live)->op : op, tensors));
     if (reduced) return absl::OkStatus();
   }
   ++kernels_->stats().staged_pipelines;
@@ -1025,7 +1162,7 @@ absl::Status JitBackend::PrepareOp(const Op& op) {
   }
   const auto& pipe = std::get<PipelineOp>(op.body);
   if (pipe.inputs.empty() || !pipe.inputs[0].handle) return absl::OkStatus();
-  KernelCompiler compiler{*kernels_, pipe, /*live_units=*/0};
+  KernelCompiler compiler{*kernels_, pipe, /*box=*/nullptr};
   if (pipe.fetch_index) return WalkPipeline(pipe, compiler);  // as Run: stage by stage
   if (pipe.output.handle) {
     ASSIGN_OR_RETURN(const DirectPipeline* direct, DirectPlanFor(pipe, *pipe.inputs[0].handle, *pipe.output.handle));
@@ -1034,7 +1171,9 @@ absl::Status JitBackend::PrepareOp(const Op& op) {
   if (direct_pipelines_ && HasVectorStage(pipe)) {
     ASSIGN_OR_RETURN(bool in_place, PrepareVectorInPlace(*kernels_, pipe));
     if (in_place) return absl::OkStatus();
-    ASSIGN_OR_RETURN(bool reduced, PrepareReduceInPlace(*kernels_, pipe));
+    // As Run: the plan over the live units (its own trim: compiling reads the op's handles).
+    const std::optional<LivePipeline> live = TrimToLiveUnits(pipe);
+    ASSIGN_OR_RETURN(bool reduced, PrepareReduceInPlace(*kernels_, live ? live->op : pipe));
     if (reduced) return absl::OkStatus();
   }
   ASSIGN_OR_RETURN(const FusedContraction* fused, FusedPlanFor(pipe));
@@ -1055,9 +1194,10 @@ absl::Status JitBackend::PrepareOp(const Op& op) {
     return WalkPipelineFrom(pipe, fused->accumulate_stage + 1, KernelCompiler::Stream{fused->out_layout, fused->acc_type},
                             compiler);
   }
-  if (std::optional<PipelineOp> trimmed = TrimToLiveUnits(pipe)) {
-    KernelCompiler live_compiler{*kernels_, *trimmed, LiveUnitCount(*trimmed)};
-    return WalkPipeline(*trimmed, live_compiler);
+  // Compiling reads the op's handles: its own trim, not the kept one.
+  if (std::optional<LivePipeline> trimmed = TrimToLiveUnits(pipe)) {
+    KernelCompiler live_compiler{*kernels_, trimmed->op, &trimmed->box};
+    return WalkPipeline(trimmed->op, live_compiler);
   }
   return WalkPipeline(pipe, compiler);
 }

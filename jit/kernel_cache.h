@@ -61,6 +61,8 @@ struct JitStats {
   int64_t direct_pipelines = 0; // data-movement pipelines run as one move between memories
   int64_t direct_plans = 0;     // data-movement pipelines planned (once per op and ends)
   int64_t staged_pipelines = 0; // pipelines run stage by stage
+  int64_t live_unit_walks = 0;  // of those, walks over their live units alone (live_units.h)
+  int64_t units_walked = 0;     // the units (chip x cluster x slice) the staged walks spanned
   int64_t compiled_reductions = 0;  // Vector Engine reduce steps run through generated code
   int64_t ready_moves = 0;  // data-movement ops run again from the move their first run kept (ready_moves.h)
 };
