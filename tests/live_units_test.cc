@@ -312,13 +312,27 @@ TEST(LiveUnits, JitEqualsInterpreterOnBoxSamples) {
 // The count: every staged walk of the 4-chip layer spans its live box (4 chips x 1 cluster x at
 // most 8 slices), where it spanned all 4 x 2 x 256 units before boxes.
 TEST(LiveUnits, StagedWalksOfTheFourChipLayerSpanTheirLiveUnitsAlone) {
-  std::unique_ptr<JitBackend> jit = *JitBackend::Create({.threads = 1});
+  // With direct pipelines off, every pipeline that is not a fused contraction walks stage by stage
+  // (by default the layer's pipelines all run fused, in place or as one move: none is walked).
+  std::unique_ptr<JitBackend> jit = *JitBackend::Create({.threads = 1, .direct_pipelines = false});
   absl::StatusOr<samples::SampleRun> run = samples::FindSample("llama_tiny_layer_4chip")->Run(*jit, {});
   ASSERT_TRUE(run.ok()) << run.status();
   const JitStats& stats = jit->stats();
   ASSERT_GT(stats.staged_pipelines, 20);
   EXPECT_EQ(stats.live_unit_walks, stats.staged_pipelines);
   EXPECT_LE(stats.units_walked, 32 * stats.staged_pipelines);
+}
+
+// By default every pipeline of the 4-chip layer runs fused (the lane or packet contraction kernel),
+// in place (Vector Engine stages, stash and Cast included) or as one move (chip views included):
+// none is walked stage by stage.
+TEST(LiveUnits, TheFourChipLayerWalksNoPipelineStageByStageByDefault) {
+  std::unique_ptr<JitBackend> jit = *JitBackend::Create({.threads = 1});
+  absl::StatusOr<samples::SampleRun> run = samples::FindSample("llama_tiny_layer_4chip")->Run(*jit, {});
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_FALSE(run->mismatch) << *run->mismatch;
+  EXPECT_GT(jit->stats().fused_pipelines, 0);
+  EXPECT_EQ(jit->stats().staged_pipelines, 0);
 }
 
 // A rank's part on chip 1 (mpi/chip_range_pipeline.h) of every pipeline of the 4-chip layer that
