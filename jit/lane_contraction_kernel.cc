@@ -155,6 +155,21 @@ Value* Widen(llvm::IRBuilder<>& b, llvm::Module& m, DType from, DType acc, Value
   return EmitElementOp(b, m, *widen, raw, b.getInt64(0));
 }
 
+}  // namespace
+
+llvm::Function* DeclareLaneContractionFunction(llvm::Module& module, const std::string& name) {
+  llvm::LLVMContext& context = module.getContext();
+  llvm::Type* ptr = llvm::PointerType::getUnqual(context);
+  llvm::Type* i64 = llvm::Type::getInt64Ty(context);
+  auto* type = llvm::FunctionType::get(llvm::Type::getVoidTy(context), {ptr, ptr, ptr, ptr, ptr, i64, i64}, false);
+  llvm::Function* fn = llvm::Function::Create(type, llvm::Function::ExternalLinkage, name, module);
+  fn->addFnAttr(llvm::Attribute::NoUnwind);
+  for (unsigned a = 0; a < 5; ++a) fn->addParamAttr(a, llvm::Attribute::NoAlias);
+  return fn;
+}
+
+namespace {
+
 class Builder {
  public:
   Builder(llvm::Module& module, const LaneContractionSpec& spec)
@@ -165,12 +180,7 @@ class Builder {
   }
 
   void Build(const std::string& name) {
-    llvm::Type* ptr = b_.getPtrTy();
-    llvm::Type* i64 = b_.getInt64Ty();
-    auto* type = llvm::FunctionType::get(b_.getVoidTy(), {ptr, ptr, ptr, ptr, ptr, i64, i64}, false);
-    fn_ = llvm::Function::Create(type, llvm::Function::ExternalLinkage, name, m_);
-    fn_->addFnAttr(llvm::Attribute::NoUnwind);
-    for (unsigned a = 0; a < 5; ++a) fn_->addParamAttr(a, llvm::Attribute::NoAlias);
+    fn_ = DeclareLaneContractionFunction(m_, name);
     b_.SetInsertPoint(llvm::BasicBlock::Create(m_.getContext(), "entry", fn_));
     Value* scratch = fn_->getArg(4);
     wp_ = scratch;

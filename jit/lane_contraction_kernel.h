@@ -28,6 +28,7 @@
 #include "jit/element_op.h"
 
 namespace llvm {
+class Function;
 class Module;
 }
 
@@ -107,5 +108,9 @@ bool PacksValues(const LaneContractionSpec& spec);
 bool UsesBf16Pairs(const LaneContractionSpec& spec);
 
 void BuildLaneContractionFunction(llvm::Module& module, const std::string& name, const LaneContractionSpec& spec);
+
+// The function `name` of LaneContractionFn's signature, added to `module` with no body (its five
+// pointers never alias): the lane and packet kernels (packet_contraction_kernel.h) share it.
+llvm::Function* DeclareLaneContractionFunction(llvm::Module& module, const std::string& name);
 
 }  // namespace visa::jit

@@ -28,12 +28,7 @@ class Builder {
   Builder(llvm::Module& module, const PacketContractionSpec& spec) : m_(module), s_(spec), b_(module.getContext()) {}
 
   void Build(const std::string& name) {
-    llvm::Type* ptr = b_.getPtrTy();
-    llvm::Type* i64 = b_.getInt64Ty();
-    auto* type = llvm::FunctionType::get(b_.getVoidTy(), {ptr, ptr, ptr, ptr, ptr, i64, i64}, false);
-    fn_ = llvm::Function::Create(type, llvm::Function::ExternalLinkage, name, m_);
-    fn_->addFnAttr(llvm::Attribute::NoUnwind);
-    for (unsigned a = 0; a < 5; ++a) fn_->addParamAttr(a, llvm::Attribute::NoAlias);
+    fn_ = DeclareLaneContractionFunction(m_, name);
     b_.SetInsertPoint(llvm::BasicBlock::Create(m_.getContext(), "entry", fn_));
     EmitLoop(b_, fn_->getArg(5), fn_->getArg(6), [&](Value* o) {
       Value* live = b_.CreateICmpNE(Table(std::vector<int64_t>(s_.live_outer.begin(), s_.live_outer.end()), o, 8),

@@ -14,6 +14,7 @@
 #include "interp/interpreter.h"
 #include "jit/jit_backend.h"
 #include "jit/streaming_move.h"
+#include "tests/launch_against_interpreter.h"
 #include "runtime/launch.h"
 #include "runtime/transfer.h"
 
@@ -59,18 +60,7 @@ class RelaunchStreamingTest : public ::testing::Test {
     return *std::move(traced);
   }
   void RunAndCompare(Device& device, uint64_t seed) {
-    absl::StatusOr<std::vector<DeviceTensor>> got = Launch(program_, device, *jit_, Inputs(device, seed));
-    ASSERT_TRUE(got.ok()) << got.status();
-    Device reference_device(1);
-    interp::Interpreter interpreter;
-    absl::StatusOr<std::vector<DeviceTensor>> want = Launch(program_, reference_device, interpreter,
-                                                            Inputs(reference_device, seed));
-    ASSERT_TRUE(want.ok()) << want.status();
-    ASSERT_EQ(got->size(), want->size());
-    for (size_t k = 0; k < want->size(); ++k) {
-      const Mapping full = (*want)[k].full_mapping();
-      EXPECT_EQ(*ReadAs((*got)[k], full), *ReadAs((*want)[k], full)) << "output " << k << ", input seed " << seed;
-    }
+    ExpectLaunchMatchesInterpreter(program_, device, *jit_, [&](Device& d) { return Inputs(d, seed); }, seed);
   }
   const jit::JitStats& stats() const { return jit_->stats(); }
 

@@ -10,6 +10,7 @@
 #include "dsl/status_macros.h"
 #include "interp/interpreter.h"
 #include "jit/jit_backend.h"
+#include "tests/launch_against_interpreter.h"
 #include "runtime/launch.h"
 #include "runtime/transfer.h"
 
@@ -52,17 +53,8 @@ class ReadyMovesTest : public ::testing::Test {
   // Runs `program` on the JIT and on the interpreter (a device of its own) over input `seed`, and
   // expects the same outputs.
   void RunAndCompare(const Program& program, Device& device, uint64_t seed) {
-    absl::StatusOr<std::vector<DeviceTensor>> got = Launch(program, device, *jit_, {Input(device, seed)});
-    ASSERT_TRUE(got.ok()) << got.status();
-    Device reference_device(1);
-    interp::Interpreter interpreter;
-    absl::StatusOr<std::vector<DeviceTensor>> want =
-        Launch(program, reference_device, interpreter, {Input(reference_device, seed)});
-    ASSERT_TRUE(want.ok()) << want.status();
-    for (size_t k = 0; k < want->size(); ++k) {
-      const Mapping full = (*want)[k].full_mapping();
-      EXPECT_EQ(*ReadAs((*got)[k], full), *ReadAs((*want)[k], full)) << "output " << k << ", input seed " << seed;
-    }
+    ExpectLaunchMatchesInterpreter(program, device, *jit_, [&](Device& d) { return std::vector<DeviceTensor>{Input(d, seed)}; },
+                                   seed);
   }
   const jit::JitStats& stats() const { return jit_->stats(); }
 
